@@ -1,0 +1,38 @@
+"""What the web layer needs from the timeline service (the seam between routes and I/O).
+
+``web.py`` guards each request (method, connection, parameters) and then asks a
+:class:`TimelineProvider`; ``service.py`` implements it over the host services.
+Tests of the panel and routes can hand in a provider of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineResult:
+    #: The timeline JSON of PRODUCT.md as a dict (camelCase keys).
+    data: Mapping[str, Any]
+    #: The same, serialised once (orjson); served as is by the API.
+    body: bytes
+    #: Strong validator: equal exactly when ``body`` would be equal (no time in it).
+    etag: str
+    live: bool
+
+
+class TimelineProvider(Protocol):
+    async def timeline(self, session_id: str) -> TimelineResult | None:
+        """The team's timeline for a (valid) session id; ``None`` when unknown (404)."""
+        ...
+
+    async def message(self, session_id: str, message_id: str) -> Mapping[str, Any] | None:
+        """One message in full (``/api/messages`` shape); ``None`` when unknown (404)."""
+        ...
+
+    async def current_etag(self, session_id: str) -> str | None:
+        """The validator of the timeline as it would be built now, computed as cheaply
+        as possible (no decoding when no log changed); ``None`` when unknown."""
+        ...
