@@ -1,0 +1,529 @@
+"""An incremental, read-only reader of one session log file.
+
+``session.v4.jsonl.zstd`` is many independent zstd frames appended (one per append
+batch); ``session.v4.jsonl`` is plain JSON lines. Either may end in a write that is
+still in progress. :class:`LogReader` remembers how far it got (file identity, the
+byte offset after the last complete frame or line, counts, the header and a sparse
+list of checkpoints) and :meth:`LogReader.read_new` decodes only what was appended
+since. It keeps no parsed events: a caller that needs older events asks
+:meth:`LogReader.read_range`, which decodes from the nearest checkpoint.
+
+Decisions (the "why" of the edge cases):
+
+- A torn tail (an incomplete last zstd frame, or a plain line without its ``\\n``)
+  is never decoded; it is reported in ``torn_tail_bytes`` and picked up next time.
+- In a ``.zstd`` log a complete frame is a finished write. Its last line may still
+  lack a ``\\n``: the text is then a line of its own when it parses as JSON (a JSON
+  object cannot be the prefix of a longer valid line), otherwise it is carried into
+  the next frame (a line split across frames). This depends only on the frames'
+  content, never on when the file was read, so incremental reads equal a full read.
+- Blank lines carry nothing and are passed over silently; any other line that is not
+  a JSON object with a string ``type`` is skipped and counted in ``bad_lines``.
+- Bytes that can never become a frame (bad magic, a reserved block type, a frame
+  that does not decompress) stop the read there: ``garbage`` says why, events
+  before it are kept, nothing after it is guessed at.
+- A file that shrank, was replaced (new ``st_dev``/``st_ino``) or whose bytes before
+  the remembered offset changed is read again from the start (``restarted``).
+- Errors opening or reading the file never raise: ``ReadBatch.error`` holds a short
+  reason without the file system path.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import orjson
+import zstandard
+
+from dsh_task_gantt.events import (
+    MAX_SAFE_INT,
+    LogEvent,
+    SessionHeader,
+    coerce_header,
+    parse_line,
+)
+from dsh_task_gantt.logs.frames import walk_frames
+
+#: The bulk the timeline never folds (most of a log's bytes): ``BULK_TYPES`` is a
+#: sensible ``skip_types`` for callers that only fold the rest.
+BULK_TYPES: frozenset[str] = frozenset(
+    {
+        "assistant/message",
+        "assistant/attempt",
+        "tool/result",
+        "request/header",
+        "request/context",
+        "system/message",
+    }
+)
+
+_CHUNK_BYTES = 4 * 1024 * 1024
+#: Plain logs are cut into units of about this size so checkpoints stay sparse.
+_PLAIN_UNIT_BYTES = 256 * 1024
+#: Bytes before the remembered offset compared on each read to catch in-place rewrites.
+_FINGERPRINT_BYTES = 32
+#: Above this a frame's declared content size is not trusted for a one-shot decompress.
+_MAX_ONE_SHOT_BYTES = 16 * 1024 * 1024
+
+# The writer's own shape: {"type":"…","seq":N,"time":T, … — anything else is parsed fully.
+_BULK_PREFIX = re.compile(rb'\{"type":"([^"\\]{1,200})","seq":(\d{1,16}),"time":(\d{1,16})[,}]')
+
+
+def is_zstd_path(path: Path) -> bool:
+    return path.suffix in (".zstd", ".zst")
+
+
+@dataclass(frozen=True, slots=True)
+class ReadBatch:
+    """What one :meth:`LogReader.read_new` call found.
+
+    ``events`` are the new events, numbered ``first_index``, ``first_index + 1``, …
+    (event indices count the events after the header, bad lines excluded).
+    ``bad_lines`` counts lines skipped in this batch; ``total_bad_lines`` since the
+    (re)start. ``torn_tail_bytes`` are bytes after the last complete frame or line,
+    left for next time. ``garbage`` and ``error`` are short reasons, ``None`` when
+    all is well; with ``error`` nothing could be read this time.
+    """
+
+    header: SessionHeader | None
+    events: list[LogEvent]
+    first_index: int
+    total_events: int
+    bad_lines: int = 0
+    total_bad_lines: int = 0
+    torn_tail_bytes: int = 0
+    restarted: bool = False
+    garbage: str | None = None
+    error: str | None = None
+    #: Bytes of the file consumed so far (the end of the last complete frame or line).
+    offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Decoding may restart at ``offset``: event ``event_index`` is the next one."""
+
+    event_index: int
+    offset: int
+    #: Non-blank lines before ``offset`` (0 means the header line is still ahead).
+    lines_before: int
+
+
+@dataclass(slots=True)
+class _Unit:
+    """A frame (or a run of plain lines): ``lines`` completed inside ``[start, end)``."""
+
+    start: int
+    end: int
+    starts_clean: bool  # no partial line carried into it: a checkpoint may go here
+    lines: list[bytes]
+
+
+@dataclass(slots=True)
+class _Progress:
+    end: int
+    carry: bytes = b""
+    torn_tail_bytes: int = 0
+    garbage: str | None = None
+
+
+def _split_frame_lines(carry: bytes, out: bytes) -> tuple[list[bytes], bytes]:
+    data = carry + out if carry else out
+    lines = data.split(b"\n")
+    rest = lines.pop()
+    if rest and not rest.isspace():
+        try:
+            orjson.loads(rest)
+        except orjson.JSONDecodeError:
+            return lines, rest  # a line split across frames: wait for its end
+    lines.append(rest)
+    return lines, b""
+
+
+def _zstd_units(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterator[_Unit]:
+    dctx = zstandard.ZstdDecompressor()
+    pending = b""
+    base = progress.end
+    while True:
+        want = _CHUNK_BYTES if limit is None else min(_CHUNK_BYTES, limit - base - len(pending))
+        chunk = f.read(want) if want > 0 else b""
+        if not chunk:
+            break
+        pending = pending + chunk if pending else chunk
+        walk = walk_frames(pending)
+        for frame in walk.frames:
+            start = base + frame.start
+            if frame.skippable:
+                progress.end = base + frame.end
+                continue
+            raw = pending[frame.start : frame.end]
+            try:
+                if frame.content_size is not None and frame.content_size <= _MAX_ONE_SHOT_BYTES:
+                    out = dctx.decompress(raw)
+                else:
+                    out = dctx.decompressobj().decompress(raw)
+            except zstandard.ZstdError:
+                progress.garbage = f"the zstd frame at byte {start} does not decompress"
+                return
+            starts_clean = not progress.carry
+            lines, progress.carry = _split_frame_lines(progress.carry, out)
+            progress.end = base + frame.end
+            yield _Unit(start, progress.end, starts_clean, lines)
+        if walk.stop == "garbage":
+            progress.garbage = f"not a zstd frame: {walk.reason and _rebase(walk.reason, base)}"
+            return
+        pending = pending[walk.end :]
+        base += walk.end
+    progress.torn_tail_bytes = len(pending)
+
+
+def _rebase(reason: str, base: int) -> str:
+    """Frame walk reasons give offsets in the chunk; report them in the file."""
+    return re.sub(r"at byte (\d+)", lambda m: f"at byte {int(m.group(1)) + base}", reason)
+
+
+def _plain_units(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterator[_Unit]:
+    pending = b""
+    base = progress.end
+    while True:
+        want = _CHUNK_BYTES if limit is None else min(_CHUNK_BYTES, limit - base - len(pending))
+        chunk = f.read(want) if want > 0 else b""
+        if not chunk:
+            break
+        pending = pending + chunk if pending else chunk
+        complete = pending.rfind(b"\n") + 1
+        pos = 0
+        while pos < complete:
+            cut = pending.rfind(b"\n", pos, min(pos + _PLAIN_UNIT_BYTES, complete)) + 1
+            if cut <= pos:  # one line longer than a unit
+                cut = pending.find(b"\n", pos) + 1
+            lines = pending[pos : cut - 1].split(b"\n")
+            progress.end = base + cut
+            yield _Unit(base + pos, base + cut, True, lines)
+            pos = cut
+        pending = pending[complete:]
+        base += complete
+    progress.torn_tail_bytes = len(pending)
+
+
+def _units(f: BinaryIO, zstd: bool, progress: _Progress, limit: int | None) -> Iterator[_Unit]:
+    f.seek(progress.end)
+    return _zstd_units(f, progress, limit) if zstd else _plain_units(f, progress, limit)
+
+
+def _os_reason(exc: OSError) -> str:
+    """A short reason without the path (paths are not shown to panel users)."""
+    if isinstance(exc, FileNotFoundError):
+        return "the log file does not exist (it may have been removed)"
+    if isinstance(exc, PermissionError):
+        return "permission denied reading the log file"
+    if isinstance(exc, IsADirectoryError):
+        return "the log path is a directory"
+    return f"could not read the log file ({type(exc).__name__}, errno {exc.errno})"
+
+
+@dataclass(slots=True)
+class _LineDecoder:
+    """Turns complete lines into the header and events (bad lines counted)."""
+
+    skip_types: frozenset[bytes]
+    lines_seen: int
+    next_index: int
+    header: SessionHeader | None = None
+    bad_lines: int = 0
+    events: list[LogEvent] = field(default_factory=list)
+
+    def feed(self, lines: Iterable[bytes], keep_from: int = 0, keep_to: int | None = None) -> None:
+        """Decode ``lines``; keep only events with index in ``[keep_from, keep_to)``."""
+        for line in lines:
+            if not line or line.isspace():
+                continue
+            first = self.lines_seen == 0
+            self.lines_seen += 1
+            if first and self._header_line(line):
+                continue
+            index = self.next_index
+            if keep_to is not None and index >= keep_to:
+                return
+            if index < keep_from:
+                # Bad lines take no index, so an earlier line must still be checked.
+                if self._is_event(line, index):
+                    self.next_index += 1
+                continue
+            event = self._event(line, index)
+            if event is None:
+                self.bad_lines += 1
+                continue
+            self.next_index += 1
+            self.events.append(event)
+
+    def _header_line(self, line: bytes) -> bool:
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return False
+        if isinstance(obj, dict) and obj.get("type") == "session":
+            self.header = coerce_header(obj)
+            return True
+        return False
+
+    def _is_event(self, line: bytes, index: int) -> bool:
+        if self.skip_types and self._bulk(line, index) is not None:
+            return True
+        return parse_line(line, index) is not None
+
+    def _bulk(self, line: bytes, index: int) -> LogEvent | None:
+        match = _BULK_PREFIX.match(line)
+        if match is None or match.group(1) not in self.skip_types:
+            return None
+        seq, time = int(match.group(2)), int(match.group(3))
+        if seq > MAX_SAFE_INT or time > MAX_SAFE_INT:
+            return None
+        return LogEvent(match.group(1).decode(), seq, time, None, index)
+
+    def _event(self, line: bytes, index: int) -> LogEvent | None:
+        if self.skip_types:
+            bulk = self._bulk(line, index)
+            if bulk is not None:
+                return bulk
+        return parse_line(line, index)
+
+
+class LogReader:
+    """Incremental reader of one log file; never writes, never creates anything.
+
+    ``skip_types``: events of these types whose line starts the writer's way
+    (``{"type":"…","seq":N,"time":T,``) come back with ``data=None`` without parsing
+    the rest of the line (``BULK_TYPES`` is the usual choice). Such a line is not
+    validated beyond its prefix. Other lines, and lines of other shapes, are parsed
+    in full. Default: everything parsed in full.
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        skip_types: Iterable[str] = (),
+        checkpoint_every: int = 256,
+    ) -> None:
+        self.path = Path(path)
+        self.zstd = is_zstd_path(self.path)
+        self.skip_types = frozenset(skip_types)
+        self._skip_bytes = frozenset(t.encode() for t in self.skip_types)
+        self._checkpoint_every = max(1, checkpoint_every)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._identity: tuple[int, int] | None = None
+        self._progress = _Progress(end=0)
+        self._fingerprint = b""
+        self._lines_seen = 0
+        self._count = 0
+        self._bad = 0
+        self._header: SessionHeader | None = None
+        self._checkpoints: list[Checkpoint] = [Checkpoint(0, 0, 0)]
+        self._checkpoint_indices: list[int] = [0]
+
+    # -- what is known so far -------------------------------------------------
+    @property
+    def header(self) -> SessionHeader | None:
+        return self._header
+
+    @property
+    def event_count(self) -> int:
+        return self._count
+
+    @property
+    def bad_lines(self) -> int:
+        return self._bad
+
+    @property
+    def offset(self) -> int:
+        return self._progress.end
+
+    @property
+    def identity(self) -> tuple[int, int] | None:
+        return self._identity
+
+    @property
+    def checkpoints(self) -> tuple[Checkpoint, ...]:
+        return tuple(self._checkpoints)
+
+    # -- reading ----------------------------------------------------------------
+    def read_new(self) -> ReadBatch:
+        """The events appended since the last call (all of them the first time)."""
+        try:
+            with open(self.path, "rb") as f:
+                return self._read_new(f)
+        except OSError as exc:
+            return self._batch([], self._count, error=_os_reason(exc))
+
+    def _read_new(self, f: BinaryIO) -> ReadBatch:
+        st = os.fstat(f.fileno())
+        identity = (st.st_dev, st.st_ino)
+        restarted = False
+        if self._identity is not None and (
+            identity != self._identity
+            or st.st_size < self._progress.end
+            or not self._same_prefix(f)
+        ):
+            self._reset()
+            restarted = True
+        self._identity = identity
+
+        decoder = _LineDecoder(self._skip_bytes, self._lines_seen, self._count, self._header)
+        first_index = self._count
+        # Work on a copy: a read that fails half-way leaves the remembered state intact.
+        progress = _Progress(end=self._progress.end, carry=self._progress.carry)
+        for unit in _units(f, self.zstd, progress, None):
+            if unit.starts_clean and decoder.next_index - self._checkpoint_indices[-1] >= (
+                self._checkpoint_every
+            ):
+                self._add_checkpoint(Checkpoint(decoder.next_index, unit.start, decoder.lines_seen))
+            decoder.feed(unit.lines)
+        self._progress = progress
+        self._lines_seen = decoder.lines_seen
+        self._count = decoder.next_index
+        self._bad += decoder.bad_lines
+        self._header = decoder.header
+        self._remember_fingerprint(f)
+        return self._batch(
+            decoder.events,
+            first_index,
+            bad_lines=decoder.bad_lines,
+            restarted=restarted,
+            torn_tail_bytes=progress.torn_tail_bytes,
+            garbage=progress.garbage,
+        )
+
+    def read_range(
+        self,
+        start_index: int,
+        stop_index: int | None = None,
+        *,
+        skip_types: Iterable[str] | None = None,
+    ) -> list[LogEvent]:
+        """Events ``[start_index, stop_index)`` among those :meth:`read_new` has seen.
+
+        Decodes from the nearest checkpoint at or before ``start_index``, not from the
+        start of the file. Returns ``[]`` when the file can no longer be read or is
+        no longer the file that was read (call :meth:`read_new` again).
+        ``skip_types`` overrides the reader's own choice for this call.
+        """
+        stop = self._count if stop_index is None else min(stop_index, self._count)
+        start = max(0, start_index)
+        if start >= stop:
+            return []
+        checkpoint = self._checkpoints[bisect.bisect_right(self._checkpoint_indices, start) - 1]
+        skip = self._skip_bytes if skip_types is None else frozenset(t.encode() for t in skip_types)
+        decoder = _LineDecoder(skip, checkpoint.lines_before, checkpoint.event_index)
+        try:
+            with open(self.path, "rb") as f:
+                st = os.fstat(f.fileno())
+                if (st.st_dev, st.st_ino) != self._identity or st.st_size < self._progress.end:
+                    return []
+                progress = _Progress(end=checkpoint.offset)
+                for unit in _units(f, self.zstd, progress, self._progress.end):
+                    decoder.feed(unit.lines, keep_from=start, keep_to=stop)
+                    if decoder.next_index >= stop:
+                        break
+        except OSError:
+            return []
+        return decoder.events[: stop - start]
+
+    # -- internals ----------------------------------------------------------------
+    def _add_checkpoint(self, checkpoint: Checkpoint) -> None:
+        self._checkpoints.append(checkpoint)
+        self._checkpoint_indices.append(checkpoint.event_index)
+
+    def _same_prefix(self, f: BinaryIO) -> bool:
+        if not self._fingerprint:
+            return True
+        f.seek(self._progress.end - len(self._fingerprint))
+        return f.read(len(self._fingerprint)) == self._fingerprint
+
+    def _remember_fingerprint(self, f: BinaryIO) -> None:
+        end = self._progress.end
+        size = min(end, _FINGERPRINT_BYTES)
+        f.seek(end - size)
+        self._fingerprint = f.read(size)
+
+    def _batch(
+        self,
+        events: list[LogEvent],
+        first_index: int,
+        *,
+        bad_lines: int = 0,
+        restarted: bool = False,
+        torn_tail_bytes: int = 0,
+        garbage: str | None = None,
+        error: str | None = None,
+    ) -> ReadBatch:
+        return ReadBatch(
+            header=self._header,
+            events=events,
+            first_index=first_index,
+            total_events=self._count,
+            bad_lines=bad_lines,
+            total_bad_lines=self._bad,
+            torn_tail_bytes=torn_tail_bytes,
+            restarted=restarted,
+            garbage=garbage,
+            error=error,
+            offset=self._progress.end,
+        )
+
+
+@dataclass(slots=True)
+class RawScan:
+    """Every complete raw line of a log from the start, for a faithful dump.
+
+    Iterate :meth:`lines`; afterwards ``torn_tail_bytes`` and ``garbage`` say how
+    the data ended. Opening errors raise ``OSError`` (the caller maps them).
+    """
+
+    path: Path
+    torn_tail_bytes: int = 0
+    garbage: str | None = None
+
+    def lines(self) -> Iterator[bytes]:
+        with open(self.path, "rb") as f:
+            progress = _Progress(end=0)
+            for unit in _units(f, is_zstd_path(self.path), progress, None):
+                for line in unit.lines:
+                    if line and not line.isspace():
+                        yield line
+            self.torn_tail_bytes = progress.torn_tail_bytes
+            self.garbage = progress.garbage
+
+
+def read_header(path: Path) -> SessionHeader | None:
+    """Only the header line of a log (decodes the first frame or line, not the rest)."""
+    scan = RawScan(path)
+    try:
+        for line in scan.lines():
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                return None
+            is_header = isinstance(obj, dict) and obj.get("type") == "session"
+            return coerce_header(obj) if is_header else None
+    except OSError:
+        return None
+    return None
+
+
+__all__ = [
+    "BULK_TYPES",
+    "Checkpoint",
+    "LogReader",
+    "RawScan",
+    "ReadBatch",
+    "read_header",
+]
