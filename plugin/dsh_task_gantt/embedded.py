@@ -1,0 +1,271 @@
+"""The standalone host: the host services over a sessions root, without DSH.
+
+It implements ``webServer`` (exact and prefix routes, longest prefix wins),
+``sessionPersistence`` (the log reader), and a ``connection`` guard that lets in
+only loopback clients addressing a loopback host name (a foreign ``Host`` header
+is DNS rebinding), or, when bound elsewhere, requests carrying the access token.
+There is no ``agents`` and no ``agentTeams``: everything comes from the logs. The
+plugin is mounted through the same ``apply(ctx)`` any host calls, and a start
+page at ``/`` lists the teams it finds.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import os
+from datetime import UTC, datetime
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from . import ROUTE_PREFIX, __version__, host
+from .events import coerce_header
+from .logs.persistence import DirectorySessionPersistence
+from .plugin import MountedPlugin, apply
+from .resources import resource_path
+
+log = logging.getLogger("dsh_task_gantt.embedded")
+
+TOKEN_ENV = "DSH_TASK_GANTT_TOKEN"
+TOKEN_COOKIE = "dsh_task_gantt_token"
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
+#: The start page builds at most this many team timelines (newest first).
+START_PAGE_TEAMS = 60
+
+
+def default_sessions_root() -> Path:
+    """``$DSH_HOME/sessions``, else ``~/.dsh/sessions``."""
+    dsh_home = os.environ.get("DSH_HOME")
+    base = Path(dsh_home) if dsh_home else Path.home() / ".dsh"
+    return base / "sessions"
+
+
+def is_loopback_host(bind: str) -> bool:
+    if bind in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(bind.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class EmbeddedWebServer:
+    """The ``webServer`` service: exact routes win, then the longest prefix."""
+
+    def __init__(self) -> None:
+        self._routes: dict[tuple[str, str], ASGIApp] = {}
+
+    def register(self, route: Mapping[str, Any]) -> Callable[[], None]:
+        kind, path, handler = route.get("kind"), route.get("path"), route.get("handler")
+        if kind not in ("exact", "prefix") or not isinstance(path, str) or handler is None:
+            raise ValueError("a route needs kind 'exact' or 'prefix', a path and a handler")
+        if path in ("/plugins", "/api") and kind == "prefix":
+            raise ValueError(f"{path} is owned by the host; use a longer prefix under it")
+        key = (kind, path.rstrip("/") or "/")
+        if key in self._routes:
+            raise ValueError(f"a {kind} route for {path} is already registered")
+        self._routes[key] = handler
+
+        def dispose() -> None:
+            self._routes.pop(key, None)
+
+        return dispose
+
+    def resolve(self, path: str) -> ASGIApp | None:
+        exact = self._routes.get(("exact", path))
+        if exact is not None:
+            return exact
+        best: tuple[int, ASGIApp] | None = None
+        for (kind, prefix), handler in self._routes.items():
+            if kind != "prefix":
+                continue
+            if (path == prefix or path.startswith(prefix + "/")) and (
+                best is None or len(prefix) > best[0]
+            ):
+                best = (len(prefix), handler)
+        return best[1] if best else None
+
+
+@dataclass(slots=True)
+class LoopbackConnection:
+    """The ``connection`` guard of the embedded host."""
+
+    bind_host: str
+    port: int
+    token: str | None = None
+
+    def request_rejection(self, request: Request) -> int | None:
+        if self.token is not None:
+            presented = request.cookies.get(TOKEN_COOKIE) or request.query_params.get("token")
+            if presented and hmac.compare_digest(presented.encode(), self.token.encode()):
+                return None
+            return 401
+        client = request.client.host if request.client else ""
+        if not is_loopback_host(client):
+            return 403
+        host_header = request.headers.get("host", "")
+        name = host_header.rsplit(":", 1)[0] if not host_header.endswith("]") else host_header
+        if name.lower() not in LOOPBACK_NAMES:
+            return 403  # DNS rebinding: a foreign name pointing at our loopback port
+        return None
+
+
+@dataclass(slots=True)
+class EmbeddedContext:
+    """The plugin context of the standalone host (``get`` by service name)."""
+
+    services: dict[str, Any] = field(default_factory=dict)
+    logger: logging.Logger = log
+
+    def get(self, name: str) -> Any:
+        return self.services.get(name)
+
+
+class EmbeddedHost:
+    """An ASGI app: the start page, and every route the plugin registered."""
+
+    def __init__(
+        self,
+        sessions_root: Path,
+        *,
+        bind_host: str = "127.0.0.1",
+        port: int = 8765,
+        token: str | None = None,
+        title: str = "dsh-task-gantt",
+    ) -> None:
+        self.sessions_root = sessions_root
+        self.web = EmbeddedWebServer()
+        self.persistence = DirectorySessionPersistence(sessions_root)
+        self.connection = LoopbackConnection(bind_host, port, token)
+        self.title = title
+        self.ctx = EmbeddedContext(
+            services={
+                host.WEB_SERVER: self.web,
+                host.SESSION_PERSISTENCE: self.persistence,
+                host.CONNECTION: self.connection,
+            }
+        )
+        self.plugin: MountedPlugin = apply(self.ctx)
+        self.templates = Environment(
+            loader=FileSystemLoader(resource_path("templates")),
+            autoescape=select_autoescape(default=True, default_for_string=True),
+        )
+        self.templates.filters["utc"] = format_utc
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path = scope.get("path", "/")
+        if path in ("/", "/index.html"):
+            response = await self.start_page(Request(scope, receive))
+            await response(scope, receive, send)
+            return
+        handler = self.web.resolve(path)
+        if handler is None:
+            await Response("not found", status_code=404, media_type="text/plain")(
+                scope, receive, send
+            )
+            return
+        await handler(scope, receive, send)
+
+    async def start_page(self, request: Request) -> Response:
+        refusal = self.connection.request_rejection(request)
+        if refusal is not None and self.connection.token is not None:
+            return Response("a token is required: open the URL printed at start-up", 401)
+        if refusal is not None:
+            return Response("forbidden", status_code=403, media_type="text/plain")
+        if request.method != "GET":
+            return Response("method not allowed", status_code=405, headers={"Allow": "GET"})
+        token = request.query_params.get("token")
+        teams = await self.list_teams()
+        html = self.templates.get_template("start.html").render(
+            title=self.title,
+            version=__version__,
+            sessions_root=str(self.sessions_root),
+            teams=teams,
+            prefix=ROUTE_PREFIX,
+        )
+        response: Response = HTMLResponse(html, headers={"X-Content-Type-Options": "nosniff"})
+        if token and self.connection.token is not None:
+            # The one-time URL sets a cookie and drops the token from the address bar.
+            response = RedirectResponse("/", status_code=303)
+            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
+        return response
+
+    async def list_teams(self) -> list[dict[str, Any]]:
+        """Teams under the root, newest first: one row per lead (a session with no parent)."""
+        try:
+            sessions = await self.persistence.list()
+        except Exception:
+            log.warning("could not list sessions under %s", self.sessions_root, exc_info=True)
+            return []
+        by_id: dict[str, dict[str, Any]] = {}
+        children: dict[str, list[str]] = {}
+        for row in sessions:
+            header = coerce_header(row.get("header") or {})
+            sid = row.get("id")
+            if not isinstance(sid, str) or header is None:
+                continue
+            by_id[sid] = {"row": row, "header": header}
+            if header.parent_session:
+                children.setdefault(header.parent_session, []).append(sid)
+        teams: list[dict[str, Any]] = []
+        for sid, entry in by_id.items():
+            header = entry["header"]
+            if header.parent_session and header.parent_session in by_id:
+                continue  # a member: listed under its lead
+            teams.append(
+                {
+                    "lead": sid,
+                    "workspace": header.cwd or "(no workspace)",
+                    "created_at": header.created_at,
+                    "member_ids": sorted(children.get(sid, [])),
+                }
+            )
+        teams.sort(key=lambda t: t["created_at"] or 0, reverse=True)
+        for team in teams[:START_PAGE_TEAMS]:
+            result = await self.plugin.service.timeline(team["lead"])
+            data = result.data if result is not None else {}
+            lanes = [lane for lane in data.get("lanes", []) if lane.get("kind") != "unassigned"]
+            tasks = [t for t in data.get("tasks", []) if t.get("status") != "deleted"]
+            team.update(
+                live=bool(data.get("live")),
+                last_activity=(data.get("range") or {}).get("end"),
+                members=[lane.get("name") for lane in lanes if lane.get("kind") == "teammate"],
+                tasks_done=sum(1 for t in tasks if t.get("status") == "completed"),
+                tasks_total=len(tasks),
+                source=data.get("source"),
+            )
+        teams.sort(key=lambda t: (not t.get("live"), -(t.get("last_activity") or t["created_at"] or 0)))
+        by_workspace: dict[str, list[dict[str, Any]]] = {}
+        for team in teams:
+            by_workspace.setdefault(team["workspace"], []).append(team)
+        return [{"workspace": ws, "teams": rows} for ws, rows in by_workspace.items()]
+
+
+def format_utc(ms: Any) -> str:
+    """Epoch milliseconds as a readable UTC time (the page shows local time when it can)."""
+    if not isinstance(ms, int):
+        return ""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

@@ -1,0 +1,367 @@
+"""The I/O shell around the pure fold: find the team, read each lane, build, cache.
+
+One :class:`TimelineService` per mounted plugin. Per request it
+
+1. resolves the team root (``agentTeams`` → ``parentSession`` walk → the session
+   itself),
+2. reads the lead's log (live snapshot first, persisted second), learns the roster
+   from it and from the live services, reads each member's log the same way,
+3. hands everything to :func:`timeline.build_timeline`.
+
+Caching is keyed only on what changed — a lane's channel and revision (persisted
+``stat().revision``, or the live snapshot's length) and the live services'
+answers — never on time. An unchanged team costs one ``stat`` (or length check)
+per lane and no decoding, folding or serialising; a grown log is read from where
+the last read stopped and folded onto the previous state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from . import host
+from .events import SessionHeader, as_str, coerce_header
+from .fold import EMPTY_FOLD, LaneFold, fold_lane, roster_hints
+from .logs.channels import LaneRead, read_lane
+from .provider import TimelineResult
+from .ids import valid_session_id
+from .timeline import LaneSource, TeamSnapshot, build_timeline, message_detail
+
+#: A parentSession chain longer than this is treated as a cycle or junk.
+MAX_PARENT_DEPTH = 32
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(slots=True)
+class _LaneCache:
+    """What the service remembers of one lane between requests."""
+
+    channel: str
+    revision: str | None
+    events_seen: int
+    fold: LaneFold
+    source: LaneSource
+
+
+@dataclass(slots=True)
+class _TeamCache:
+    """The last built timeline of one team root, and the key it was built from."""
+
+    key: bytes
+    result: TimelineResult
+    snapshot: TeamSnapshot
+    member_ids: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class _Services:
+    agents: Any
+    persistence: Any
+    teams: Any
+    notes: list[str] = field(default_factory=list)
+
+
+class TimelineService:
+    """Implements :class:`provider.TimelineProvider` over the host services."""
+
+    def __init__(self, get_service: Callable[[str], Any], *, clock: Callable[[], int] = now_ms):
+        self._get = get_service
+        self._clock = clock
+        self._lanes: dict[str, _LaneCache] = {}
+        self._teams: dict[str, _TeamCache] = {}
+        self._roots: dict[str, str] = {}
+
+    # -- TimelineProvider ------------------------------------------------------------
+
+    async def timeline(self, session_id: str) -> TimelineResult | None:
+        built = await self._build(session_id)
+        return None if built is None else built.result
+
+    async def message(self, session_id: str, message_id: str) -> Mapping[str, Any] | None:
+        built = await self._build(session_id)
+        if built is None:
+            return None
+        return message_detail(built.snapshot, message_id)
+
+    async def current_etag(self, session_id: str) -> str | None:
+        """The cheap path of a poll: an unchanged team costs one stat per lane."""
+        built = await self._build(session_id)
+        return None if built is None else built.result.etag
+
+    # -- building ----------------------------------------------------------------------
+
+    def _services(self) -> _Services:
+        notes: list[str] = []
+        agents = self._safe_get(host.AGENTS, notes)
+        persistence = self._safe_get(host.SESSION_PERSISTENCE, notes)
+        teams = self._safe_get(host.AGENT_TEAMS, notes)
+        return _Services(agents, persistence, teams, notes)
+
+    def _safe_get(self, name: str, notes: list[str]) -> Any:
+        try:
+            return self._get(name)
+        except Exception as exc:
+            notes.append(f"the host's {name} service could not be reached ({type(exc).__name__})")
+            return None
+
+    async def _build(self, session_id: str) -> _TeamCache | None:
+        services = self._services()
+        if not await self._exists(services, session_id):
+            return None
+        root, lead_agent = await self._resolve_root(services, session_id)
+        self._roots[session_id] = root
+
+        lead = await self._read_lane(services, root, kind="lead")
+        live_members = await self._live_rows(services, lead_agent, "list_members", "listMembers")
+        live_tasks = await self._live_rows(services, lead_agent, "list_tasks", "listTasks")
+        running = self._running_children(services, root)
+        member_ids = _roster_ids(lead.fold, live_members, running, root)
+
+        lanes = [lead]
+        members: dict[str, LaneSource] = {}
+        for member_id in member_ids:
+            lane = await self._read_lane(services, member_id, kind="member")
+            lanes.append(lane)
+            members[member_id] = lane.source
+
+        key = _change_key(session_id, lanes, live_members, live_tasks, running, services.notes)
+        cache_key = f"{session_id}\0{root}"
+        cached = self._teams.get(cache_key)
+        if cached is not None and cached.key == key:
+            return cached
+
+        snapshot = TeamSnapshot(
+            requested_session_id=session_id,
+            root_session_id=root,
+            lead=lead.source,
+            members=members,
+            live_members=live_members,
+            live_tasks=live_tasks,
+            running_children=tuple(running),
+            generated_at=self._clock(),
+            service_notes=tuple(services.notes),
+        )
+        data = build_timeline(snapshot)
+        body = orjson.dumps(data)
+        etag = '"' + hashlib.blake2b(key, digest_size=16).hexdigest() + '"'
+        result = TimelineResult(data=data, body=body, etag=etag, live=bool(data.get("live")))
+        built = _TeamCache(key=key, result=result, snapshot=snapshot, member_ids=member_ids)
+        self._teams[cache_key] = built
+        return built
+
+    async def _exists(self, services: _Services, session_id: str) -> bool:
+        if self._agent(services, session_id) is not None:
+            return True
+        stat = await self._stat(services, session_id)
+        return isinstance(stat, Mapping)
+
+    def _agent(self, services: _Services, session_id: str) -> Any:
+        get = host.service_method(services.agents, "get") if services.agents else None
+        if get is None:
+            return None
+        try:
+            return get(session_id)
+        except Exception:
+            services.notes.append("the live agents registry failed; reading persisted logs")
+            return None
+
+    async def _stat(self, services: _Services, session_id: str) -> Any:
+        stat = host.service_method(services.persistence, "stat") if services.persistence else None
+        if stat is None:
+            return None
+        try:
+            return await host.call_host(stat, session_id, what="sessionPersistence.stat")
+        except host.HostCallError as exc:
+            services.notes.append(str(exc))
+            return None
+
+    async def _header(self, services: _Services, session_id: str) -> SessionHeader | None:
+        agent = self._agent(services, session_id)
+        raw: Any = None
+        if agent is not None:
+            raw = getattr(getattr(agent, "session", None), "header", None)
+        if raw is None:
+            stat = await self._stat(services, session_id)
+            raw = stat.get("header") if isinstance(stat, Mapping) else None
+        return coerce_header(raw) if raw is not None else None
+
+    async def _resolve_root(self, services: _Services, session_id: str) -> tuple[str, Any]:
+        """agentTeams membership → parentSession walk → the session itself."""
+        agent = self._agent(services, session_id)
+        membership_fn = (
+            host.service_method(services.teams, "try_membership", "tryMembership")
+            if services.teams is not None
+            else None
+        )
+        if agent is not None and membership_fn is not None:
+            try:
+                membership = await host.call_host(
+                    membership_fn, agent, what="agentTeams.try_membership"
+                )
+            except host.HostCallError as exc:
+                services.notes.append(str(exc))
+                membership = None
+            root = as_str(_get(membership, "root"))
+            if root and valid_session_id(root):
+                return root, self._agent(services, root)
+
+        current, seen = session_id, {session_id}
+        for _ in range(MAX_PARENT_DEPTH):
+            header = await self._header(services, current)
+            parent = header.parent_session if header else None
+            if not parent or not valid_session_id(parent) or parent in seen:
+                break
+            seen.add(parent)
+            current = parent
+        return current, self._agent(services, current)
+
+    async def _live_rows(
+        self, services: _Services, lead_agent: Any, *names: str
+    ) -> list[Mapping[str, Any]] | None:
+        if services.teams is None or lead_agent is None:
+            return None
+        fn = host.service_method(services.teams, *names)
+        if fn is None:
+            return None
+        try:
+            rows = await host.call_host(fn, lead_agent, what=f"agentTeams.{names[0]}")
+        except host.HostCallError as exc:
+            services.notes.append(str(exc))
+            return None
+        if not isinstance(rows, list | tuple):
+            services.notes.append(f"agentTeams.{names[0]} answered with a {type(rows).__name__}")
+            return None
+        return [r for r in rows if isinstance(r, Mapping)]
+
+    def _running_children(self, services: _Services, root: str) -> list[str]:
+        list_fn = host.service_method(services.agents, "list") if services.agents else None
+        if list_fn is None:
+            return []
+        try:
+            agents = list_fn()
+        except Exception:
+            services.notes.append("the live agents registry could not list agents")
+            return []
+        children: list[str] = []
+        for agent in host.iter_or_empty(agents):
+            header = coerce_header(getattr(getattr(agent, "session", None), "header", None) or {})
+            agent_id = as_str(getattr(agent, "id", None))
+            if header and header.parent_session == root and agent_id and valid_session_id(agent_id):
+                if getattr(agent, "status", None) == "running":
+                    children.append(agent_id)
+        return children
+
+    async def _read_lane(self, services: _Services, session_id: str, *, kind: str) -> _LaneCache:
+        """Read one lane, folding only what is new since the last read of it."""
+        cached = self._lanes.get(session_id)
+        if cached is not None and cached.channel == "persisted":
+            # Cheapest check first: an unchanged persisted log (and no live agent now).
+            if self._agent(services, session_id) is None:
+                stat = await self._stat(services, session_id)
+                if isinstance(stat, Mapping) and _revision(stat) == cached.revision:
+                    return cached
+        since = cached.events_seen if cached is not None else 0
+        read: LaneRead = await read_lane(
+            session_id, agents=services.agents, persistence=services.persistence, since=since
+        )
+        resumable = (
+            cached is not None
+            and read.channel == cached.channel
+            and read.total_events >= cached.events_seen
+            and read.channel in ("snapshot", "persisted")
+        )
+        if not resumable and since:
+            read = await read_lane(
+                session_id, agents=services.agents, persistence=services.persistence, since=0
+            )
+        start = cached.fold if resumable and cached is not None else None
+        fold = fold_lane(read.events, start=start) if read.events or start is None else start
+        if read.channel == "unreadable":
+            fold = EMPTY_FOLD
+        source = LaneSource(
+            session_id=session_id,
+            channel=read.channel,
+            error=read.error,
+            header=read.header,
+            inherited_event_count=read.inherited_event_count,
+            agent_status=read.agent_status,
+            fold=fold,
+        )
+        entry = _LaneCache(
+            channel=read.channel,
+            revision=read.revision,
+            events_seen=read.total_events,
+            fold=fold,
+            source=source,
+        )
+        services.notes.extend(read.notes)
+        self._lanes[session_id] = entry
+        return entry
+
+
+def _change_key(
+    session_id: str,
+    lanes: Sequence[_LaneCache],
+    live_members: Any,
+    live_tasks: Any,
+    running: Sequence[str],
+    notes: Sequence[str],
+) -> bytes:
+    """Everything the timeline depends on, named by revision rather than content."""
+    parts: list[Any] = [session_id]
+    for lane in lanes:
+        src = lane.source
+        parts.append([src.session_id, lane.channel, lane.revision, lane.events_seen,
+                      src.agent_status, src.error])
+    parts.extend([_plain(live_members), _plain(live_tasks), list(running), list(notes)])
+    return orjson.dumps(parts, default=str)
+
+
+def _roster_ids(
+    lead: LaneFold,
+    live_members: Sequence[Mapping[str, Any]] | None,
+    running: Sequence[str],
+    root: str,
+) -> tuple[str, ...]:
+    ids: list[str] = []
+    for row in live_members or ():
+        member_id = as_str(row.get("id"))
+        if member_id and row.get("role") != "lead" and row.get("name") != "lead":
+            ids.append(member_id)
+    ids.extend(hint.id for hint in roster_hints(lead))
+    ids.extend(running)
+    seen: set[str] = {root}
+    ordered: list[str] = []
+    for member_id in ids:
+        if member_id not in seen and valid_session_id(member_id):
+            seen.add(member_id)
+            ordered.append(member_id)
+    return tuple(ordered)
+
+
+def _get(obj: Any, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _revision(stat: Any) -> str | None:
+    rev = _get(stat, "revision")
+    return None if rev is None else str(rev)
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-able, order-preserving image of a host answer (for change keys)."""
+    try:
+        return orjson.loads(orjson.dumps(value, default=str))
+    except (TypeError, orjson.JSONEncodeError):
+        return repr(value)
