@@ -1,0 +1,201 @@
+"""The routes through ``apply(ctx)`` with a fake host: every status code, in order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from starlette.testclient import TestClient
+
+from dsh_task_gantt.plugin import apply
+from tests.fakehost import (
+    FakeAgent,
+    FakeAgents,
+    FakeConnection,
+    FakeContext,
+    FakePersistence,
+    FakeSession,
+    FakeWebServer,
+    ev,
+    header,
+)
+
+PREFIX = "/plugins/dsh-task-gantt"
+LEAD = "lead-1"
+MATE = "mate-1"
+
+
+def team_logs() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    lead = [
+        ev("turn/start", 0, 10_000, {"turn": "t1"}),
+        ev("user/message", 1, 10_001, {"id": "u1", "role": "user",
+                                       "content": [{"type": "text", "text": "build it"}],
+                                       "source": {"kind": "user"}}),
+        ev("team/member", 2, 10_100, {"version": 2, "teamId": LEAD, "member": {
+            "id": MATE, "name": "verify", "provider": "spawn", "context": "fresh",
+            "phase": "active"}}),
+        ev("team/message/queued", 3, 10_200, {"teamId": LEAD, "message": {
+            "id": "m1", "senderId": LEAD, "senderName": "lead", "targetId": MATE,
+            "content": [{"type": "text", "text": "line one\nline <b>two</b>"}]}}),
+        ev("team/message/delivered", 4, 10_300, {"teamId": LEAD, "messageId": "m1",
+                                                 "targetId": MATE}),
+        ev("turn/end", 5, 11_000, {"turn": "t1", "reason": {"kind": "completed"}}),
+    ]
+    mate = [
+        ev("turn/start", 0, 10_400, {"turn": "x1"}),
+        ev("turn/end", 1, 10_900, {"turn": "x1", "reason": {"kind": "completed"}}),
+    ]
+    return lead, mate
+
+
+def make_host(connection: Any = None, **overrides: Any) -> tuple[FakeContext, FakePersistence]:
+    persistence = FakePersistence()
+    lead, mate = team_logs()
+    persistence.put(LEAD, header(LEAD), lead)
+    persistence.put(MATE, header(MATE, parent=LEAD), mate)
+    services: dict[str, Any] = {
+        "webServer": FakeWebServer(),
+        "sessionPersistence": persistence,
+        "connection": FakeConnection() if connection is None else connection,
+    }
+    services.update(overrides)
+    return FakeContext(**services), persistence
+
+
+def client_for(ctx: FakeContext) -> TestClient:
+    apply(ctx)
+    return TestClient(ctx.get("webServer"), raise_server_exceptions=False)
+
+
+def test_timeline_200_with_lanes_from_the_persisted_logs() -> None:
+    ctx, _ = make_host()
+    response = client_for(ctx).get(f"{PREFIX}/api/timeline", params={"session": LEAD})
+    assert response.status_code == 200
+    data = response.json()
+    assert data["rootSessionId"] == LEAD
+    assert [lane["id"] for lane in data["lanes"]][:2] == ["lead", MATE]
+    assert response.headers["etag"]
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_matching_etag_answers_304_and_a_change_answers_200() -> None:
+    ctx, persistence = make_host()
+    client = client_for(ctx)
+    first = client.get(f"{PREFIX}/api/timeline", params={"session": LEAD})
+    etag = first.headers["etag"]
+    again = client.get(f"{PREFIX}/api/timeline", params={"session": LEAD},
+                       headers={"If-None-Match": etag})
+    assert again.status_code == 304
+    assert again.content == b""
+    persistence.append(MATE, [ev("turn/start", 2, 12_000, {"turn": "x2"})])
+    changed = client.get(f"{PREFIX}/api/timeline", params={"session": LEAD},
+                         headers={"If-None-Match": etag})
+    assert changed.status_code == 200
+    assert changed.headers["etag"] != etag
+
+
+def test_a_teammate_session_shows_its_leads_team() -> None:
+    ctx, _ = make_host()
+    data = client_for(ctx).get(f"{PREFIX}/api/timeline", params={"session": MATE}).json()
+    assert data["sessionId"] == MATE
+    assert data["rootSessionId"] == LEAD
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"])
+def test_other_methods_are_405_before_anything_else(method: str) -> None:
+    connection = FakeConnection(verdict=403)
+    ctx, _ = make_host(connection)
+    response = client_for(ctx).request(method, f"{PREFIX}/api/timeline?session=bad id")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "GET"
+    assert connection.calls == 0
+
+
+@pytest.mark.parametrize("verdict", [401, 403])
+def test_connection_refusal_comes_before_parameters(verdict: int) -> None:
+    ctx, _ = make_host(FakeConnection(verdict=verdict))
+    response = client_for(ctx).get(f"{PREFIX}/api/timeline?session=..")
+    assert response.status_code == verdict
+
+
+def test_no_connection_service_is_503() -> None:
+    ctx, _ = make_host()
+    del ctx.services["connection"]
+    response = client_for(ctx).get(f"{PREFIX}/api/timeline", params={"session": LEAD})
+    assert response.status_code == 503
+    assert "connection" in response.json()["error"]
+
+
+def test_a_failing_guard_is_503_without_a_traceback() -> None:
+    ctx, _ = make_host(FakeConnection(fail=True))
+    response = client_for(ctx).get(f"{PREFIX}/api/timeline", params={"session": LEAD})
+    assert response.status_code == 503
+    assert "Traceback" not in response.text and "guard broke" not in response.text
+
+
+@pytest.mark.parametrize(
+    "session", ["", "..", "a/b", "a b", "ü", "x" * 129, "a..b", "%2e%2e", "a\x00b"]
+)
+def test_bad_session_ids_are_400(session: str) -> None:
+    ctx, _ = make_host()
+    response = client_for(ctx).get(f"{PREFIX}/api/timeline", params={"session": session})
+    assert response.status_code == 400
+
+
+def test_missing_session_parameter_is_400() -> None:
+    ctx, _ = make_host()
+    assert client_for(ctx).get(f"{PREFIX}/api/timeline").status_code == 400
+
+
+def test_unknown_session_is_404() -> None:
+    ctx, _ = make_host()
+    response = client_for(ctx).get(f"{PREFIX}/api/timeline", params={"session": "nobody"})
+    assert response.status_code == 404
+    assert response.json()["status"] == 404
+
+
+def test_message_in_full_keeps_line_breaks_and_names_both_ends() -> None:
+    ctx, _ = make_host()
+    client = client_for(ctx)
+    response = client.get(f"{PREFIX}/api/messages/m1", params={"session": LEAD})
+    assert response.status_code == 200
+    message = response.json()
+    assert message["body"] == "line one\nline <b>two</b>"
+    assert message["from"]["id"] == "lead" or message["from"]["name"] == "lead"
+    assert message["to"]["name"] == "verify"
+    assert message["queuedAt"] == 10_200 and message["deliveredAt"] == 10_300
+    assert message["truncated"] is False
+    missing = client.get(f"{PREFIX}/api/messages/nope", params={"session": LEAD})
+    assert missing.status_code == 404
+
+
+def test_unknown_path_under_the_prefix_is_404_json() -> None:
+    ctx, _ = make_host()
+    response = client_for(ctx).get(f"{PREFIX}/api/nothing", params={"session": LEAD})
+    assert response.status_code == 404
+    assert orjson.loads(response.content)["error"]
+
+
+def test_live_snapshot_empty_falls_through_to_the_disk_log() -> None:
+    agents = FakeAgents()
+    agents.add(FakeAgent(LEAD, FakeSession(header(LEAD), events=[]), status="idle"))
+    ctx, _ = make_host(agents=agents)
+    data = client_for(ctx).get(f"{PREFIX}/api/timeline", params={"session": LEAD}).json()
+    lead_lane = data["lanes"][0]
+    assert lead_lane["channel"] == "persisted"
+    assert any(span["kind"] == "turn" for span in lead_lane["spans"])
+    assert data["source"] == "log"
+
+
+def test_a_broken_persistence_read_is_a_partial_timeline_not_a_500() -> None:
+    ctx, persistence = make_host()
+    persistence.fail_read.add(MATE)
+    response = client_for(ctx).get(f"{PREFIX}/api/timeline", params={"session": LEAD})
+    assert response.status_code == 200
+    data = response.json()
+    assert data["source"] == "partial"
+    mate_lane = next(lane for lane in data["lanes"] if lane["id"] == MATE)
+    assert mate_lane["channel"] == "unreadable"
+    assert any("verify" in note for note in data["notes"])
+    assert all(handle.closed for handle in persistence.handles)
