@@ -1,0 +1,24 @@
+"""The code stays lint-clean and strictly typed (ruff, mypy --strict on plugin/)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is installed by '.[test]'")
+def test_ruff_is_clean() -> None:
+    run = subprocess.run(["ruff", "check", "plugin", "tests"], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_mypy_strict_is_clean() -> None:
+    run = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
