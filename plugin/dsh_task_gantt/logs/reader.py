@@ -13,8 +13,8 @@ Decisions (the "why" of the edge cases):
 - A torn tail (an incomplete last zstd frame, or a plain line without its ``\\n``)
   is never decoded; it is reported in ``torn_tail_bytes`` and picked up next time.
 - In a ``.zstd`` log a complete frame is a finished write. Its last line may still
-  lack a ``\\n``: the text is then a line of its own when it parses as JSON (a JSON
-  object cannot be the prefix of a longer valid line), otherwise it is carried into
+  lack a ``\\n``: the text is then a line of its own when it parses as a JSON
+  object (which cannot be the prefix of a longer valid line), otherwise it is carried into
   the next frame (a line split across frames). This depends only on the frames'
   content, never on when the file was read, so incremental reads equal a full read.
 - Blank lines carry nothing and are passed over silently; any other line that is not
@@ -137,13 +137,17 @@ def _split_frame_lines(carry: bytes, out: bytes) -> tuple[list[bytes], bytes]:
     data = carry + out if carry else out
     lines = data.split(b"\n")
     rest = lines.pop()
-    if rest and not rest.isspace():
-        try:
-            orjson.loads(rest)
-        except orjson.JSONDecodeError:
-            return lines, rest  # a line split across frames: wait for its end
+    if rest and not rest.isspace() and not _is_json_object(rest):
+        return lines, rest  # a line split across frames: wait for its end
     lines.append(rest)
     return lines, b""
+
+
+def _is_json_object(line: bytes) -> bool:
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False
 
 
 def _zstd_units(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterator[_Unit]:

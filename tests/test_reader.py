@@ -1,0 +1,463 @@
+"""LogReader: incremental, read-only decoding of real multi-frame zstd and plain logs."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dsh_task_gantt.events import LogEvent
+from dsh_task_gantt.logs.frames import walk_frames
+from dsh_task_gantt.logs.reader import BULK_TYPES, LogReader, ReadBatch, read_header
+from tests.logwriting import (
+    T0,
+    batch,
+    event,
+    frame,
+    header,
+    line,
+    skippable,
+    stream_frame,
+    write_session,
+    zstd_log,
+)
+
+
+def events_of(n: int, start: int = 0) -> list[dict[str, Any]]:
+    kinds = ["turn/start", "assistant/message", "tool/call", "tool/result", "turn/end"]
+    return [
+        event(i, kinds[i % len(kinds)], {"turn": i, "text": "x" * (i % 50)})
+        for i in range(start, start + n)
+    ]
+
+
+def as_tuples(events: list[LogEvent]) -> list[tuple[str, int, int | None, Any, int]]:
+    return [(e.type, e.seq, e.time, e.data, e.position) for e in events]
+
+
+def full_read(path: Path, **kw: Any) -> ReadBatch:
+    return LogReader(path, **kw).read_new()
+
+
+def test_every_frame_of_a_500_frame_log_is_decoded(tmp_path: Path) -> None:
+    evs = events_of(1500)
+    path = write_session(tmp_path, "s-lead", evs, per_frame=3)
+    # The reference: python-zstandard reading across all frames.
+    reference = (
+        zstandard.ZstdDecompressor()
+        .decompressobj(read_across_frames=True)
+        .decompress(path.read_bytes())
+        .splitlines()
+    )
+    assert len(walk_frames(path.read_bytes()).frames) == 501
+    assert len(reference) == 1501
+
+    result = full_read(path)
+    assert result.error is None and result.garbage is None and result.torn_tail_bytes == 0
+    assert result.header is not None and result.header.id == "s-lead"
+    assert result.header.created_at == T0
+    assert result.total_events == len(result.events) == 1500
+    assert [e.seq for e in result.events] == list(range(1500))
+    assert result.events[-1].data == evs[-1]["data"]
+    assert [orjson.loads(r) for r in reference[1:]] == [
+        {"type": e.type, "seq": e.seq, "time": e.time, "data": e.data} for e in result.events
+    ]
+
+
+@pytest.mark.parametrize("kind", ["content-size", "no-content-size", "stream", "checksum"])
+def test_frames_with_and_without_content_size(tmp_path: Path, kind: str) -> None:
+    makers = {
+        "content-size": frame,
+        "no-content-size": lambda b: frame(b, content_size=False),
+        "stream": stream_frame,
+        "checksum": lambda b: frame(b, checksum=True),
+    }
+    make = makers[kind]
+    evs = events_of(40)
+    data = make(line(header())) + b"".join(make(batch(evs[i : i + 7])) for i in range(0, 40, 7))
+    path = tmp_path / "session.v4.jsonl.zstd"
+    path.write_bytes(data)
+    result = full_read(path)
+    assert [e.seq for e in result.events] == list(range(40))
+    assert result.torn_tail_bytes == 0 and result.garbage is None
+
+
+def test_a_torn_last_frame_at_every_byte_is_never_half_read(tmp_path: Path) -> None:
+    first = [line(header()), batch(events_of(3))]
+    last = frame(batch(events_of(4, start=3)), checksum=True)
+    body = zstd_log(first)
+    path = tmp_path / "session.v4.jsonl.zstd"
+    for cut in range(len(last)):
+        path.write_bytes(body + last[:cut])
+        reader = LogReader(path)
+        before = reader.read_new()
+        assert [e.seq for e in before.events] == [0, 1, 2], cut
+        assert before.torn_tail_bytes == cut and before.garbage is None
+        with path.open("ab") as f:  # the writer finishes its append
+            f.write(last[cut:])
+        after = reader.read_new()
+        assert not after.restarted
+        assert after.first_index == 3
+        assert [e.seq for e in after.events] == [3, 4, 5, 6], cut
+        assert after.torn_tail_bytes == 0
+
+
+def test_read_new_returns_only_new_events(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", events_of(10), per_frame=2)
+    reader = LogReader(path)
+    assert reader.read_new().total_events == 10
+    again = reader.read_new()
+    assert again.events == [] and again.first_index == 10 and again.total_events == 10
+    with path.open("ab") as f:
+        f.write(frame(batch(events_of(2, start=10))))
+    new = reader.read_new()
+    assert [e.seq for e in new.events] == [10, 11]
+    assert [e.position for e in new.events] == [10, 11]
+    assert new.header is not None and new.header.id == "s"
+
+
+def test_only_new_frames_are_decoded(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", events_of(50), per_frame=5)
+    reader = LogReader(path)
+    reader.read_new()
+    # Spoil the header frame in place (same size, same inode): a reader that decoded
+    # the old frames again would see garbage there.
+    raw = bytearray(path.read_bytes())
+    raw[0:4] = b"\0\0\0\0"
+    with path.open("r+b") as f:
+        f.write(raw)
+        f.seek(0, os.SEEK_END)
+        f.write(frame(batch(events_of(1, start=50))))
+    new = reader.read_new()
+    assert new.garbage is None and not new.restarted
+    assert [e.seq for e in new.events] == [50]
+
+
+lines_strategy = st.lists(
+    st.one_of(
+        st.builds(
+            lambda t, d: {"type": t, "seq": 0, "time": T0, "data": d},
+            st.sampled_from(["turn/start", "assistant/message", "tool/result", "user/message"]),
+            st.one_of(
+                st.none(),
+                st.text(max_size=30),
+                st.dictionaries(st.text(max_size=5), st.integers(-(2**60), 2**60)),
+            ),
+        ),
+        st.just("not json"),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(objs=lines_strategy, data=st.data(), lazy=st.booleans())
+def test_incremental_reads_after_arbitrary_appends_equal_a_full_read(
+    tmp_path_factory: pytest.TempPathFactory, objs: list[Any], data: st.DataObject, lazy: bool
+) -> None:
+    text = line(header()) + b"".join(
+        (o.encode() + b"\n") if isinstance(o, str) else line({**o, "seq": i})
+        for i, o in enumerate(objs)
+    )
+    # Writer batches: arbitrary splits of the text, even inside a line.
+    splits = sorted(data.draw(st.sets(st.integers(1, len(text) - 1), max_size=6)))
+    payloads = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=True)]
+    kinds = data.draw(st.lists(st.booleans(), min_size=len(payloads), max_size=len(payloads)))
+    blob = b"".join(frame(p, content_size=k) for p, k in zip(payloads, kinds, strict=True))
+    # Reads happen at arbitrary byte positions, often inside a frame.
+    read_points = [*sorted(data.draw(st.sets(st.integers(0, len(blob)), max_size=6))), len(blob)]
+
+    path = tmp_path_factory.mktemp("inc") / "session.v4.jsonl.zstd"
+    path.write_bytes(b"")
+    skip = BULK_TYPES if lazy else frozenset()
+    reader = LogReader(path, skip_types=skip, checkpoint_every=2)
+    got: list[LogEvent] = []
+    bad = 0
+    written = 0
+    for point in read_points:
+        with path.open("ab") as f:
+            f.write(blob[written:point])
+        written = point
+        result = reader.read_new()
+        assert result.first_index == len(got) and not result.restarted
+        got += result.events
+        bad += result.bad_lines
+    whole = full_read(path, skip_types=skip)
+    assert as_tuples(got) == as_tuples(whole.events)
+    assert bad == whole.bad_lines == sum(1 for o in objs if isinstance(o, str))
+    assert len(whole.events) == len(objs) - bad
+    # And any range equals the slice of the full read, from any checkpoint.
+    lo = data.draw(st.integers(0, len(got)))
+    hi = data.draw(st.integers(lo, len(got)))
+    assert as_tuples(reader.read_range(lo, hi)) == as_tuples(whole.events[lo:hi])
+
+
+def test_a_replaced_file_is_read_again_from_the_start(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", events_of(10))
+    reader = LogReader(path)
+    reader.read_new()
+    other = tmp_path / "other.zstd"
+    other.write_bytes(zstd_log([line(header("s")), batch(events_of(12, start=100))]))
+    os.replace(other, path)  # new inode, bigger file
+    result = reader.read_new()
+    assert result.restarted and result.first_index == 0
+    assert [e.seq for e in result.events] == list(range(100, 112))
+    assert reader.read_new().restarted is False
+
+
+def test_a_shrunk_file_is_read_again_from_the_start(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", events_of(10))
+    reader = LogReader(path)
+    reader.read_new()
+    with path.open("r+b") as f:  # same inode, truncated to the first two events
+        f.truncate(len(zstd_log([line(header("s")), batch(events_of(1)), batch(events_of(1, 1))])))
+    result = reader.read_new()
+    assert result.restarted and [e.seq for e in result.events] == [0, 1]
+
+
+def test_a_file_rewritten_in_place_is_read_again(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", events_of(10))
+    reader = LogReader(path)
+    reader.read_new()
+    # Same inode, bigger, but different bytes before the remembered offset.
+    old_size = path.stat().st_size
+    new = zstd_log([line(header("s")), *(batch([e]) for e in events_of(40, start=500))])
+    assert len(new) > old_size
+    with path.open("r+b") as f:
+        f.write(new)
+    result = reader.read_new()
+    assert result.restarted
+    assert [e.seq for e in result.events] == list(range(500, 540))
+
+
+def test_bad_lines_are_skipped_and_counted_and_positions_stay_dense(tmp_path: Path) -> None:
+    lines = [
+        line(header()),
+        line(event(0)),
+        b"not json\n",
+        b"[1, 2]\n",
+        b'{"type": 1}\n',
+        b'{"no": "type"}\n',
+        b"\n",  # blank: nothing lost, not counted
+        b'{"type":"turn/end","time":5}\n',  # no seq: its position stands in
+        line(event(7)),
+    ]
+    path = tmp_path / "session.v4.jsonl.zstd"
+    path.write_bytes(zstd_log([b"".join(lines[:4]), b"".join(lines[4:])]))
+    result = full_read(path)
+    assert result.bad_lines == result.total_bad_lines == 4
+    assert [(e.type, e.seq, e.position) for e in result.events] == [
+        ("turn/start", 0, 0),
+        ("turn/end", 1, 1),
+        ("turn/start", 7, 2),
+    ]
+
+
+def test_a_first_line_that_is_not_a_header_is_an_event(tmp_path: Path) -> None:
+    path = tmp_path / "session.v4.jsonl"
+    path.write_bytes(batch(events_of(2)))
+    result = full_read(path)
+    assert result.header is None and [e.seq for e in result.events] == [0, 1]
+    assert read_header(path) is None
+
+
+def test_plain_jsonl_stops_before_a_line_without_newline(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", events_of(5), plain=True)
+    reader = LogReader(path)
+    assert reader.read_new().total_events == 5
+    partial = line(event(5))
+    with path.open("ab") as f:
+        f.write(partial[:-1])  # the writer has not written the newline yet
+    torn = reader.read_new()
+    assert torn.events == [] and torn.torn_tail_bytes == len(partial) - 1
+    with path.open("ab") as f:
+        f.write(b"\n")
+    assert [e.seq for e in reader.read_new().events] == [5]
+
+
+def test_plain_jsonl_bigger_than_a_read_chunk(tmp_path: Path) -> None:
+    big = [event(i, "assistant/message", {"text": "y" * 9000}) for i in range(1000)]
+    path = write_session(tmp_path, "s", big, plain=True)
+    reader = LogReader(path, checkpoint_every=50)
+    result = reader.read_new()
+    assert [e.seq for e in result.events] == list(range(1000))
+    assert len(reader.checkpoints) > 10
+    assert as_tuples(reader.read_range(777, 790)) == as_tuples(result.events[777:790])
+
+
+def test_skippable_frames_are_passed_over(tmp_path: Path) -> None:
+    path = tmp_path / "session.v4.jsonl.zstd"
+    path.write_bytes(
+        skippable(b"index")
+        + frame(line(header()))
+        + skippable(b"", nibble=7)
+        + frame(batch(events_of(2)))
+        + skippable(b'{"type":"turn/start","seq":99}\n')
+    )
+    result = full_read(path)
+    assert result.header is not None
+    assert [e.seq for e in result.events] == [0, 1]
+    assert result.garbage is None and result.torn_tail_bytes == 0
+
+
+def test_garbage_is_reported_and_nothing_after_it_is_guessed(tmp_path: Path) -> None:
+    good = zstd_log([line(header()), batch(events_of(3))])
+    path = tmp_path / "session.v4.jsonl.zstd"
+    path.write_bytes(good + b"GARBAGE!" + frame(batch(events_of(1, start=3))))
+    reader = LogReader(path)
+    result = reader.read_new()
+    assert [e.seq for e in result.events] == [0, 1, 2]
+    assert result.garbage is not None and f"at byte {len(good)}" in result.garbage
+    assert result.torn_tail_bytes == 0
+    again = reader.read_new()  # still stuck there, still said
+    assert again.events == [] and again.garbage == result.garbage
+
+
+def test_a_frame_that_does_not_decompress_is_garbage(tmp_path: Path) -> None:
+    head = frame(line(header()))
+    spoilt = bytearray(frame(batch(events_of(20)), checksum=True))
+    spoilt[-1] ^= 0xFF  # wrong content checksum
+    path = tmp_path / "session.v4.jsonl.zstd"
+    path.write_bytes(head + bytes(spoilt))
+    result = full_read(path)
+    assert result.events == []
+    assert result.garbage is not None and "does not decompress" in result.garbage
+
+
+def test_a_line_split_across_frames_is_joined(tmp_path: Path) -> None:
+    text = line(header()) + batch(events_of(3))
+    cut = len(text) - 20
+    path = tmp_path / "session.v4.jsonl.zstd"
+    path.write_bytes(frame(text[:cut]) + frame(text[cut:]))
+    assert [e.seq for e in full_read(path).events] == [0, 1, 2]
+
+
+def test_a_finished_frame_without_final_newline_is_complete(tmp_path: Path) -> None:
+    path = tmp_path / "session.v4.jsonl.zstd"
+    path.write_bytes(frame(line(header())) + frame(line(event(0))[:-1]))
+    assert [e.seq for e in full_read(path).events] == [0]
+
+
+def test_the_reader_never_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_session(tmp_path, "s", events_of(30), per_frame=4)
+    with path.open("ab") as f:
+        f.write(frame(batch(events_of(2, start=30)))[:-3])  # a torn tail for good measure
+    d = path.parent
+    modes: list[str] = []
+    real_open = builtins.open
+
+    def spying_open(file: Any, mode: str = "r", *a: Any, **kw: Any) -> Any:
+        modes.append(mode)
+        return real_open(file, mode, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", spying_open)
+    before = sorted(p.name for p in d.iterdir())
+    content = path.read_bytes()
+    mtime = path.stat().st_mtime_ns
+    os.chmod(path, 0o444)
+    os.chmod(d, 0o555)
+    try:
+        modes.clear()
+        reader = LogReader(path)
+        assert reader.read_new().total_events == 30
+        assert len(reader.read_range(5, 9)) == 4
+        assert read_header(path) is not None
+        assert modes and set(modes) == {"rb"}
+    finally:
+        os.chmod(d, 0o755)
+        os.chmod(path, 0o644)
+    assert sorted(p.name for p in d.iterdir()) == before
+    assert path.read_bytes() == content and path.stat().st_mtime_ns == mtime
+
+
+def test_read_range_from_a_checkpoint_equals_the_slice_of_a_full_read(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", events_of(600), per_frame=3)
+    reader = LogReader(path, checkpoint_every=32)
+    full = reader.read_new().events
+    assert len(reader.checkpoints) >= 600 // 32
+    for lo, hi in [(0, 5), (31, 33), (500, 600), (599, None), (250, 251)]:
+        assert as_tuples(reader.read_range(lo, hi)) == as_tuples(full[lo:hi])
+    assert reader.read_range(600) == [] and reader.read_range(10, 5) == []
+
+
+def test_read_range_starts_at_a_checkpoint_not_at_the_file_start(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", events_of(600), per_frame=3)
+    reader = LogReader(path, checkpoint_every=32)
+    full = reader.read_new().events
+    late = reader.checkpoints[-1]
+    # Spoil everything before the last checkpoint (in place, same size): only a
+    # reader that starts at the checkpoint still gets the right events.
+    with path.open("r+b") as f:
+        f.write(b"\0" * late.offset)
+    assert as_tuples(reader.read_range(late.event_index, 600)) == as_tuples(
+        full[late.event_index :]
+    )
+
+
+def test_bulk_skip_mode_keeps_type_seq_and_time(tmp_path: Path) -> None:
+    evs = events_of(50)
+    path = write_session(tmp_path, "s", evs, per_frame=5)
+    full = full_read(path).events
+    lazy = full_read(path, skip_types=BULK_TYPES).events
+    assert [(e.type, e.seq, e.time) for e in lazy] == [(e.type, e.seq, e.time) for e in full]
+    for f, z in zip(full, lazy, strict=True):
+        if f.type in BULK_TYPES:
+            assert z.data is None
+        else:
+            assert z.data == f.data
+    # A bulk type written another way is parsed in full; the data is kept.
+    odd = tmp_path / "odd.jsonl"
+    odd.write_bytes(
+        line(header()) + b'{"seq": 3, "type": "tool/result", "time": 9, "data": {"a": 1}}\n'
+    )
+    (only,) = full_read(odd, skip_types=BULK_TYPES).events
+    assert (only.type, only.seq, only.time, only.data) == ("tool/result", 3, 9, {"a": 1})
+
+
+def test_errors_become_reasons_without_the_path(tmp_path: Path) -> None:
+    missing = tmp_path / "secret-dir" / "session.v4.jsonl.zstd"
+    result = LogReader(missing).read_new()
+    assert result.error is not None and "secret-dir" not in result.error
+    assert result.events == [] and result.total_events == 0
+    assert LogReader(tmp_path).read_new().error is not None  # a directory
+    assert LogReader(missing).read_range(0, 5) == []
+
+
+def test_a_file_that_vanishes_keeps_what_was_known(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", events_of(4))
+    reader = LogReader(path)
+    reader.read_new()
+    path.unlink()
+    result = reader.read_new()
+    assert result.error is not None and result.total_events == 4 and result.events == []
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_permission_denied_is_a_reason(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", events_of(4))
+    path.chmod(0)
+    try:
+        result = LogReader(path).read_new()
+    finally:
+        path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    assert result.error == "permission denied reading the log file"
+
+
+def test_header_accepts_fields_under_data(tmp_path: Path) -> None:
+    path = tmp_path / "session.v4.jsonl"
+    path.write_bytes(
+        line({"type": "session", "data": {"id": "x", "isSeeded": True, "inheritedEventCount": 3}})
+    )
+    h = full_read(path).header
+    assert h is not None and h.id == "x" and h.is_seeded and h.inherited_event_count == 3
