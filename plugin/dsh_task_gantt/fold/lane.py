@@ -1,0 +1,362 @@
+"""Fold one session log's events into a compact :class:`LaneFold` (pure, total).
+
+``fold_lane`` looks at ``event.type`` first and touches ``data`` only for the types
+it keeps; bulk types (assistant messages, tool results, requests) only contribute
+their ``seq`` and ``time``. Every update is commutative (keyed by seq, max, count),
+so the result does not depend on the order of the events and
+``fold_lane(a + b) == fold_lane(b, start=fold_lane(a))``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import orjson
+
+from ..events import as_int, as_time
+from .records import (
+    EMPTY_FOLD,
+    CatalogRec,
+    DeliveredRec,
+    LaneFold,
+    MemberRec,
+    PromptRec,
+    QueuedRec,
+    TaskCallRec,
+    TaskRec,
+    TurnMark,
+)
+from .text import LABEL_CAP, MESSAGE_BODY_CAP, capped_body, content_text, key, text
+
+#: Types the plugin knows but does not fold beyond seq/time (never counted as unknown).
+BULK_TYPES = frozenset(
+    {
+        "assistant/message",
+        "assistant/attempt",
+        "tool/result",
+        "request/header",
+        "request/context",
+        "system/message",
+        "session/title",
+        "subagent/descriptor",
+        "compaction/start",
+        "compaction/end",
+        "compaction/summary",
+        "session",
+    }
+)
+
+_R = TypeVar("_R")
+
+
+@dataclass(slots=True)
+class _State:
+    """Mutable working copy of a fold (the containers of ``start`` are copied once)."""
+
+    events_seen: int
+    last_time: int | None
+    unknown_events: int
+    malformed_events: int
+    seed_end_seq: int | None
+    turn_starts: dict[int, TurnMark]
+    turn_ends: dict[int, TurnMark]
+    steps: dict[str, tuple[int, int]]
+    prompts: dict[int, PromptRec]
+    injected: dict[int, str]
+    task_calls: dict[int, TaskCallRec]
+    members: dict[int, MemberRec]
+    catalog: dict[int, CatalogRec]
+    tasks: dict[int, TaskRec]
+    queued: dict[int, QueuedRec]
+    delivered: dict[int, DeliveredRec]
+    new_seqs: list[int] = field(default_factory=list)
+
+
+def _put(records: dict[int, _R], seq: int, record: _R) -> None:
+    """Keep one record per seq; on a collision the smallest ``repr`` wins (order-free)."""
+    existing = records.get(seq)
+    if existing is None or repr(record) < repr(existing):
+        records[seq] = record
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(s for s in (text(v, MESSAGE_BODY_CAP) for v in value[:1024]) if s is not None)
+
+
+def _turn_start(st: _State, seq: int, time: int | None, data: Any) -> None:
+    _put(st.turn_starts, seq, TurnMark(key(_mapping(data).get("turn")), time))
+
+
+def _turn_end(st: _State, seq: int, time: int | None, data: Any) -> None:
+    d = _mapping(data)
+    reason = d.get("reason")
+    kind = text(reason.get("kind")) if isinstance(reason, Mapping) else text(reason)
+    _put(st.turn_ends, seq, TurnMark(key(d.get("turn")), time, kind or "ended"))
+
+
+def _step_key(data: Any) -> str | None:
+    d = _mapping(data)
+    turn, step = key(d.get("turn")), key(d.get("step"))
+    if turn is None and step is None:
+        return None
+    return f"{turn}\x1f{step}"
+
+
+def _step_start(st: _State, seq: int, time: int | None, data: Any) -> None:
+    k = _step_key(data)
+    if k is not None:
+        start, end = st.steps.get(k, (-1, -1))
+        st.steps[k] = (max(start, seq), end)
+
+
+def _step_end(st: _State, seq: int, time: int | None, data: Any) -> None:
+    k = _step_key(data)
+    if k is not None:
+        start, end = st.steps.get(k, (-1, -1))
+        st.steps[k] = (start, max(end, seq))
+
+
+def _user_message(st: _State, seq: int, time: int | None, data: Any) -> None:
+    d = _mapping(data)
+    source = d.get("source")
+    kind = source.get("kind") if isinstance(source, Mapping) else None
+    if kind == "user":
+        body, length = capped_body(content_text(d.get("content")))
+        _put(st.prompts, seq, PromptRec(key(d.get("id")), time, body, length))
+    else:
+        _put(st.injected, seq, text(kind, 64) or "unknown")
+
+
+def _arguments(raw: Any) -> Mapping[str, Any]:
+    """Tool-call arguments: a JSON string (or, defensively, an object)."""
+    if isinstance(raw, str | bytes):
+        try:
+            raw = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return {}
+    return _mapping(raw)
+
+
+def _tool_call(st: _State, seq: int, time: int | None, data: Any) -> None:
+    d = _mapping(data)
+    name = d.get("name")
+    if name == "team_task_update":
+        args = _arguments(d.get("arguments"))
+        revision = as_int(args.get("expected_revision"))
+        rec = TaskCallRec(
+            "update", key(args.get("task_id")), revision, None, text(args.get("action")), time
+        )
+        _put(st.task_calls, seq, rec)
+    elif name == "team_task_create":
+        args = _arguments(d.get("arguments"))
+        subject = text(args.get("subject"), MESSAGE_BODY_CAP)
+        _put(st.task_calls, seq, TaskCallRec("create", None, None, subject, None, time))
+
+
+def _team_member(st: _State, seq: int, time: int | None, data: Any) -> None:
+    d = _mapping(data)
+    m = _mapping(d.get("member"))
+    member_id = key(m.get("id"))
+    if member_id is None:
+        st.malformed_events += 1
+        return
+    rec = MemberRec(
+        team_id=key(d.get("teamId")),
+        id=member_id,
+        name=text(m.get("name")) or None,
+        phase=text(m.get("phase")),
+        error=text(m.get("error"), MESSAGE_BODY_CAP),
+        description=text(m.get("description"), MESSAGE_BODY_CAP),
+        context=text(m.get("context")),
+        time=time,
+    )
+    _put(st.members, seq, rec)
+
+
+def _catalog(st: _State, seq: int, time: int | None, data: Any) -> None:
+    d = _mapping(data)
+    child = key(d.get("childId"))
+    if child is None:
+        st.malformed_events += 1
+        return
+    rec = CatalogRec(child, as_time(d.get("childCreatedAt")), text(d.get("label"), 1024), time)
+    _put(st.catalog, seq, rec)
+
+
+def _team_task(st: _State, seq: int, time: int | None, data: Any) -> None:
+    t = _mapping(_mapping(data).get("task"))
+    task_id = key(t.get("id"))
+    if task_id is None:
+        st.malformed_events += 1
+        return
+    rec = TaskRec(
+        id=task_id,
+        revision=as_int(t.get("revision")),
+        subject=text(t.get("subject"), MESSAGE_BODY_CAP),
+        description=text(t.get("description"), MESSAGE_BODY_CAP),
+        status=text(t.get("status")),
+        blocked_by=_strings(t.get("blockedBy")),
+        write_scopes=_strings(t.get("writeScopes")),
+        owner_id=key(t.get("ownerId")),
+        time=time,
+    )
+    _put(st.tasks, seq, rec)
+
+
+def _queued(st: _State, seq: int, time: int | None, data: Any) -> None:
+    m = _mapping(_mapping(data).get("message"))
+    message_id = key(m.get("id"))
+    if message_id is None:
+        st.malformed_events += 1
+        return
+    body, length = capped_body(content_text(m.get("content")))
+    rec = QueuedRec(
+        id=message_id,
+        sender_id=key(m.get("senderId")),
+        sender_name=text(m.get("senderName")) or None,
+        target_id=key(m.get("targetId")),
+        body=body,
+        length=length,
+        time=time,
+    )
+    _put(st.queued, seq, rec)
+
+
+def _delivered(st: _State, seq: int, time: int | None, data: Any) -> None:
+    d = _mapping(data)
+    message_id = key(d.get("messageId"))
+    if message_id is None:
+        st.malformed_events += 1
+        return
+    _put(st.delivered, seq, DeliveredRec(message_id, key(d.get("targetId")), time))
+
+
+def _end_seed(st: _State, seq: int, time: int | None, data: Any) -> None:
+    if _mapping(data).get("inherited") is True and (
+        st.seed_end_seq is None or seq > st.seed_end_seq
+    ):
+        st.seed_end_seq = seq
+
+
+def _ignore(st: _State, seq: int, time: int | None, data: Any) -> None:
+    return None
+
+
+_Handler = Callable[[_State, int, int | None, Any], None]
+
+_HANDLERS: dict[str, _Handler] = {
+    "turn/start": _turn_start,
+    "turn/end": _turn_end,
+    "step/start": _step_start,
+    "step/end": _step_end,
+    "user/message": _user_message,
+    "tool/call": _tool_call,
+    "team/member": _team_member,
+    "subagent/catalog": _catalog,
+    "team/task": _team_task,
+    "team/message/queued": _queued,
+    "team/message/delivered": _delivered,
+    "session/end-seed": _end_seed,
+    **{t: _ignore for t in BULK_TYPES},
+}
+
+
+def _merge_ranges(
+    ranges: tuple[tuple[int, int], ...], new_seqs: list[int]
+) -> tuple[tuple[int, int], ...]:
+    """Canonical sorted disjoint ranges covering ``ranges`` and ``new_seqs``."""
+    if not new_seqs:
+        return ranges
+    spans = sorted([*ranges, *((s, s) for s in new_seqs)])
+    merged: list[tuple[int, int]] = []
+    lo, hi = spans[0]
+    for a, b in spans[1:]:
+        if a <= hi + 1:
+            hi = max(hi, b)
+        else:
+            merged.append((lo, hi))
+            lo, hi = a, b
+    merged.append((lo, hi))
+    return tuple(merged)
+
+
+def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
+    """Fold ``events`` onto ``start`` (not mutated). Pure and total."""
+    base = start if isinstance(start, LaneFold) else EMPTY_FOLD
+    st = _State(
+        events_seen=base.events_seen,
+        last_time=base.last_time,
+        unknown_events=base.unknown_events,
+        malformed_events=base.malformed_events,
+        seed_end_seq=base.seed_end_seq,
+        turn_starts=dict(base.turn_starts),
+        turn_ends=dict(base.turn_ends),
+        steps=dict(base.steps),
+        prompts=dict(base.prompts),
+        injected=dict(base.injected),
+        task_calls=dict(base.task_calls),
+        members=dict(base.members),
+        catalog=dict(base.catalog),
+        tasks=dict(base.tasks),
+        queued=dict(base.queued),
+        delivered=dict(base.delivered),
+    )
+    try:
+        iterator = iter(events)
+    except TypeError:
+        iterator = iter(())
+    for event in iterator:
+        st.events_seen += 1
+        try:
+            _fold_one(st, event)
+        except Exception:  # untrusted input: one bad event never breaks the fold
+            st.malformed_events += 1
+    return LaneFold(
+        events_seen=st.events_seen,
+        seq_ranges=_merge_ranges(base.seq_ranges, st.new_seqs),
+        last_time=st.last_time,
+        unknown_events=st.unknown_events,
+        malformed_events=st.malformed_events,
+        seed_end_seq=st.seed_end_seq,
+        turn_starts=st.turn_starts,
+        turn_ends=st.turn_ends,
+        steps=st.steps,
+        prompts=st.prompts,
+        injected=st.injected,
+        task_calls=st.task_calls,
+        members=st.members,
+        catalog=st.catalog,
+        tasks=st.tasks,
+        queued=st.queued,
+        delivered=st.delivered,
+    )
+
+
+def _fold_one(st: _State, event: Any) -> None:
+    etype = event.type
+    seq = as_int(event.seq)
+    if seq is None or seq < 0:
+        seq = as_int(event.position)
+        if seq is None or seq < 0:
+            st.malformed_events += 1
+            return
+    time = as_time(event.time)
+    handler = _HANDLERS.get(etype) if isinstance(etype, str) else None
+    st.new_seqs.append(seq)
+    if time is not None and (st.last_time is None or time > st.last_time):
+        st.last_time = time
+    if handler is None:
+        st.unknown_events += 1
+    else:
+        handler(st, seq, time, event.data)
+
+
+__all__ = ["BULK_TYPES", "LABEL_CAP", "fold_lane"]

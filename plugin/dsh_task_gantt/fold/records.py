@@ -1,0 +1,156 @@
+"""The compact records a lane fold keeps, and the fold itself (:class:`LaneFold`).
+
+Every record is keyed by the ``seq`` of the event it came from, because the cut of a
+forked log's inherited prefix is only known after folding (the last
+``session/end-seed``); :mod:`dsh_task_gantt.timeline` applies the cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class TurnMark:
+    """A ``turn/start`` (``reason`` is None) or a ``turn/end``."""
+
+    turn_id: str | None
+    time: int | None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRec:
+    """A human ``user/message`` (``source.kind == "user"``)."""
+
+    id: str | None
+    time: int | None
+    body: str
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCallRec:
+    """A ``team_task_update`` (``action`` set) or ``team_task_create`` tool call."""
+
+    tool: str  # "update" | "create"
+    task_id: str | None
+    expected_revision: int | None
+    subject: str | None
+    action: str | None
+    time: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRec:
+    """A ``team/member`` snapshot."""
+
+    team_id: str | None
+    id: str
+    name: str | None
+    phase: str | None
+    error: str | None
+    description: str | None
+    context: str | None
+    time: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogRec:
+    """A ``subagent/catalog`` entry."""
+
+    child_id: str
+    created_at: int | None
+    label: str | None
+    time: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRec:
+    """A ``team/task`` snapshot (full state, no action)."""
+
+    id: str
+    revision: int | None
+    subject: str | None
+    description: str | None
+    status: str | None
+    blocked_by: tuple[str, ...]
+    write_scopes: tuple[str, ...]
+    owner_id: str | None
+    time: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedRec:
+    """A ``team/message/queued`` record (body capped)."""
+
+    id: str
+    sender_id: str | None
+    sender_name: str | None
+    target_id: str | None
+    body: str
+    length: int
+    time: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveredRec:
+    """A ``team/message/delivered`` record."""
+
+    id: str
+    target_id: str | None
+    time: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class LaneFold:
+    """Compact, order-independent state of one session log.
+
+    Equal multisets of events give equal folds (dict equality ignores insertion
+    order; collisions on one ``seq`` keep the record with the smallest ``repr``).
+    """
+
+    #: How many events were folded in (the shell's next read offset).
+    events_seen: int = 0
+    #: Distinct seqs seen, as sorted disjoint inclusive ranges.
+    seq_ranges: tuple[tuple[int, int], ...] = ()
+    #: Latest time of any event, bulk included (the frozen right edge).
+    last_time: int | None = None
+    #: Events of types this plugin does not know (skipped).
+    unknown_events: int = 0
+    #: Events that could not be read at all (not a LogEvent, no usable seq, ...).
+    malformed_events: int = 0
+    #: seq of the last ``session/end-seed`` with ``data.inherited is True``.
+    seed_end_seq: int | None = None
+    turn_starts: Mapping[int, TurnMark] = field(default_factory=dict)
+    turn_ends: Mapping[int, TurnMark] = field(default_factory=dict)
+    #: step key -> (latest start seq, latest end seq); -1 when none.
+    steps: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    prompts: Mapping[int, PromptRec] = field(default_factory=dict)
+    #: seq -> source kind of a runtime-injected ``user/message``.
+    injected: Mapping[int, str] = field(default_factory=dict)
+    task_calls: Mapping[int, TaskCallRec] = field(default_factory=dict)
+    members: Mapping[int, MemberRec] = field(default_factory=dict)
+    catalog: Mapping[int, CatalogRec] = field(default_factory=dict)
+    tasks: Mapping[int, TaskRec] = field(default_factory=dict)
+    queued: Mapping[int, QueuedRec] = field(default_factory=dict)
+    delivered: Mapping[int, DeliveredRec] = field(default_factory=dict)
+
+
+EMPTY_FOLD = LaneFold()
+
+
+def seqs_below(fold: LaneFold, cut: int) -> int:
+    """How many distinct seqs below ``cut`` the fold has seen."""
+    total = 0
+    for lo, hi in fold.seq_ranges:
+        if lo >= cut:
+            break
+        total += min(hi, cut - 1) - lo + 1
+    return total
+
+
+def last_event_time(fold: LaneFold) -> int | None:
+    """The latest time of any event folded in (``None`` when no event had a time)."""
+    return fold.last_time

@@ -1,0 +1,75 @@
+"""Total text helpers for untrusted log payloads (pure, never raise)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..events import as_int
+
+#: A message body is kept up to this many characters (the panel says when it was cut).
+MESSAGE_BODY_CAP = 16_384
+#: A preview is one line of at most this many characters.
+PREVIEW_CAP = 140
+#: Short labels (kinds, names, statuses) are cut here so a hostile log cannot bloat state.
+LABEL_CAP = 256
+
+_WHITESPACE = re.compile(r"\s+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean(value: str) -> str:
+    """``value`` made safe for JSON encoders: lone surrogates become U+FFFD."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", value)
+    return value
+
+
+def text(value: Any, cap: int = LABEL_CAP) -> str | None:
+    """A string field, cleaned and capped; ``None`` for anything that is not a string."""
+    if not isinstance(value, str):
+        return None
+    return clean(value[:cap])
+
+
+def key(value: Any) -> str | None:
+    """An identifier: a non-empty string, or a safe integer spelled as a string."""
+    if isinstance(value, str):
+        return clean(value[:LABEL_CAP]) if value else None
+    number = as_int(value)
+    return None if number is None else str(number)
+
+
+def content_text(content: Any) -> str:
+    """The text of a message ``content``: a string, or the ``text`` parts of a list."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for part in content:
+        if isinstance(part, Mapping) and part.get("type") == "text":
+            body = part.get("text")
+            if isinstance(body, str):
+                parts.append(body)
+        elif isinstance(part, str):
+            parts.append(part)
+    return "\n".join(parts)
+
+
+def capped_body(raw: str) -> tuple[str, int]:
+    """``(body cut at MESSAGE_BODY_CAP, original length)``; line breaks are kept."""
+    return clean(raw[:MESSAGE_BODY_CAP]), len(raw)
+
+
+def preview(raw: str) -> str:
+    """One line, whitespace collapsed, at most PREVIEW_CAP characters (… when cut)."""
+    line = _WHITESPACE.sub(" ", raw[:4096]).strip()
+    if len(line) <= PREVIEW_CAP:
+        return line
+    return line[: PREVIEW_CAP - 1].rstrip() + "…"
