@@ -1,0 +1,667 @@
+"""The machinery the scenarios share: per-log state (seq, clock, turns), batching into
+frames, bulk text, and the spec bookkeeping. Deterministic: every choice comes from
+the ``random.Random`` it is given; no wall clock is read here.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from dsh_task_gantt.fixturegen.spec import (
+    MemberSpec,
+    MessageSpec,
+    PromptSpec,
+    RewindSpec,
+    TaskRevisionSpec,
+    TaskSpec,
+    TeamSpec,
+)
+from dsh_task_gantt.fixturegen.writer import Event, SessionLogWriter, header_record
+from dsh_task_gantt.logs.project_key import project_key
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    """Sizes of a generated team. ``rounds`` of filler work sit between scripted beats."""
+
+    name: str
+    extra_teammates: int
+    rounds: int
+    lead_steps: tuple[int, int]  # filler steps per round on the lead
+    mate_steps: tuple[int, int]  # filler steps per round on each teammate
+    text_median: int  # assistant text characters
+    tool_result_median: int
+    message_median: int  # team message body characters
+    message_max: int
+    batch: tuple[int, int]  # lines per frame
+
+
+SCALES: dict[str, Scale] = {
+    "small": Scale("small", 0, 10, (1, 2), (1, 2), 160, 220, 1800, 8000, (1, 15)),
+    "medium": Scale("medium", 3, 40, (10, 20), (4, 8), 400, 500, 1800, 8000, (3, 15)),
+    "large": Scale("large", 3, 70, (47, 57), (9, 12), 1200, 1500, 1800, 8000, (3, 15)),
+}
+
+_SENTENCE = (
+    "the lead asked for a timeline of every task and message in the team so we "
+    "read each session log frame by frame decode zstd parse json lines fold "
+    "snapshots into history attribute revisions to members by expected_revision "
+    "and draw lanes with spans marks colours tests pass ruff mypy strict fixtures "
+    "deterministic seed replay reader writer offset torn tail header seq time data "
+    "source kind turn step tool call result usage tokens "
+    "任务 时间线 泳道 消息 队友 日志 帧 解析 😀 café naïve"
+)
+_WORDS = tuple(_SENTENCE.split())
+
+REASON_KINDS = ("completed", "aborted", "blocked", "error", "max-tokens", "interrupted", "forked")
+_REASON_WEIGHTS = (80, 4, 3, 3, 3, 5, 2)
+_FILLER_TOOLS = ("read_file", "bash", "grep", "edit_file", "team_task_list", "team_task_get")
+
+
+class TextSource:
+    """Bulk text: slices of a seeded corpus (fast enough for tens of MB)."""
+
+    def __init__(self, rng: random.Random, size: int = 1 << 16) -> None:
+        self._rng = rng
+        parts: list[str] = []
+        length = 0
+        while length < size:
+            line = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(6, 18)))
+            parts.append(line)
+            length += len(line) + 1
+        self._corpus = "\n".join(parts)
+
+    def take(self, n: int) -> str:
+        if n <= 0:
+            return ""
+        corpus = self._corpus
+        out: list[str] = []
+        while n > 0:
+            start = self._rng.randrange(len(corpus))
+            piece = corpus[start : start + n]
+            out.append(piece)
+            n -= len(piece)
+        return "".join(out)
+
+
+def lognormal(rng: random.Random, median: int, sigma: float, lo: int, hi: int) -> int:
+    return max(lo, min(hi, int(median * math.exp(rng.gauss(0.0, sigma)))))
+
+
+def new_uuid(rng: random.Random) -> str:
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+def json_args(args: dict[str, Any]) -> str:
+    """Tool arguments are a JSON *string* in the real log."""
+    return orjson.dumps(args).decode()
+
+
+class Log:
+    """One session log being written: seq, its own clock, turn state, frame batching."""
+
+    def __init__(self, sim: Sim, writer: SessionLogWriter, member_id: str, t: int) -> None:
+        self.sim = sim
+        self.writer = writer
+        self.member_id = member_id
+        self.t = t
+        self.next_seq = 0
+        self.last_time: int | None = None
+        self.own_first_time: int | None = None
+        self.inherited = 0
+        self.pending: list[Event] = []
+        self.history: list[Event] | None = None  # kept on the lead until forks are done
+        self.batch_target = sim.rng.randint(*sim.scale.batch)
+        self.turn = 0
+        self.step = 0
+        self.open_turn: int | None = None
+        self.open_step: int | None = None
+        self.turn_count = 0
+        self.closed_turn_count = 0
+        self.human_prompt_ids: list[str] = []
+        self.injected: Counter[str] = Counter()
+        self.received: list[str] = []
+
+    # -- writing ---------------------------------------------------------------
+    def advance(self, lo: int, hi: int) -> int:
+        self.t += self.sim.dt(lo, hi)
+        return self.t
+
+    def emit(self, etype: str, data: Any, dt: tuple[int, int] = (3, 60)) -> Event:
+        self.advance(*dt)
+        ceiling = self.sim.ceiling
+        if ceiling is not None:  # live ticks stay at or before the caller's "now"...
+            self.t = min(self.t, ceiling)
+        if self.last_time is not None:  # ...but a log's times never go backwards
+            self.t = max(self.t, self.last_time)
+        event = Event(etype, self.next_seq, self.t, data)
+        self.next_seq += 1
+        self.last_time = self.t
+        if self.own_first_time is None:
+            self.own_first_time = self.t
+        self.pending.append(event)
+        if self.history is not None:
+            self.history.append(event)
+        if len(self.pending) >= self.batch_target:
+            self.flush()
+        return event
+
+    def copy_prefix(self, events: list[Event]) -> None:
+        """A forked child's first events: the parent's, same seq/time/data."""
+        for i in range(0, len(events), 15):
+            self.writer.append(events[i : i + 15])
+        self.next_seq = len(events)
+        self.inherited = len(events)
+        if events:
+            self.last_time = events[-1].time
+
+    def flush(self) -> None:
+        if self.pending:
+            self.writer.append(self.pending)
+            self.pending = []
+        self.batch_target = self.sim.rng.randint(*self.sim.scale.batch)
+
+    # -- agent activity ----------------------------------------------------------
+    def user_message(self, kind: str, text: str, *, msg_id: str | None = None,
+                     extra_source: dict[str, Any] | None = None) -> Event:
+        mid = msg_id or new_uuid(self.sim.rng)
+        source: dict[str, Any] = {"kind": kind}
+        if extra_source:
+            source.update(extra_source)
+        data = {"id": mid, "role": "user", "content": [{"type": "text", "text": text}],
+                "source": source}
+        event = self.emit("user/message", data, (200, 3000))
+        if kind == "user":
+            if mid not in self.human_prompt_ids:
+                self.human_prompt_ids.append(mid)
+        else:
+            self.injected[kind] += 1
+        return event
+
+    def begin_turn(self) -> None:
+        self.turn += 1
+        self.step = 0
+        self.open_turn = self.turn
+        self.turn_count += 1
+        self.emit("turn/start", {"turn": self.turn}, (5, 80))
+
+    def enter_turn(self) -> bool:
+        """Be inside a turn with no open step; True when a new turn was opened."""
+        if self.open_step is not None:
+            self.end_step()
+        if self.open_turn is not None:
+            return False
+        self.begin_turn()
+        return True
+
+    def end_turn(self, reason: str = "completed") -> None:
+        if self.open_step is not None:
+            self.end_step()
+        self.emit("turn/end", {"turn": self.turn, "reason": {"kind": reason}}, (5, 80))
+        self.open_turn = None
+        self.closed_turn_count += 1
+
+    def begin_step(self) -> None:
+        self.step += 1
+        self.open_step = self.step
+        self.emit("step/start", {"turn": self.turn, "step": self.step}, (5, 50))
+        if self.sim.rng.random() < 0.3:
+            self.emit("request/header", {"turn": self.turn, "step": self.step,
+                                         "model": "deepseek-chat", "attempt": 1}, (1, 5))
+
+    def end_step(self) -> None:
+        self.emit("step/end", {"turn": self.turn, "step": self.step}, (5, 40))
+        self.open_step = None
+
+    def assistant(self, text: str | None = None) -> None:
+        sim = self.sim
+        if text is None:
+            text = sim.text.take(lognormal(sim.rng, sim.scale.text_median, 0.7, 20, 60_000))
+        chunk = 320
+        stream: list[dict[str, Any]] = [{"type": "text-start"}]
+        stream += [{"type": "text-delta", "delta": text[i : i + chunk]}
+                   for i in range(0, len(text), chunk)]
+        stream.append({"type": "text-end"})
+        data = {
+            "turn": self.turn, "step": self.step,
+            "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+            "stream": stream,
+            "usage": {"inputTokens": sim.rng.randint(2_000, 90_000),
+                      "outputTokens": max(1, len(text) // 4)},
+        }
+        self.emit("assistant/message", data, (800, 25_000))
+
+    def tool(self, name: str, args: dict[str, Any],
+             on_call: Callable[[Event], None] | None = None,
+             result_text: str | None = None) -> Event:
+        sim = self.sim
+        call_id = f"call_{sim.rng.getrandbits(64):016x}"
+        call = self.emit("tool/call", {"turn": self.turn, "step": self.step, "callId": call_id,
+                                       "name": name, "arguments": json_args(args)}, (5, 40))
+        if on_call is not None:
+            on_call(call)
+        if result_text is None:
+            result_text = sim.text.take(
+                lognormal(sim.rng, sim.scale.tool_result_median, 0.9, 10, 80_000))
+        self.emit("tool/result", {
+            "turn": self.turn, "step": self.step,
+            "message": {"role": "tool", "toolCallId": call_id,
+                        "content": [{"type": "text", "text": result_text}],
+                        "source": {"kind": "tool", "callId": call_id}},
+        }, (50, 8000))
+        return call
+
+    def work_step(self) -> None:
+        """A filler step: a model call, usually one tool."""
+        self.begin_step()
+        self.assistant()
+        if self.sim.rng.random() < 0.75:
+            name = self.sim.rng.choice(_FILLER_TOOLS)
+            self.tool(name, {"path": f"src/{self.sim.rng.choice(_WORDS)}.py"}
+                      if name in ("read_file", "edit_file") else {"query": "status"})
+        self.end_step()
+
+    def filler_turn(self, steps: int) -> None:
+        self.begin_turn()
+        for _ in range(steps):
+            self.work_step()
+        reason = self.sim.rng.choices(REASON_KINDS, _REASON_WEIGHTS)[0]
+        self.end_turn(reason)
+
+
+@dataclass(slots=True)
+class MemberMeta:
+    id: str
+    name: str
+    aliases: list[str]
+    role: str
+    context: str | None
+    phase: str
+    traits: list[str]
+    created_at: int | None
+    log: Log | None
+
+
+@dataclass(slots=True)
+class TaskState:
+    id: str
+    subject: str
+    description: str
+    blocked_by: list[str]
+    write_scopes: list[str]
+    traits: list[str]
+    revisions: list[TaskRevisionSpec]
+    status: str = "pending"
+    owner_id: str | None = None
+    revision: int = 0
+
+
+def _derived_action(prev_status: str | None, status: str, revision: int) -> str:
+    """HOST.md §4: what a reader derives from consecutive snapshots."""
+    if prev_status is None:
+        if revision == 1:
+            return "created"
+        return {"in_progress": "claimed", "completed": "completed"}.get(status, "updated")
+    if prev_status != "completed" and status == "completed":
+        return "completed"
+    if prev_status == "completed" and status != "completed":
+        return "reopened"
+    if prev_status != "in_progress" and status == "in_progress":
+        return "claimed"
+    return "updated"
+
+
+_STATUS_AFTER = {"claim": "in_progress", "release": "pending", "complete": "completed",
+                 "reopen": "pending", "delete": "deleted"}
+
+
+class Sim:
+    """A team being written. Scenario code drives it; :meth:`spec` reports it."""
+
+    def __init__(self, root: Path, *, rng: random.Random, scale: Scale, name: str, seed: int,
+                 cwd: str, start_ms: int, compress: bool = True) -> None:
+        self.root = root
+        self.rng = rng
+        self.scale = scale
+        self.name = name
+        self.seed = seed
+        self.cwd = cwd
+        self.start_ms = start_ms
+        self.compress = compress
+        self.now = start_ms
+        self.text = TextSource(random.Random(rng.getrandbits(64)))
+        self.members: list[MemberMeta] = []
+        self.tasks: list[TaskState] = []
+        self.rewinds: list[RewindSpec] = []
+        self.messages: list[MessageSpec] = []
+        self.prompts: list[PromptSpec] = []
+        self.stray_end_seed: tuple[str, int] | None = None
+        self.live = False
+        self.team_id = ""
+        self.lead: Log | None = None
+        #: Multiplies every delay (live ticks squeeze a turn into a second).
+        self.time_scale = 1.0
+        #: Latest time an event may take (live ticks: the caller's now).
+        self.ceiling: int | None = None
+
+    def dt(self, lo: int, hi: int) -> int:
+        return max(1, int(self.rng.randint(lo, hi) * self.time_scale))
+
+    # -- sessions ------------------------------------------------------------
+    def open_log(self, session_id: str, created_at: int, *, parent: str | None = None,
+                 seeded: bool = False) -> Log:
+        header = header_record(session_id=session_id, created_at=created_at, cwd=self.cwd,
+                               parent_session=parent, is_seeded=seeded)
+        writer = SessionLogWriter(self.root, header, compress=self.compress)
+        return Log(self, writer, session_id, created_at)
+
+    def add_lead(self, lead_id: str) -> Log:
+        log = self.open_log(lead_id, self.now)
+        self.lead = log
+        self.members.append(MemberMeta(lead_id, "lead", ["lead"], "lead", None, "active", [],
+                                       self.now, log))
+        return log
+
+    def lead_log(self) -> Log:
+        assert self.lead is not None
+        return self.lead
+
+    def meta(self, member_id: str) -> MemberMeta:
+        for m in self.members:
+            if m.id == member_id:
+                return m
+        raise KeyError(member_id)
+
+    def name_of(self, member_id: str) -> str:
+        return self.meta(member_id).aliases[-1]
+
+    def log_of(self, member_id: str) -> Log:
+        log = self.meta(member_id).log
+        assert log is not None, member_id
+        return log
+
+    def sync(self, *logs: Log) -> int:
+        """Bring the logs' clocks to the global clock (cross-log beats happen 'now')."""
+        for log in logs:
+            log.t = max(log.t, self.now)
+        return self.now
+
+    def settle(self, *logs: Log, gap: tuple[int, int] = (500, 6000)) -> None:
+        self.now = max([self.now, *(log.t for log in logs)]) + self.dt(*gap)
+
+    # -- team/* (all in the lead's log, flushed at once like the host's journal) ----
+    def team_event(
+        self, etype: str, data: dict[str, Any], dt: tuple[int, int] = (20, 150)
+    ) -> Event:
+        lead = self.lead_log()
+        self.sync(lead)
+        event = lead.emit(etype, data, dt)
+        lead.flush()
+        return event
+
+    def member_event(self, meta: MemberMeta, phase: str, *, description: str,
+                     error: str | None = None) -> Event:
+        member: dict[str, Any] = {"id": meta.id, "name": meta.aliases[-1],
+                                  "description": description, "provider": "spawn",
+                                  "context": meta.context or "fresh", "phase": phase}
+        if error is not None:
+            member["error"] = error
+        meta.phase = phase
+        return self.team_event("team/member", {"version": 2, "teamId": self.team_id,
+                                               "member": member})
+
+    def catalog_event(self, meta: MemberMeta, label: str) -> Event:
+        return self.team_event("subagent/catalog", {
+            "version": 1, "childId": meta.id, "childCreatedAt": meta.created_at,
+            "mode": "continuable", "label": label})
+
+    # -- tasks -----------------------------------------------------------------
+    def task(self, task_id: str) -> TaskState:
+        for t in self.tasks:
+            if t.id == task_id:
+                return t
+        raise KeyError(task_id)
+
+    def _snapshot(self, task: TaskState) -> dict[str, Any]:
+        snap: dict[str, Any] = {
+            "id": task.id, "revision": task.revision, "subject": task.subject,
+            "description": task.description, "status": task.status,
+            "blockedBy": list(task.blocked_by), "writeScopes": list(task.write_scopes)}
+        if task.owner_id is not None:
+            snap["ownerId"] = task.owner_id
+        return snap
+
+    def _record(self, task: TaskState, prev_status: str | None, tool_action: str, actor: str,
+                event: Event, call: Event) -> None:
+        task.revisions.append(TaskRevisionSpec(
+            revision=task.revision, status=task.status, owner_id=task.owner_id,
+            tool_action=tool_action,
+            expected_action=_derived_action(prev_status, task.status, task.revision),
+            actor_id=actor, time=event.time, lead_seq=event.seq, call_seq=call.seq,
+            call_time=call.time, call_id=call.data["callId"]))
+
+    def create_task(self, actor: str, subject: str, *, blocked_by: list[str] | None = None,
+                    write_scopes: list[str] | None = None, traits: list[str] | None = None) -> str:
+        """A team_task_create in the actor's log (inside an open step), then revision 1."""
+        task_id = f"task-{len(self.tasks) + 1}"
+        description = f"Owner: {self.name_of(actor)}. " + self.text.take(self.rng.randint(80, 400))
+        task = TaskState(task_id, subject, description, list(blocked_by or []),
+                         list(write_scopes or []), list(traits or []), [])
+        self.tasks.append(task)
+        log = self.log_of(actor)
+
+        def on_call(call: Event) -> None:
+            self.now = max(self.now, call.time)
+            task.revision = 1
+            event = self.team_event("team/task", {"version": 2, "teamId": self.team_id,
+                                                  "task": self._snapshot(task)})
+            self._record(task, None, "create", actor, event, call)
+
+        log.tool("team_task_create", {"subject": subject, "description": description,
+                                      "blocked_by": task.blocked_by,
+                                      "write_scopes": task.write_scopes},
+                 on_call, result_text=f'{{"ok":true,"task_id":"{task_id}"}}')
+        return task_id
+
+    def update_task(self, actor: str, task_id: str, action: str) -> None:
+        """A team_task_update by ``actor`` (expected_revision = current), then the snapshot."""
+        task = self.task(task_id)
+        log = self.log_of(actor)
+
+        def on_call(call: Event) -> None:
+            self.now = max(self.now, call.time)
+            prev = task.status
+            task.revision += 1
+            task.status = _STATUS_AFTER[action]
+            if action == "claim":
+                task.owner_id = actor
+            elif action in ("release", "reopen"):
+                task.owner_id = None
+            event = self.team_event("team/task", {"version": 2, "teamId": self.team_id,
+                                                  "task": self._snapshot(task)})
+            self._record(task, prev, action, actor, event, call)
+
+        log.tool("team_task_update", {"task_id": task_id, "expected_revision": task.revision,
+                                      "action": action}, on_call,
+                 result_text=f'{{"ok":true,"task_id":"{task_id}"}}')
+
+    def rewind(self, task_id: str, revision: int) -> None:
+        """Re-emit an old snapshot (a duplicate/rewound revision) in the lead log."""
+        task = self.task(task_id)
+        old = next(r for r in task.revisions if r.revision == revision)
+        snap = self._snapshot(task)
+        snap.update(revision=old.revision, status=old.status)
+        snap.pop("ownerId", None)
+        if old.owner_id is not None:
+            snap["ownerId"] = old.owner_id
+        self.sync(self.lead_log())
+        event = self.team_event("team/task", {"version": 2, "teamId": self.team_id, "task": snap})
+        self.rewinds.append(RewindSpec(task_id, revision, event.seq, event.time))
+        if "rewound" not in task.traits:
+            task.traits.append("rewound")
+
+    # -- messages ------------------------------------------------------------
+    def message(self, sender: str, target: str, kind: str, text: str | None = None, *,
+                queue: bool = True, deliver: bool = True, reply: bool = True) -> MessageSpec:
+        """A team message: the sender's tool call, queued/delivered in the lead log, and
+        the recipient's team-message user/message (when the target has a log)."""
+        rng = self.rng
+        msg_id = f"msg-{rng.getrandbits(48):012x}"
+        if text is None:
+            text = self.text.take(lognormal(rng, self.scale.message_median, 0.6, 200,
+                                            self.scale.message_max))
+        sender_name = self.name_of(sender)
+        slog = self.log_of(sender)
+        self.sync(slog)
+        fresh = slog.enter_turn()
+        slog.begin_step()
+        slog.assistant()
+        queued: Event | None = None
+
+        def on_call(call: Event) -> None:
+            nonlocal queued
+            self.now = max(self.now, call.time)
+            if queue:
+                message = {"id": msg_id, "senderId": sender, "senderName": sender_name,
+                           "targetId": target, "content": [{"type": "text", "text": text}]}
+                queued = self.team_event("team/message/queued",
+                                         {"teamId": self.team_id, "message": message})
+
+        slog.tool("team_message_send", {"to": target, "content": text}, on_call,
+                  result_text='{"ok":true}')
+        slog.end_step()
+        if fresh:
+            slog.end_turn()
+        self.now = max(self.now, slog.t)
+        delivered: Event | None = None
+        rec_id: str | None = None
+        rec_seq: int | None = None
+        if deliver:
+            self.now += self.dt(300, 20_000)
+            delivered = self.team_event("team/message/delivered",
+                                        {"teamId": self.team_id, "messageId": msg_id,
+                                         "targetId": target})
+            target_meta = next((m for m in self.members if m.id == target), None)
+            if target_meta is not None and target_meta.log is not None:
+                rlog = target_meta.log
+                self.sync(rlog)
+                rlog.t = max(rlog.t, delivered.time)
+                ev = rlog.user_message("team-message",
+                                       f"Team message {msg_id} from {sender_name}:\n{text}",
+                                       extra_source={"messageId": msg_id})
+                rlog.received.append(msg_id)
+                rec_id, rec_seq = target, ev.seq
+                if reply:
+                    fresh = rlog.enter_turn()
+                    rlog.work_step()
+                    if fresh:
+                        rlog.end_turn()
+                self.now = max(self.now, rlog.t)
+        spec = MessageSpec(
+            id=msg_id, kind=kind, sender_id=sender, sender_name=sender_name, target_id=target,
+            text=text, queued_seq=queued.seq if queued else None,
+            queued_time=queued.time if queued else None,
+            delivered_seq=delivered.seq if delivered else None,
+            delivered_time=delivered.time if delivered else None,
+            recipient_id=rec_id, recipient_seq=rec_seq)
+        self.messages.append(spec)
+        return spec
+
+    def act(self, actor: str, body: Callable[[], object], *, reason: str = "completed") -> None:
+        """A short turn on ``actor`` whose first step runs ``body`` (its tool calls)."""
+        log = self.log_of(actor)
+        self.sync(log)
+        fresh = log.enter_turn()
+        log.begin_step()
+        log.assistant()
+        body()
+        log.end_step()
+        if self.rng.random() < 0.5:
+            log.work_step()
+        if fresh:
+            log.end_turn(reason)
+        self.settle(log, gap=(200, 3000))
+
+    # -- human prompts -------------------------------------------------------
+    def human_prompt(self, log: Log, text: str, *, msg_id: str | None = None) -> Event:
+        event = log.user_message("user", text, msg_id=msg_id)
+        mid = event.data["id"]
+        for i, p in enumerate(self.prompts):
+            if p.id == mid and p.member_id == log.member_id:
+                self.prompts[i] = replace(p, seqs=(*p.seqs, event.seq))
+                return event
+        self.prompts.append(PromptSpec(mid, text, log.member_id, (event.seq,), event.time, ()))
+        return event
+
+    # -- rounds of filler work -------------------------------------------------
+    def work_round(self, logs: list[Log]) -> None:
+        """Every given log does a filler turn, in parallel from the same start."""
+        start = self.now
+        for log in logs:
+            log.t = max(log.t, start)
+            lo, hi = self.scale.lead_steps if log is self.lead else self.scale.mate_steps
+            steps = self.rng.randint(lo, hi)
+            while steps > 0:  # big budgets become several turns
+                n = min(steps, self.rng.randint(3, 14))
+                log.filler_turn(n)
+                steps -= n
+        self.settle(*logs)
+
+    # -- the report ----------------------------------------------------------
+    def finish(self) -> None:
+        for m in self.members:
+            if m.log is not None:
+                m.log.flush()
+
+    def spec(self) -> TeamSpec:
+        members: list[MemberSpec] = []
+        last = self.start_ms
+        first: int | None = None
+        for m in self.members:
+            log = m.log
+            if log is not None and log.last_time is not None:
+                last = max(last, log.last_time)
+                own = log.own_first_time or log.last_time
+                first = own if first is None else min(first, own)
+            members.append(MemberSpec(
+                id=m.id, name=m.name, aliases=tuple(m.aliases), role=m.role, context=m.context,
+                phase=m.phase, traits=tuple(m.traits),
+                rel_path=log.writer.path.relative_to(self.root).as_posix() if log else None,
+                created_at=m.created_at,
+                inherited_count=log.inherited if log else 0,
+                event_count=log.next_seq if log else 0,
+                line_count=log.writer.line_count if log else 0,
+                frame_count=log.writer.frame_count if log else 0,
+                own_first_time=log.own_first_time if log else None,
+                last_time=log.last_time if log else None,
+                turn_count=log.turn_count if log else 0,
+                closed_turn_count=log.closed_turn_count if log else 0,
+                open_turn=log.open_turn if log else None,
+                open_step=log.open_step if log else None,
+                last_turn=log.turn if log else 0,
+                next_seq=log.next_seq if log else 0,
+                human_prompt_ids=tuple(log.human_prompt_ids) if log else (),
+                injected_counts=dict(sorted(log.injected.items())) if log else {},
+                received_message_ids=tuple(log.received) if log else (),
+            ))
+        tasks = tuple(TaskSpec(t.id, t.subject, t.description, tuple(t.blocked_by),
+                               tuple(t.write_scopes), tuple(t.traits), tuple(t.revisions))
+                      for t in self.tasks)
+        lead = self.lead_log()
+        return TeamSpec(
+            name=self.name, seed=self.seed, scale=self.scale.name, root=str(self.root),
+            cwd=self.cwd, project_key=project_key(self.cwd), lead_id=lead.member_id,
+            team_id=self.team_id, live=self.live, start_ms=self.start_ms,
+            first_event_time=first if first is not None else self.start_ms,
+            last_event_time=last, members=tuple(members), tasks=tasks,
+            rewinds=tuple(self.rewinds), messages=tuple(self.messages),
+            human_prompts=tuple(self.prompts), stray_end_seed=self.stray_end_seed)
