@@ -330,3 +330,23 @@ def test_large_scale_reaches_real_sizes(tmp_path: Path) -> None:
     assert len(mates) == 8 and all(m.line_count >= 3_000 for m in mates)
     assert frame_count(spec.log_path(lead.id)) == lead.frame_count
     assert elapsed < 30, f"large generation took {elapsed:.1f}s"
+
+
+def test_live_team_on_a_copy_of_the_committed_alpha(tmp_path: Path) -> None:
+    """What `serve --demo` does: copy the bundled fixtures, load the spec, keep ticking."""
+    root = tmp_path / "sessions"
+    shutil.copytree(COMMITTED, root)
+    spec = TeamSpec.load(REPO / "fixtures" / "specs" / "alpha.json", root=str(root))
+    live = LiveTeam(root, spec, seed=5)
+    now = spec.last_event_time + 5_000
+    reports = [live.tick(now + 2_000 * i) for i in range(6)]
+    assert all(r.appended.get(spec.lead_id, 0) > 0 for r in reports)
+    after = live.spec()
+    (cold,) = after.with_trait(S.COLD_OPEN_STEP)
+    assert cold.event_count == spec.member(cold.id).event_count  # the dead stay dead
+    for m in after.members:
+        if m.rel_path:
+            lines = decode(root / m.rel_path)
+            assert len(lines) == m.line_count and frame_count(root / m.rel_path) == m.frame_count
+            assert [e["seq"] for e in lines[1:]] == list(range(m.event_count))
+    assert tree_bytes(COMMITTED) != tree_bytes(root)
