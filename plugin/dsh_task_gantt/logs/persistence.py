@@ -1,0 +1,313 @@
+"""``sessionPersistence`` over a sessions root directory (read-only).
+
+The standalone host and the CLI use this where the real host would offer its own
+service: ``<root>/<projectKey>/<sessionId>/session.v4.jsonl.zstd`` (or ``.jsonl``).
+One :class:`~dsh_task_gantt.logs.reader.LogReader` per log file is kept, so repeated
+``stat`` / ``read`` calls decode only frames appended since the last call. Nothing is
+cached by time: ``revision`` is derived from the file's identity, size and mtime.
+
+Decoding runs in a worker thread (a cold read of a big log takes a while and must
+not stall the event loop); a lock per log keeps one reader's state consistent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import zstandard
+
+from dsh_task_gantt.events import LogEvent, SessionHeader, coerce_header
+from dsh_task_gantt.ids import valid_session_id
+from dsh_task_gantt.logs.frames import walk_frames
+from dsh_task_gantt.logs.reader import LogReader, RawScan, is_zstd_path
+
+LOG_NAMES = ("session.v4.jsonl.zstd", "session.v4.jsonl")
+#: ``list`` is also a method name below; this alias keeps annotations unambiguous.
+_Rows = list[dict[str, Any]]
+#: Enough bytes for any real header line (they are a few hundred bytes).
+_HEADER_PROBE_BYTES = 64 * 1024
+
+
+class SessionLogError(Exception):
+    """A log exists but cannot be read; ``str()`` is a short reason without a path."""
+
+
+class SessionNotFound(LookupError):
+    """No log for this session id under the root (or the id is not a valid id)."""
+
+
+def revision_of(st: os.stat_result) -> str:
+    """Changes exactly when the file does: identity, size and modification time."""
+    return f"{st.st_dev:x}.{st.st_ino:x}.{st.st_size:x}.{st.st_mtime_ns:x}"
+
+
+def read_header_fast(path: Path) -> SessionHeader | None:
+    """The header from the first bytes of a log, without touching the rest."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_HEADER_PROBE_BYTES)
+    except OSError:
+        return None
+    data = b""
+    if is_zstd_path(path):
+        dctx = zstandard.ZstdDecompressor()
+        for frame in walk_frames(head).frames:
+            if frame.skippable:
+                continue
+            try:
+                data += dctx.decompressobj().decompress(head[frame.start : frame.end])
+            except zstandard.ZstdError:
+                return None
+            if b"\n" in data:
+                break
+    else:
+        data = head
+    first, newline, _ = data.lstrip().partition(b"\n")
+    if not newline:
+        return _header_by_scan(path)  # an unusually long first line: decode properly
+    return _header_from_line(first)
+
+
+def _header_by_scan(path: Path) -> SessionHeader | None:
+    try:
+        for line in RawScan(path).lines():
+            return _header_from_line(line)
+    except OSError:
+        return None
+    return None
+
+
+def _header_from_line(line: bytes) -> SessionHeader | None:
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(obj, dict) and obj.get("type") == "session":
+        return coerce_header(obj)
+    return None
+
+
+def _header_dict(header: SessionHeader | None) -> dict[str, Any]:
+    return dict(header.raw) if header is not None else {}
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One log file's reader, shared by every handle on it."""
+
+    path: Path
+    reader: LogReader
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class DirectoryReadHandle:
+    """A read handle (HOST.md §1): ``read(offset, length)`` → events; ``close()``.
+
+    It never takes ownership of the log and works while a writer appends.
+    ``bad_lines``, ``torn_tail_bytes`` and ``garbage`` describe the last read
+    (extras beyond the host's handle, for notes).
+    """
+
+    def __init__(self, session_id: str, entry: _Entry, header: SessionHeader | None) -> None:
+        self.id = session_id
+        self._entry = entry
+        self.header: dict[str, Any] = _header_dict(header)
+        self.inherited_event_count: int | None = (
+            header.inherited_event_count if header is not None else None
+        )
+        self.bad_lines = 0
+        self.torn_tail_bytes = 0
+        self.garbage: str | None = None
+        self.closed = False
+
+    @property
+    def inheritedEventCount(self) -> int | None:  # the host's spelling
+        return self.inherited_event_count
+
+    async def read(self, offset: int = 0, length: int | None = None) -> list[LogEvent]:
+        if self.closed:
+            raise SessionLogError("the read handle is closed")
+        return await asyncio.to_thread(self._read, max(0, offset), length)
+
+    def _read(self, offset: int, length: int | None) -> list[LogEvent]:
+        entry = self._entry
+        with entry.lock:
+            batch = entry.reader.read_new()
+            if batch.error is not None:
+                raise SessionLogError(batch.error)
+            self.bad_lines = batch.total_bad_lines
+            self.torn_tail_bytes = batch.torn_tail_bytes
+            self.garbage = batch.garbage
+            total = batch.total_events
+            stop = total if length is None else min(total, offset + max(0, length))
+            if offset >= stop:
+                return []
+            first = batch.first_index
+            if offset >= first:  # all of it was just decoded: no second pass
+                return batch.events[offset - first : stop - first]
+            older = entry.reader.read_range(offset, min(stop, first))
+            return older + batch.events[: max(0, stop - first)]
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+class DirectorySessionPersistence:
+    """The host's ``sessionPersistence`` over ``<root>/<projectKey>/<sessionId>/``.
+
+    ``skip_types`` is handed to every reader (see ``LogReader``); events of those
+    types then come back with ``data=None``.
+    """
+
+    def __init__(self, root: Path, *, skip_types: Iterable[str] = ()) -> None:
+        self.root = Path(root)
+        self.skip_types = frozenset(skip_types)
+        self._entries: dict[Path, _Entry] = {}
+        self._headers: dict[Path, tuple[tuple[int, int], SessionHeader | None]] = {}
+        self._located: dict[str, Path] = {}
+        self._guard = threading.Lock()
+
+    # -- finding logs -------------------------------------------------------------
+    def locate(self, session_id: str) -> Path | None:
+        """The log file of ``session_id`` under the root, or ``None``.
+
+        An id that is not a plain name (``^[A-Za-z0-9._-]{1,128}$``, no ``..``) is
+        refused; a log reached through a link that leaves the root is ignored.
+        """
+        if not isinstance(session_id, str) or not valid_session_id(session_id):
+            return None
+        known = self._located.get(session_id)
+        if known is not None and known.is_file():
+            return known
+        try:
+            root = self.root.resolve()
+            projects = [p for p in root.iterdir() if p.is_dir()]
+        except OSError:
+            return None
+        found: list[tuple[int, str, Path]] = []
+        for project in projects:
+            for name in LOG_NAMES:
+                candidate = project / session_id / name
+                try:
+                    st = candidate.stat()
+                    inside = candidate.resolve().is_relative_to(root)
+                except OSError:
+                    continue
+                if inside and candidate.is_file():
+                    found.append((st.st_mtime_ns, project.name, candidate))
+                    break  # .zstd wins over .jsonl in the same directory
+        if not found:
+            return None
+        path = max(found)[2]  # the same id in two workspaces: the newest log
+        self._located[session_id] = path
+        return path
+
+    def _entry(self, path: Path) -> _Entry:
+        with self._guard:
+            entry = self._entries.get(path)
+            if entry is None:
+                entry = _Entry(path, LogReader(path, skip_types=self.skip_types))
+                self._entries[path] = entry
+            return entry
+
+    def _header(self, path: Path, st: os.stat_result) -> SessionHeader | None:
+        """The header, decoded once per file identity."""
+        identity = (st.st_dev, st.st_ino)
+        cached = self._headers.get(path)
+        if cached is not None and cached[0] == identity and cached[1] is not None:
+            return cached[1]
+        entry = self._entries.get(path)
+        header = entry.reader.header if entry is not None else None
+        if header is None:
+            header = read_header_fast(path)
+        self._headers[path] = (identity, header)
+        return header
+
+    # -- the host's service ---------------------------------------------------------
+    async def open(self, session_id: str, mode: str = "read") -> DirectoryReadHandle:
+        if mode != "read":
+            raise ValueError("only 'read' handles are offered: logs are never written")
+        return await asyncio.to_thread(self._open, session_id)
+
+    def _open(self, session_id: str) -> DirectoryReadHandle:
+        path = self.locate(session_id)
+        if path is None:
+            raise SessionNotFound(f"no persisted log for session {session_id!r}")
+        entry = self._entry(path)
+        with entry.lock:
+            batch = entry.reader.read_new()
+        if batch.error is not None:
+            raise SessionLogError(batch.error)
+        return DirectoryReadHandle(session_id, entry, batch.header)
+
+    async def stat(self, session_id: str) -> dict[str, Any] | None:
+        return await asyncio.to_thread(self._stat, session_id)
+
+    def _stat(self, session_id: str) -> dict[str, Any] | None:
+        path = self.locate(session_id)
+        if path is None:
+            return None
+        try:
+            st = path.stat()  # before the read: a stale revision only causes a re-read
+        except OSError:
+            return None
+        entry = self._entry(path)
+        with entry.lock:
+            batch = entry.reader.read_new()
+        if batch.error is not None:
+            raise SessionLogError(batch.error)
+        return {
+            "header": _header_dict(batch.header),
+            "revision": revision_of(st),
+            "eventCount": batch.total_events,
+            "sizeBytes": st.st_size,
+        }
+
+    async def list(self) -> _Rows:
+        return await asyncio.to_thread(self._list)
+
+    def _list(self) -> _Rows:
+        """Every session under the root: ``{id, header, revision, sizeBytes, project}``."""
+        rows: _Rows = []
+        try:
+            root = self.root.resolve()
+            projects = sorted(p for p in root.iterdir() if p.is_dir())
+        except OSError:
+            return rows
+        for project in projects:
+            try:
+                sessions = sorted(s for s in project.iterdir() if s.is_dir())
+            except OSError:
+                continue
+            for session in sessions:
+                if not valid_session_id(session.name):
+                    continue
+                row = self._row(root, project, session)
+                if row is not None:
+                    rows.append(row)
+        return rows
+
+    def _row(self, root: Path, project: Path, session: Path) -> dict[str, Any] | None:
+        for name in LOG_NAMES:
+            path = session / name
+            try:
+                st = path.stat()
+                if not path.is_file() or not path.resolve().is_relative_to(root):
+                    continue
+            except OSError:
+                continue
+            return {
+                "id": session.name,
+                "header": _header_dict(self._header(path, st)),
+                "revision": revision_of(st),
+                "sizeBytes": st.st_size,
+                "project": project.name,
+            }
+        return None
