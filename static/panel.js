@@ -1,0 +1,332 @@
+// dsh-task-gantt panel behaviour. No inline script anywhere (CSP script-src 'self').
+// The server lays out positions as percentages of the timeline's extent; this file
+// only widens the track for the zoom, scrolls it, keeps the user's view, focus and
+// detail across polls, and writes times in the viewer's local time zone.
+(function () {
+  "use strict";
+
+  var MIN_WINDOW = 2000;
+  var board, scroller, detail, viewForm;
+  // The user's view: a time window (null = fit all) and whether it follows "now".
+  var state = { from: null, to: null, follow: false, msg: null, list: false };
+  var lastOpener = null;
+  var scrollTimer = null;
+  var applying = false;
+
+  function pad(n) { return n < 10 ? "0" + n : String(n); }
+  var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  function fmt(ms, kind) {
+    var d = new Date(ms);
+    var hm = pad(d.getHours()) + ":" + pad(d.getMinutes());
+    var hms = hm + ":" + pad(d.getSeconds());
+    var day = MONTHS[d.getMonth()] + " " + pad(d.getDate());
+    if (kind === "hm") return hm;
+    if (kind === "d") return day;
+    if (kind === "dhm") return day + " " + hm;
+    if (kind === "full") return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + hms;
+    return hms;
+  }
+
+  function localize(root) {
+    root.querySelectorAll("time[data-ms]").forEach(function (el) {
+      var ms = Number(el.getAttribute("data-ms"));
+      if (!el.getAttribute("data-ms") || !isFinite(ms)) return;
+      el.textContent = fmt(ms, el.getAttribute("data-fmt") || "hms");
+      el.setAttribute("datetime", new Date(ms).toISOString());
+    });
+    root.querySelectorAll(".mark[data-ms]").forEach(function (el) {
+      var at = fmt(Number(el.getAttribute("data-ms")), "hms");
+      var label = el.getAttribute("data-label") + " at " + at;
+      el.setAttribute("aria-label", label);
+      var preview = el.getAttribute("data-preview");
+      el.setAttribute("title", preview ? label + " — " + preview : label);
+    });
+  }
+
+  function meta() {
+    var m = document.getElementById("board-meta");
+    if (!m) return null;
+    return {
+      live: m.getAttribute("data-live") === "true",
+      start: Number(m.getAttribute("data-extent-start")),
+      end: Number(m.getAttribute("data-extent-end")),
+      wStart: Number(m.getAttribute("data-window-start")),
+      wEnd: Number(m.getAttribute("data-window-end"))
+    };
+  }
+
+  function nameWidth() {
+    var name = board.querySelector(".row > .name");
+    return name ? name.getBoundingClientRect().width : 0;
+  }
+  function trackWidth() { return Math.max(board.getBoundingClientRect().width - nameWidth(), 1); }
+  function visibleTrack() { return Math.max(scroller.clientWidth - nameWidth(), 1); }
+
+  // Clamp the window into the extent; follow slides it to the live end.
+  function effectiveWindow(m) {
+    if (state.from === null || state.to === null) return null;
+    var width = Math.min(Math.max(state.to - state.from, MIN_WINDOW), m.end - m.start);
+    var lo = state.follow && m.live ? m.end - width : state.from;
+    lo = Math.min(Math.max(lo, m.start), m.end - width);
+    if (width >= m.end - m.start) return null;
+    return { from: lo, to: lo + width };
+  }
+
+  function apply() {
+    var m = meta();
+    if (!m || document.body.classList.contains("list-mode")) {
+      board.style.setProperty("--zoom", "1");
+      return;
+    }
+    var w = effectiveWindow(m);
+    var extent = m.end - m.start;
+    var zoom = w ? extent / (w.to - w.from) : 1;
+    applying = true;
+    board.style.setProperty("--zoom", String(zoom));
+    if (w) {
+      state.from = w.from; state.to = w.to;
+      scroller.scrollLeft = (w.from - m.start) / extent * trackWidth();
+    } else {
+      scroller.scrollLeft = 0;
+    }
+    window.requestAnimationFrame(function () { applying = false; });
+  }
+
+  function syncInputs() {
+    if (!viewForm) return;
+    viewForm.elements.from.value = state.from === null ? "" : String(Math.round(state.from));
+    viewForm.elements.to.value = state.to === null ? "" : String(Math.round(state.to));
+    viewForm.elements.follow.value = state.follow ? "1" : "";
+    viewForm.elements.w.value = String(Math.round(visibleTrack()));
+  }
+
+  function syncUrl() {
+    var url = new URL(window.location.href);
+    ["from", "to", "follow", "t", "msg", "list"].forEach(function (k) { url.searchParams.delete(k); });
+    if (state.from !== null && state.to !== null) {
+      url.searchParams.set("from", String(Math.round(state.from)));
+      url.searchParams.set("to", String(Math.round(state.to)));
+    }
+    if (state.follow) url.searchParams.set("follow", "1");
+    if (state.msg) url.searchParams.set("msg", state.msg);
+    if (state.list) url.searchParams.set("list", "1");
+    window.history.replaceState(null, "", url.toString());
+    var follow = document.getElementById("follow");
+    if (follow) follow.setAttribute("aria-pressed", state.follow ? "true" : "false");
+    var list = document.getElementById("list-toggle");
+    if (list) list.setAttribute("aria-pressed", state.list ? "true" : "false");
+  }
+
+  // Ask for the board again with the new view (ticks depend on the zoom); the cleared
+  // version makes the server answer with a board rather than "unchanged".
+  function refresh() {
+    syncInputs();
+    syncUrl();
+    var version = document.getElementById("board-version");
+    if (version) version.value = "";
+    if (window.htmx) window.htmx.ajax("GET", board.getAttribute("hx-get"), { source: board, target: board, swap: "innerHTML" });
+  }
+
+  function currentWindow(m) {
+    var w = effectiveWindow(m);
+    return w || { from: m.start, to: m.end };
+  }
+
+  function zoomBy(factor) {
+    var m = meta();
+    if (!m) return;
+    var w = currentWindow(m);
+    var centre = (w.from + w.to) / 2;
+    if (state.follow && m.live) centre = w.to - (w.to - w.from) * factor / 2;
+    var width = Math.max((w.to - w.from) * factor, MIN_WINDOW);
+    if (width >= m.end - m.start) { state.from = state.to = null; }
+    else { state.from = centre - width / 2; state.to = centre + width / 2; }
+    apply();
+    refresh();
+  }
+
+  function fitAll() { state.from = state.to = null; state.follow = false; apply(); refresh(); }
+
+  function toggleFollow() {
+    var m = meta();
+    if (!m || !m.live) return;
+    state.follow = !state.follow;
+    if (state.follow && state.from === null) {
+      var width = Math.max((m.end - m.start) / 4, MIN_WINDOW);
+      state.from = m.end - width; state.to = m.end;
+    }
+    apply();
+    refresh();
+  }
+
+  function toggleList() {
+    state.list = !state.list;
+    document.body.classList.toggle("list-mode", state.list);
+    apply();
+    syncUrl();
+  }
+
+  function onScroll() {
+    if (applying) return;
+    var m = meta();
+    if (!m || state.from === null) return;
+    window.clearTimeout(scrollTimer);
+    scrollTimer = window.setTimeout(function () {
+      var extent = m.end - m.start;
+      var width = state.to - state.from;
+      var from = m.start + scroller.scrollLeft / trackWidth() * extent;
+      state.from = from; state.to = from + width;
+      // Scrolling back from the live edge stops following; reaching it again resumes.
+      var atEnd = scroller.scrollLeft + scroller.clientWidth >= scroller.scrollWidth - 2;
+      if (m.live) state.follow = atEnd && state.follow;
+      syncInputs();
+      syncUrl();
+    }, 150);
+  }
+
+  // -- detail ------------------------------------------------------------------
+  function markTwins(msgId, on) {
+    board.querySelectorAll(".mark").forEach(function (el) {
+      if (el.getAttribute("data-msg") === msgId) el.classList.toggle("twin", on);
+    });
+  }
+  function showCurrent() {
+    board.querySelectorAll('.mark[aria-current="true"]').forEach(function (el) { el.removeAttribute("aria-current"); });
+    if (!state.msg) return;
+    board.querySelectorAll(".mark").forEach(function (el) {
+      if (el.getAttribute("data-msg") === state.msg) el.setAttribute("aria-current", "true");
+    });
+  }
+  function closeDetail() {
+    detail.hidden = true;
+    detail.textContent = "";
+    state.msg = null;
+    showCurrent();
+    syncUrl();
+    if (lastOpener && document.contains(lastOpener)) lastOpener.focus();
+  }
+
+  // -- focus survives a swap: remember the element by a stable key -------------
+  var focusKey = null;
+  function keyOf(el) {
+    if (!el || !board.contains(el)) return null;
+    var lane = el.closest(".lane, .task");
+    if (el.classList.contains("mark")) return { lane: lane && lane.getAttribute("data-lane"), msg: el.getAttribute("data-msg") };
+    if (el.id) return { id: el.id };
+    if (lane && lane.id) return { row: lane.id, cls: el.className };
+    return null;
+  }
+  function restoreFocus(key) {
+    if (!key) return;
+    var target = null;
+    if (key.msg !== undefined) {
+      board.querySelectorAll(".mark").forEach(function (el) {
+        var lane = el.closest(".lane");
+        if (!target && el.getAttribute("data-msg") === key.msg && lane && lane.getAttribute("data-lane") === key.lane) target = el;
+      });
+    } else if (key.id) {
+      target = document.getElementById(key.id);
+    } else if (key.row) {
+      var row = document.getElementById(key.row);
+      target = row && row.querySelector("button");
+    }
+    if (target) target.focus({ preventScroll: true });
+  }
+
+  function init() {
+    board = document.getElementById("board");
+    scroller = document.getElementById("scroller");
+    detail = document.getElementById("detail");
+    viewForm = document.getElementById("view");
+    if (!board || !scroller || !detail) return;
+    var params = new URL(window.location.href).searchParams;
+    state.list = document.body.classList.contains("list-mode");
+    var m = meta();
+    if (m && (m.wStart > m.start || m.wEnd < m.end)) { state.from = m.wStart; state.to = m.wEnd; }
+    state.follow = !!(m && m.live && params.get("follow") === "1");
+    state.msg = detail.hidden ? null : params.get("msg");
+    localize(document);
+    apply();
+    syncInputs();
+    syncUrl();
+    showCurrent();
+
+    document.getElementById("zoom-in").addEventListener("click", function () { zoomBy(0.5); });
+    document.getElementById("zoom-out").addEventListener("click", function () { zoomBy(2); });
+    document.getElementById("fit").addEventListener("click", fitAll);
+    document.getElementById("follow").addEventListener("click", toggleFollow);
+    document.getElementById("list-toggle").addEventListener("click", toggleList);
+    scroller.addEventListener("scroll", onScroll, { passive: true });
+    window.addEventListener("resize", function () { apply(); syncInputs(); });
+
+    document.addEventListener("click", function (ev) {
+      var t = ev.target instanceof Element ? ev.target : null;
+      if (!t) return;
+      if (t.closest("[data-close]")) { closeDetail(); return; }
+      var opener = t.closest("[hx-target='#detail']");
+      if (opener) {
+        lastOpener = opener;
+        var mark = opener.closest(".mark");
+        state.msg = mark ? mark.getAttribute("data-msg") : null;
+        if (!mark) {
+          var m2 = (opener.getAttribute("hx-get") || "").match(/\/api\/messages\/([^?]+)/);
+          state.msg = m2 ? decodeURIComponent(m2[1]) : null;
+        }
+      }
+    });
+    board.addEventListener("mouseover", function (ev) {
+      var mark = ev.target instanceof Element ? ev.target.closest(".mark") : null;
+      if (mark) markTwins(mark.getAttribute("data-msg"), true);
+    });
+    board.addEventListener("mouseout", function (ev) {
+      var mark = ev.target instanceof Element ? ev.target.closest(".mark") : null;
+      if (mark) markTwins(mark.getAttribute("data-msg"), false);
+    });
+    board.addEventListener("focusin", function (ev) {
+      var mark = ev.target instanceof Element ? ev.target.closest(".mark") : null;
+      if (mark) markTwins(mark.getAttribute("data-msg"), true);
+    });
+    board.addEventListener("focusout", function (ev) {
+      var mark = ev.target instanceof Element ? ev.target.closest(".mark") : null;
+      if (mark) markTwins(mark.getAttribute("data-msg"), false);
+    });
+
+    document.addEventListener("keydown", function (ev) {
+      var t = ev.target;
+      if (t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement) return;
+      if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      if (ev.key === "Escape" && !detail.hidden) { ev.preventDefault(); closeDetail(); }
+      else if (ev.key === "+" || ev.key === "=") { ev.preventDefault(); zoomBy(0.5); }
+      else if (ev.key === "-" || ev.key === "_") { ev.preventDefault(); zoomBy(2); }
+      else if (ev.key === "0") { ev.preventDefault(); fitAll(); }
+    });
+
+    document.body.addEventListener("htmx:beforeSwap", function (ev) {
+      if (ev.detail.target === board) focusKey = keyOf(document.activeElement);
+    });
+    document.body.addEventListener("htmx:afterSwap", function (ev) {
+      var target = ev.detail.target;
+      if (target === board) {
+        localize(board);
+        apply();
+        syncInputs();
+        showCurrent();
+        restoreFocus(focusKey);
+        focusKey = null;
+      } else if (target === detail) {
+        detail.hidden = false;
+        localize(detail);
+        showCurrent();
+        syncUrl();
+        var title = detail.querySelector(".card-title");
+        if (title && !(lastOpener && lastOpener.classList.contains("mark"))) title.focus({ preventScroll: true });
+      }
+    });
+    document.body.addEventListener("htmx:oobAfterSwap", function (ev) {
+      if (ev.detail.target) localize(ev.detail.target);
+    });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

@@ -1,0 +1,548 @@
+"""The panel's endpoints, rendered from hand-made timelines through a fake provider."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from html.parser import HTMLParser
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.testclient import TestClient
+
+from dsh_task_gantt.panel import HTMX_FILE, HTMX_STOP_POLLING, PANEL_CSP, Panel
+from dsh_task_gantt.provider import TimelineResult
+from dsh_task_gantt.resources import resource_path
+
+PREFIX = "/plugins/dsh-task-gantt"
+T0 = 1_764_430_000_000  # a fixed instant: the tests never depend on the clock
+HOSTILE = (
+    "<script>alert(1)</script>",
+    "javascript:alert(2)",
+    "\"'><img src=x onerror=alert(3)>",
+)
+
+# ---------------------------------------------------------------------------
+# hand-made timelines (PRODUCT.md "The timeline JSON")
+
+NAMES = ("lead", "verify", "host-data", "ui", "docs", "fixtures", "perf")
+
+
+def _who(name: str) -> dict[str, Any]:
+    if name == "you":
+        return {"kind": "user", "id": "user", "name": "you"}
+    if name == "?":
+        return {"kind": "system", "id": "system", "name": "system"}
+    return {"kind": "lead" if name == "lead" else "teammate", "id": name, "name": name}
+
+
+def _lane(index: int, name: str, status: str | None = "idle") -> dict[str, Any]:
+    return {
+        "id": name,
+        "kind": "lead" if index == 0 else "teammate",
+        "name": name,
+        "sessionId": f"s-{name}",
+        "index": index,
+        "color": {
+            "fill": "--dsw-alias-state-business-primary",
+            "on": "--dsw-alias-label-primary-inverted",
+            "slot": index % 5,
+        },
+        "phase": "active",
+        "status": status,
+        "createdAt": T0,
+        "channel": "persisted",
+        "error": None,
+        "spans": [],
+        "taskIds": [],
+    }
+
+
+@dataclass
+class TeamBuilder:
+    """Builds a timeline dict the way the fold would: a message on both lanes."""
+
+    names: tuple[str, ...] = NAMES
+    live: bool = True
+    now: int = T0 + 40 * 60_000
+    lanes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    messages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    source: str = "log"
+    _n: int = 0
+
+    def __post_init__(self) -> None:
+        for index, name in enumerate(self.names):
+            self.lanes[name] = _lane(index, name, "running" if self.live and index < 2 else "idle")
+
+    def turn(self, lane: str, start: int, end: int | None) -> None:
+        self._n += 1
+        self.lanes[lane]["spans"].append(
+            {
+                "kind": "turn",
+                "id": f"turn-{self._n}",
+                "time": start,
+                "end": end,
+                "from": _who(lane),
+                "to": None,
+                "direction": None,
+                "preview": "",
+                "sessionId": f"s-{lane}",
+            }
+        )
+
+    def message(self, sender: str, target: str, at: int, body: str, msg_id: str = "") -> str:
+        self._n += 1
+        msg_id = msg_id or f"msg-{self._n}"
+        preview = body.replace("\n", " ")[:140]
+        for lane, direction in ((sender, "outgoing"), (target, "incoming")):
+            if lane not in self.lanes:
+                continue
+            self.lanes[lane]["spans"].append(
+                {
+                    "kind": "message",
+                    "id": msg_id,
+                    "time": at,
+                    "end": at + 400,
+                    "from": _who(sender),
+                    "to": _who(target),
+                    "direction": direction,
+                    "preview": preview,
+                    "sessionId": "s-lead",
+                }
+            )
+        self.messages[msg_id] = {
+            "id": msg_id,
+            "from": _who(sender),
+            "to": _who(target),
+            "queuedAt": at,
+            "deliveredAt": at + 400,
+            "body": body[:16_384],
+            "length": len(body),
+            "truncated": len(body) > 16_384,
+        }
+        return msg_id
+
+    def prompt(self, at: int, text: str, msg_id: str = "") -> str:
+        self._n += 1
+        msg_id = msg_id or f"prompt-{self._n}"
+        self.lanes[self.names[0]]["spans"].append(
+            {
+                "kind": "user-prompt",
+                "id": msg_id,
+                "time": at,
+                "end": None,
+                "from": _who("you"),
+                "to": _who(self.names[0]),
+                "direction": "incoming",
+                "preview": text[:140],
+                "sessionId": "s-lead",
+            }
+        )
+        self.messages[msg_id] = {
+            "id": msg_id,
+            "from": _who("you"),
+            "to": _who(self.names[0]),
+            "queuedAt": at,
+            "deliveredAt": at,
+            "body": text,
+            "length": len(text),
+            "truncated": False,
+        }
+        return msg_id
+
+    def task(self, task_id: str, subject: str, moves: list[tuple[int, str, str, str]]) -> None:
+        """moves: (time, action, status, actor)."""
+        history = [
+            {
+                "time": at,
+                "action": action,
+                "revision": n + 1,
+                "status": status,
+                "sessionId": "s-lead",
+                "actor": actor,
+            }
+            for n, (at, action, status, actor) in enumerate(moves)
+        ]
+        status = moves[-1][2] if moves else "pending"
+        owner = next((a for _, act, _, a in reversed(moves) if act == "claimed"), None)
+        self.tasks.append(
+            {
+                "id": task_id,
+                "revision": len(moves),
+                "subject": subject,
+                "description": f"Do {subject} well.\nSecond line.",
+                "status": status,
+                "blockedBy": [],
+                "writeScopes": [],
+                "ownerId": owner,
+                "ownerName": owner,
+                "laneId": owner or "unassigned",
+                "history": history,
+            }
+        )
+
+    def timeline(self) -> dict[str, Any]:
+        lanes = []
+        for lane in self.lanes.values():
+            lane = dict(lane)
+            lane["spans"] = sorted(lane["spans"], key=lambda s: s["time"])
+            lanes.append(lane)
+        times = [s["time"] for lane in lanes for s in lane["spans"]]
+        times += [s["end"] for lane in lanes for s in lane["spans"] if s["end"] is not None]
+        times += [h["time"] for t in self.tasks for h in t["history"]]
+        return {
+            "version": 1,
+            "generatedAt": self.now,
+            "sessionId": "s-lead",
+            "rootSessionId": "s-lead",
+            "source": self.source,
+            "live": self.live,
+            "range": {"start": min(times, default=None), "end": None if self.live else max(times)},
+            "lanes": lanes,
+            "tasks": self.tasks,
+            "notes": self.notes,
+            "diagnostics": {},
+        }
+
+
+def demo_team(live: bool = True) -> TeamBuilder:
+    """A plausible seven-member team over forty minutes (also used by the screenshots)."""
+    minute = 60_000
+    team = TeamBuilder(live=live)
+    team.prompt(T0 + 5_000, "Build the Gantt panel. Lanes per member,\nmessages on both lanes.")
+    team.turn("lead", T0, T0 + 6 * minute)
+    team.turn("lead", T0 + 14 * minute, T0 + 19 * minute)
+    team.turn("lead", T0 + 31 * minute, None if live else T0 + 38 * minute)
+    plan = [
+        ("verify", 2, 12), ("host-data", 3, 16), ("ui", 3, 25), ("docs", 8, 20),
+        ("fixtures", 4, 14), ("perf", 10, 22),
+    ]  # fmt: skip
+    for name, a, b in plan:
+        team.turn(name, T0 + a * minute, T0 + b * minute)
+        team.message("lead", name, T0 + (a - 1) * minute + 20_000, f"Please take the {name} part.")
+        team.message(name, "lead", T0 + b * minute - 30_000, f"{name}: done, see commit.\n- tests green")
+    team.turn("ui", T0 + 27 * minute, None if live else T0 + 37 * minute)
+    team.turn("verify", T0 + 28 * minute, None if live else T0 + 36 * minute)
+    team.message("verify", "host-data", T0 + 16 * minute + 18_000, "The reader drops the torn tail.")
+    team.message("host-data", "verify", T0 + 17 * minute, "Fixed in a1b2c3, please re-run.")
+    team.message("ui", "verify", T0 + 29 * minute, "Panel ready for review.\n" + "detail " * 400)
+    team.prompt(T0 + 30 * minute, "Also show the task history please.")
+    team.task(
+        "1",
+        "Log reader",
+        [
+            (T0 + 2 * minute, "created", "pending", "lead"),
+            (T0 + 3 * minute, "claimed", "in_progress", "host-data"),
+            (T0 + 15 * minute, "completed", "completed", "host-data"),
+            (T0 + 16 * minute, "reopened", "pending", "verify"),
+            (T0 + 17 * minute, "claimed", "in_progress", "host-data"),
+            (T0 + 20 * minute, "completed", "completed", "host-data"),
+        ],
+    )
+    team.task(
+        "2",
+        "Gantt panel",
+        [
+            (T0 + 2 * minute, "created", "pending", "lead"),
+            (T0 + 4 * minute, "claimed", "in_progress", "docs"),
+            (T0 + 9 * minute, "claimed", "in_progress", "ui"),
+        ],
+    )
+    team.task("3", "Benchmarks", [(T0 + 2 * minute, "created", "pending", "lead")])
+    team.notes.append("3 of 83 user messages were from the human; 80 injected by the runtime.")
+    return team
+
+
+# ---------------------------------------------------------------------------
+# the fake provider and a tiny app that mounts the panel like web.py will
+
+
+class FakeProvider:
+    def __init__(self, team: TeamBuilder, session_id: str = "s-lead") -> None:
+        self.team = team
+        self.session_id = session_id
+        self.timeline_calls = 0
+        self.etag_calls = 0
+
+    def _result(self) -> TimelineResult:
+        data = self.team.timeline()
+        stable = dict(data)
+        stable.pop("generatedAt")
+        body = orjson.dumps(data)
+        etag = hashlib.sha256(orjson.dumps(stable, option=orjson.OPT_SORT_KEYS)).hexdigest()[:20]
+        return TimelineResult(data=data, body=body, etag=f'"{etag}"', live=bool(data["live"]))
+
+    async def timeline(self, session_id: str) -> TimelineResult | None:
+        self.timeline_calls += 1
+        return self._result() if session_id == self.session_id else None
+
+    async def message(self, session_id: str, message_id: str) -> Mapping[str, Any] | None:
+        if session_id != self.session_id:
+            return None
+        return self.team.messages.get(message_id)
+
+    async def current_etag(self, session_id: str) -> str | None:
+        self.etag_calls += 1
+        return self._result().etag if session_id == self.session_id else None
+
+
+def make_app(provider: FakeProvider) -> Starlette:
+    panel = Panel(provider, PREFIX)
+
+    async def page(request: Request) -> Response:
+        return await panel.page(request, request.query_params["session"])
+
+    async def board(request: Request) -> Response:
+        return await panel.board(request, request.query_params["session"])
+
+    async def message(request: Request) -> Response:
+        return await panel.message(
+            request, request.query_params["session"], request.path_params["message_id"]
+        )
+
+    async def task(request: Request) -> Response:
+        return await panel.task(
+            request, request.query_params["session"], request.path_params["task_id"]
+        )
+
+    return Starlette(
+        routes=[
+            Route(f"{PREFIX}/panel", page),
+            Route(f"{PREFIX}/panel/board", board),
+            Route(f"{PREFIX}/api/messages/{{message_id:path}}", message),
+            Route(f"{PREFIX}/panel/tasks/{{task_id:path}}", task),
+            Mount(f"{PREFIX}/static", StaticFiles(directory=str(resource_path("static")))),
+        ]
+    )
+
+
+@pytest.fixture
+def team() -> TeamBuilder:
+    return demo_team()
+
+
+@pytest.fixture
+def provider(team: TeamBuilder) -> FakeProvider:
+    return FakeProvider(team)
+
+
+@pytest.fixture
+def client(provider: FakeProvider) -> TestClient:
+    return TestClient(make_app(provider))
+
+
+class _Elements(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.found.append((tag, attrs))
+
+
+def _elements(html: str) -> list[tuple[str, list[tuple[str, str | None]]]]:
+    """Every element the browser would build from this HTML, with its attributes."""
+    parser = _Elements()
+    parser.feed(html)
+    return parser.found
+
+
+def _version(html: str) -> str:
+    found = re.search(r'id="board-version" name="v" value="([^"]*)"', html)
+    assert found
+    return found.group(1).replace("&#34;", '"').replace("&quot;", '"')
+
+
+# ---------------------------------------------------------------------------
+# tests
+
+
+def test_page_draws_every_lane_with_its_marks(client: TestClient, team: TeamBuilder) -> None:
+    response = client.get(f"{PREFIX}/panel?session=s-lead")
+    assert response.status_code == 200
+    html = response.text
+    for name in NAMES:
+        assert f'title="{name}">{name}</span>' in html
+    # every message is a mark on both lanes: 6×2 + 3 messages, twice, plus 2 prompts
+    assert html.count('class="mark sent') == 15
+    assert html.count('class="mark received') == 15
+    assert html.count('class="mark prompt') == 2
+    assert 'hx-trigger="every 2s"' in html
+    assert 'class="now"' in html
+    assert response.headers["content-security-policy"] == PANEL_CSP
+
+
+def test_page_loads_the_vendored_htmx_whose_bytes_match_the_record(client: TestClient) -> None:
+    html = client.get(f"{PREFIX}/panel?session=s-lead").text
+    assert f'src="{PREFIX}/static/{HTMX_FILE}"' in html
+    recorded = (resource_path("static") / "VENDORED.md").read_text()
+    digest = hashlib.sha256((resource_path("static") / HTMX_FILE).read_bytes()).hexdigest()
+    assert f"| {HTMX_FILE} |" in recorded and digest in recorded
+    served = client.get(f"{PREFIX}/static/{HTMX_FILE}")
+    assert hashlib.sha256(served.content).hexdigest() == digest
+    assert HTMX_FILE.startswith("htmx-2.")
+
+
+def test_page_has_no_inline_script_or_handler(client: TestClient) -> None:
+    html = client.get(f"{PREFIX}/panel?session=s-lead").text
+    assert not re.search(r"<script(?![^>]*\ssrc=)[^>]*>", html)
+    assert not re.search(r"\son[a-z]+\s*=", html)
+    assert "style-src 'self'" in PANEL_CSP and "script-src 'self'" in PANEL_CSP
+
+
+def test_unknown_session_is_a_404_page(client: TestClient) -> None:
+    response = client.get(f"{PREFIX}/panel?session=nope")
+    assert response.status_code == 404
+    assert "Not found" in response.text
+
+
+def test_unchanged_poll_is_204_without_building_the_timeline(
+    client: TestClient, provider: FakeProvider
+) -> None:
+    html = client.get(f"{PREFIX}/panel?session=s-lead").text
+    version = _version(html)
+    before = provider.timeline_calls
+    response = client.get(f"{PREFIX}/panel/board", params={"session": "s-lead", "v": version})
+    assert response.status_code == 204
+    assert response.content == b""
+    assert provider.timeline_calls == before
+
+
+def test_changed_poll_returns_the_new_board(
+    client: TestClient, provider: FakeProvider, team: TeamBuilder
+) -> None:
+    version = _version(client.get(f"{PREFIX}/panel?session=s-lead").text)
+    team.message("docs", "perf", team.now - 1000, "a fresh message", msg_id="fresh-1")
+    response = client.get(f"{PREFIX}/panel/board", params={"session": "s-lead", "v": version})
+    assert response.status_code == 200
+    assert 'data-msg="fresh-1"' in response.text
+    assert _version(response.text) != version
+    assert 'id="status" class="status" hx-swap-oob="true"' in response.text
+
+
+def test_frozen_team_stops_polling_with_286_and_a_final_board(
+    client: TestClient, team: TeamBuilder
+) -> None:
+    version = _version(client.get(f"{PREFIX}/panel?session=s-lead").text)
+    team.live = False
+    response = client.get(f"{PREFIX}/panel/board", params={"session": "s-lead", "v": version})
+    assert response.status_code == HTMX_STOP_POLLING
+    assert "frozen at" in response.text
+    assert 'class="now"' not in response.text
+
+
+def test_frozen_page_has_no_polling_trigger() -> None:
+    client = TestClient(make_app(FakeProvider(demo_team(live=False))))
+    html = client.get(f"{PREFIX}/panel?session=s-lead").text
+    assert "hx-trigger" not in html
+    assert "frozen at" in html
+    assert 'class="now"' not in html
+
+
+def test_hostile_text_is_escaped_everywhere() -> None:
+    evil = " ".join(HOSTILE)
+    team = TeamBuilder(names=("lead", evil, "ok"))
+    team.turn("lead", T0, T0 + 60_000)
+    msg = team.message("lead", evil, T0 + 1000, f"body {evil}\nline 2", msg_id=evil)
+    team.prompt(T0 + 2000, f"prompt {evil}")
+    team.task(evil, f"subject {evil}", [(T0, "created", "pending", evil)])
+    team.tasks[0]["description"] = f"description {evil}"
+    team.notes.append(f"note {evil}")
+    client = TestClient(make_app(FakeProvider(team)))
+    pages = [
+        client.get(f"{PREFIX}/panel", params={"session": "s-lead", "list": "1"}).text,
+        client.get(f"{PREFIX}/panel/board", params={"session": "s-lead"}).text,
+        client.get(
+            f"{PREFIX}/api/messages/{msg.replace('/', '%2F')}", params={"session": "s-lead"}
+        ).text,
+        client.get(f"{PREFIX}/panel/tasks/x", params={"session": "s-lead"}).text,
+        client.get(f"{PREFIX}/panel", params={"session": "s-lead", "msg": msg}).text,
+    ]
+    task_html = client.get(
+        f"{PREFIX}/panel/tasks/{evil.replace('/', '%2F')}", params={"session": "s-lead"}
+    )
+    pages.append(task_html.text)
+    assert task_html.status_code == 200 and "description" in task_html.text
+    for html in pages:
+        for tag, attrs in _elements(html):
+            assert tag not in {"img", "iframe", "object"}
+            assert tag != "script" or dict(attrs).get("src", "").startswith(f"{PREFIX}/static/")
+            for name, value in attrs:
+                assert not name.startswith("on"), (tag, name)
+                if name in {"href", "src", "action", "formaction", "hx-get"}:
+                    assert (value or "").startswith(PREFIX), (tag, name, value)
+        assert "<script>alert" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[2]
+    assert "body " in pages[2] and "note " in pages[0]
+
+
+def test_message_detail_shows_whole_body_and_the_cut_notice(
+    client: TestClient, team: TeamBuilder
+) -> None:
+    long_body = "first line\nsecond line\n" + "x" * 20_000
+    msg = team.message("verify", "ui", T0 + 60_000, long_body, msg_id="long")
+    response = client.get(
+        f"{PREFIX}/api/messages/{msg}", params={"session": "s-lead"}, headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 200
+    html = response.text
+    assert "first line\nsecond line\n" in html
+    assert "Cut at 16,384 characters" in html
+    assert f"(of {len(long_body):,})" in html
+    # names in their lanes' colours: verify is slot 1, ui slot 3
+    assert 'class="who c1 v0">verify' in html and 'class="who c3 v0">ui' in html
+
+
+def test_unknown_message_is_a_404_fragment(client: TestClient) -> None:
+    response = client.get(
+        f"{PREFIX}/api/messages/nope", params={"session": "s-lead"}, headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 404
+    assert "<html" not in response.text
+
+
+def test_task_history_lists_each_transition_with_its_actor(client: TestClient) -> None:
+    response = client.get(f"{PREFIX}/panel/tasks/1", params={"session": "s-lead"})
+    assert response.status_code == 200
+    moves = re.findall(r"<strong>(\w+)</strong> by ([\w-]+)", response.text)
+    assert moves == [
+        ("created", "lead"),
+        ("claimed", "host-data"),
+        ("completed", "host-data"),
+        ("reopened", "verify"),
+        ("claimed", "host-data"),
+        ("completed", "host-data"),
+    ]
+
+
+def test_msg_parameter_opens_the_detail(client: TestClient, team: TeamBuilder) -> None:
+    first = next(m for m in team.messages.values() if m["to"]["name"] == "verify")
+    html = client.get(f"{PREFIX}/panel", params={"session": "s-lead", "msg": first["id"]}).text
+    detail = html.split('id="detail"', 1)[1]
+    assert "hidden" not in detail.split(">", 1)[0]
+    assert "Please take the verify part." in detail
+
+
+def test_view_parameters_reach_the_board(client: TestClient) -> None:
+    start, end = T0 + 10 * 60_000, T0 + 15 * 60_000
+    html = client.get(
+        f"{PREFIX}/panel", params={"session": "s-lead", "from": start, "to": end}
+    ).text
+    assert f'data-window-start="{start}"' in html and f'data-window-end="{end}"' in html
+    assert f'name="from" value="{start}"' in html
+
+
+def test_marks_have_readable_names(client: TestClient) -> None:
+    html = client.get(f"{PREFIX}/panel?session=s-lead").text
+    assert 'aria-label="message from verify to host-data at ' in html
+    assert 'aria-label="your prompt at ' in html
