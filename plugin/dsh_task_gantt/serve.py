@@ -30,15 +30,13 @@ def run_server(
             file=sys.stderr,
         )
         return 2
-    with _sessions(sessions_root, demo) as (root, title, demo_task):
+    with _sessions(sessions_root, demo) as (root, title):
         app = EmbeddedHost(root, bind_host=host, port=port, token=token, title=title)
         url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
         print(f"dsh-task-gantt: serving {root}", file=sys.stderr)
         print(f"dsh-task-gantt: open {url}{'?token=' + token if token else ''}", file=sys.stderr)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         server = uvicorn.Server(config)
-        if demo_task is not None:
-            demo_task.attach(config)
         server.run()
     return 0
 
@@ -46,12 +44,12 @@ def run_server(
 @contextlib.contextmanager
 def _sessions(
     sessions_root: Path | None, demo: bool
-) -> Iterator[tuple[Path, str, object | None]]:
+) -> Iterator[tuple[Path, str]]:
     if not demo:
         root = sessions_root or default_sessions_root()
-        yield root, "dsh-task-gantt", None
+        yield root, "dsh-task-gantt"
         return
     from .demo import DemoTeams
 
     with DemoTeams.start() as teams:
-        yield teams.root, "dsh-task-gantt demo", teams
+        yield teams.root, "dsh-task-gantt demo"

@@ -1,0 +1,90 @@
+"""``serve --demo``: the bundled example teams, one of them live.
+
+The bundled logs are copied to a temporary sessions root (they are never touched).
+The full example team ("alpha") is regenerated there from its seed with its clock
+moved so that it ends now, and a background thread keeps appending real-format
+frames to it — turns, task claims and completions, messages, now and then a human
+prompt — so its panel visibly grows. The temporary root is removed on exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .fixturegen import FIXTURE_SEED, LiveTeam, TeamSpec, generate_team
+from .resources import resource_path
+
+#: Seconds between two appended activities.
+TICK_SECONDS = 2.5
+LIVE_TEAM = "alpha"
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(slots=True)
+class DemoTeams:
+    root: Path
+    live_spec: TeamSpec
+    interval: float = TICK_SECONDS
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    @classmethod
+    @contextlib.contextmanager
+    def start(cls, *, interval: float = TICK_SECONDS) -> Iterator[DemoTeams]:
+        tmp = Path(tempfile.mkdtemp(prefix="dsh-task-gantt-demo-"))
+        try:
+            teams = cls.prepare(tmp / "sessions", interval=interval)
+            teams.run_in_background()
+            try:
+                yield teams
+            finally:
+                teams.stop()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    @classmethod
+    def prepare(cls, root: Path, *, interval: float = TICK_SECONDS) -> DemoTeams:
+        bundled = resource_path("fixtures")
+        shutil.copytree(bundled / "sessions", root)
+        frozen = TeamSpec.load(bundled / "specs" / f"{LIVE_TEAM}.json", root=str(root))
+        # Replace the copy of the live team by the same team, its clock ending now.
+        shutil.rmtree(root / frozen.project_key, ignore_errors=True)
+        duration = frozen.last_event_time - frozen.start_ms
+        spec = generate_team(
+            root,
+            seed=FIXTURE_SEED,
+            shape="full",
+            name=LIVE_TEAM,
+            start_ms=now_ms() - duration,
+            live=True,
+        )
+        # The other bundled teams that shared the workspace folder come back as they were.
+        for path in (bundled / "sessions" / frozen.project_key).glob("*"):
+            if not (root / frozen.project_key / path.name).exists():
+                shutil.copytree(path, root / frozen.project_key / path.name)
+        return cls(root=root, live_spec=spec, interval=interval)
+
+    def run_in_background(self) -> None:
+        live = LiveTeam(self.root, self.live_spec)
+
+        def loop() -> None:
+            while not self._stop.wait(self.interval):
+                live.tick(now_ms())
+
+        self._thread = threading.Thread(target=loop, name="dsh-task-gantt-demo", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
