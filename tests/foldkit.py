@@ -174,7 +174,7 @@ def source(
     *,
     channel: str = "persisted",
     error: str | None = None,
-    hdr: SessionHeader | None = None,
+    hdr: SessionHeader | None | str = "default",
     inherited: int | None = None,
     status: str | None = None,
 ) -> LaneSource:
@@ -188,7 +188,7 @@ def source(
         session_id=session_id,
         channel=channel,
         error=error,  # type: ignore[arg-type]
-        header=hdr if hdr is not None else (header(session_id) if session_id else None),
+        header=(header(session_id) if session_id else None) if hdr == "default" else hdr,  # type: ignore[arg-type]
         inherited_event_count=inherited,
         agent_status=status,  # type: ignore[arg-type]
         fold=fold,

@@ -204,13 +204,14 @@ class _Model:
         self._add_lane(lead, ("lead",))
         order: list[str] = []
         live_names: dict[str, str] = {}
-        for row in team.live_members or ():
+        for index, row in enumerate(team.live_members or ()):
             if not isinstance(row, Mapping):
                 continue
             row_id = key(row.get("id"))
             if row_id is None:
                 continue
-            if row.get("role") == "lead" or row_id in self.lead_ids:
+            is_lead = row.get("role") == "lead" or (index == 0 and row.get("name") == "lead")
+            if is_lead or row_id in self.lead_ids:
                 self.lead_ids.add(row_id)
                 continue
             name = text(row.get("name"))

@@ -1,0 +1,234 @@
+"""fold_lane: order-free, splittable, total on hostile input, compact."""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dsh_task_gantt.events import LogEvent
+from dsh_task_gantt.fold import EMPTY_FOLD, fold_lane, last_event_time, seqs_below
+from dsh_task_gantt.timeline import build_timeline
+from tests.foldkit import LEAD, Log, source, team
+
+TYPES = [
+    "turn/start",
+    "turn/end",
+    "step/start",
+    "step/end",
+    "user/message",
+    "tool/call",
+    "team/member",
+    "team/task",
+    "team/message/queued",
+    "team/message/delivered",
+    "subagent/catalog",
+    "session/end-seed",
+    "assistant/message",
+    "tool/result",
+    "x/unknown",
+]
+
+A, B = "m-a", "m-b"
+
+
+def _team_log() -> Log:
+    """A lead log exercising every folded type."""
+    log = Log()
+    log.prompt("hi", 1, "p1").turn("t1", 2, 90).member(A, "alpha", 3).catalog(B, 1, 4)
+    log.member(B, "beta", 5).task("task-1", 1, at=6).create_call("subject of task-1", 5)
+    log.task("task-1", 2, "in_progress", at=8, owner=A).queued("q1", A, B, "hello", at=9)
+    log.delivered("q1", B, 10).queued("q2", LEAD, "ghost", "x", at=11).delivered("q3", A, 12)
+    log.step(1, 1, 13, closed=False).bulk(20).bulk(None, "tool/result")
+    log.prompt("tick", 14, "i1", kind="time-context").add("weird/type", {"a": 1}, 15)
+    return log
+
+
+def _events() -> list[LogEvent]:
+    return _team_log().events
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.permutations(_events()))
+def test_any_order_of_events_gives_the_same_fold_and_timeline(perm: list[LogEvent]) -> None:
+    events = _events()
+    assert fold_lane(perm) == fold_lane(events)
+    members = {A: source(A), B: source(B)}
+    a = build_timeline(team(source(LEAD, events), members))
+    b = build_timeline(team(source(LEAD, perm), members))
+    assert orjson.dumps(a) == orjson.dumps(b)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.permutations(_events()), st.integers(min_value=0, max_value=len(_events())))
+def test_folding_in_two_batches_equals_one(perm: list[LogEvent], cut: int) -> None:
+    first = fold_lane(perm[:cut])
+    snapshot = repr(first)
+    assert fold_lane(perm[cut:], start=first) == fold_lane(perm)
+    assert repr(first) == snapshot  # start is not mutated
+
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True),
+    st.text(max_size=20),
+    st.binary(max_size=8),
+)
+_junk = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "turn",
+                    "step",
+                    "id",
+                    "member",
+                    "task",
+                    "message",
+                    "messageId",
+                    "targetId",
+                    "senderId",
+                    "name",
+                    "arguments",
+                    "source",
+                    "kind",
+                    "content",
+                    "type",
+                    "text",
+                    "revision",
+                    "status",
+                    "ownerId",
+                    "childId",
+                    "inherited",
+                    "reason",
+                    "phase",
+                    "blockedBy",
+                    "writeScopes",
+                    "subject",
+                ]
+            )
+            | st.text(max_size=5),
+            inner,
+            max_size=6,
+        ),
+    ),
+    max_leaves=20,
+)
+
+
+@st.composite
+def _hostile_event(draw: st.DrawFn) -> object:
+    choice = draw(st.integers(0, 5))
+    if choice == 0:  # not even a LogEvent
+        return draw(_junk)
+    return LogEvent(
+        type=draw(st.sampled_from(TYPES) | st.text(max_size=8)) if choice != 1 else 7,  # type: ignore[arg-type]
+        seq=draw(st.integers(-5, 50) | st.just(2**80)) if choice != 2 else "x",  # type: ignore[arg-type]
+        time=draw(st.none() | st.integers(-(2**70), 2**70) | st.floats()),  # type: ignore[arg-type]
+        data=draw(_junk),
+        position=draw(st.integers(0, 50)),
+    )
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_hostile_event(), max_size=30), st.lists(_hostile_event(), max_size=10))
+def test_hostile_events_never_raise_and_give_json(lead: list[object], member: list[object]) -> None:
+    fold = fold_lane(lead)  # type: ignore[arg-type]
+    assert fold.events_seen == len(lead)
+    mfold = fold_lane(member, start=fold_lane(lead[:3]))  # type: ignore[arg-type]
+    assert mfold.events_seen == len(member) + min(3, len(lead))
+    snap = team(
+        source(LEAD, lead),
+        {A: source(A, member, status="idle")},  # type: ignore[arg-type]
+        live_members=[{"id": A, "name": 5}, "junk"],  # type: ignore[list-item]
+        live_tasks=[{"id": "t", "revision": 2**80, "blockedBy": [1, None]}, 3],
+    )  # type: ignore[list-item]
+    out = build_timeline(snap)
+    orjson.dumps(out)
+    for lane_json in out["lanes"]:
+        times = [s["time"] for s in lane_json["spans"]]
+        assert times == sorted(times)
+        assert all(s["end"] is None or s["end"] >= s["time"] for s in lane_json["spans"])
+        assert all(
+            len(s["preview"]) <= 140 and "\n" not in s["preview"] for s in lane_json["spans"]
+        )
+
+
+def test_surrogates_and_huge_numbers_stay_serialisable() -> None:
+    log = (
+        Log()
+        .prompt("bad \ud800 text", 1, "p\udfff")
+        .add("team/task", {"task": {"id": "t\ud800", "revision": 10**30, "status": "pending"}}, 2)
+    )
+    out = build_timeline(team(source(LEAD, log)))
+    orjson.dumps(out)
+    assert out["lanes"][0]["spans"][0]["preview"] == "bad \ufffd text"
+
+
+def test_bulk_events_count_for_time_and_seq_only() -> None:
+    log = Log().bulk(5).bulk(None, "tool/result").bulk(9, "request/context")
+    fold = log.fold()
+    assert fold.events_seen == 3
+    assert last_event_time(fold) == log.events[2].time
+    assert fold.unknown_events == 0
+    assert fold.seq_ranges == ((0, 2),)
+    assert fold.turn_starts == {} and fold.prompts == {}
+
+
+def test_unknown_types_are_counted_not_folded() -> None:
+    fold = Log().add("brand/new", {"turn": 1}).add("turn/start", {"turn": 1}).fold()
+    assert fold.unknown_events == 1
+    assert len(fold.turn_starts) == 1
+
+
+def test_only_task_tools_are_kept_and_arguments_are_parsed_defensively() -> None:
+    log = Log().update_call("task-1", 3, "complete").create_call("make it")
+    log.add("tool/call", {"name": "team_task_update", "arguments": "{not json"})
+    log.add(
+        "tool/call",
+        {"name": "team_task_update", "arguments": {"task_id": 5, "expected_revision": 2}},
+    )
+    log.add("tool/call", {"name": "read_file", "arguments": "{}"})
+    calls = sorted(log.fold().task_calls.items())
+    assert [(c.tool, c.task_id, c.expected_revision, c.subject) for _, c in calls] == [
+        ("update", "task-1", 3, None),
+        ("create", None, None, "make it"),
+        ("update", None, None, None),
+        ("update", "5", 2, None),
+    ]
+
+
+def test_seq_ranges_count_inherited_events() -> None:
+    log = Log()
+    for i in range(10):
+        log.bulk(i)
+    log.add("x", None, 20, seq=15)
+    fold = log.fold()
+    assert fold.seq_ranges == ((0, 9), (15, 15))
+    assert seqs_below(fold, 5) == 5
+    assert seqs_below(fold, 16) == 11
+    assert seqs_below(EMPTY_FOLD, 5) == 0
+
+
+def test_last_inherited_end_seed_is_kept() -> None:
+    log = Log().add("session/end-seed", {"inherited": True}, seq=4)
+    log.add("session/end-seed", {"inherited": True}, seq=9).add("session/end-seed", {}, seq=12)
+    assert log.fold().seed_end_seq == 9
+
+
+def test_message_bodies_are_capped_but_remember_their_length() -> None:
+    body = "x" * 20_000
+    fold = Log().queued("m", A, B, body).fold()
+    (rec,) = fold.queued.values()
+    assert len(rec.body) == 16_384 and rec.length == 20_000
+
+
+def test_same_seq_twice_keeps_one_record_whatever_the_order() -> None:
+    one = LogEvent("turn/start", 3, 10, {"turn": "a"}, 3)
+    two = LogEvent("turn/start", 3, 11, {"turn": "b"}, 3)
+    assert fold_lane([one, two]) == fold_lane([two, one])
+    assert len(fold_lane([one, two]).turn_starts) == 1
