@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh_task_gantt.events import LogEvent
+from dsh_task_gantt.logs import reader as reader_module
 from dsh_task_gantt.logs.frames import walk_frames
 from dsh_task_gantt.logs.reader import BULK_TYPES, LogReader, ReadBatch, read_header
 from tests.logwriting import (
@@ -461,3 +462,24 @@ def test_header_accepts_fields_under_data(tmp_path: Path) -> None:
     )
     h = full_read(path).header
     assert h is not None and h.id == "x" and h.is_seeded and h.inherited_event_count == 3
+
+
+def test_reading_from_the_last_count_decodes_only_the_new_frames(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_session(tmp_path, "s", events_of(100), per_frame=1)
+    reader = LogReader(path)  # one checkpoint per 256 events by default
+    reader.read_new()
+    with path.open("ab") as f:
+        f.write(frame(batch(events_of(2, start=100))))
+    reader.read_new()
+    decoded: list[bytes] = []
+    real = reader_module._split_frame_lines
+
+    def counting(carry: bytes, out: bytes) -> Any:
+        decoded.append(out)
+        return real(carry, out)
+
+    monkeypatch.setattr(reader_module, "_split_frame_lines", counting)
+    assert [e.seq for e in reader.read_range(100)] == [100, 101]
+    assert len(decoded) == 1

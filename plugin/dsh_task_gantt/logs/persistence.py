@@ -241,11 +241,12 @@ class DirectorySessionPersistence:
         if path is None:
             raise SessionNotFound(f"no persisted log for session {session_id!r}")
         entry = self._entry(path)
-        with entry.lock:
-            batch = entry.reader.read_new()
-        if batch.error is not None:
-            raise SessionLogError(batch.error)
-        return DirectoryReadHandle(session_id, entry, batch.header)
+        try:
+            st = path.stat()
+        except OSError as exc:
+            raise SessionLogError("the log file could not be opened") from exc
+        # Only the header here: the events are decoded by read(), once.
+        return DirectoryReadHandle(session_id, entry, self._header(path, st))
 
     async def stat(self, session_id: str) -> dict[str, Any] | None:
         return await asyncio.to_thread(self._stat, session_id)

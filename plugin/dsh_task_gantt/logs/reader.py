@@ -333,6 +333,7 @@ class LogReader:
         self._header: SessionHeader | None = None
         self._checkpoints: list[Checkpoint] = [Checkpoint(0, 0, 0)]
         self._checkpoint_indices: list[int] = [0]
+        self._pending_checkpoint: Checkpoint | None = None
 
     # -- what is known so far -------------------------------------------------
     @property
@@ -385,12 +386,21 @@ class LogReader:
         first_index = self._count
         # Work on a copy: a read that fails half-way leaves the remembered state intact.
         progress = _Progress(end=self._progress.end, carry=self._progress.carry)
+        if not progress.carry and self._checkpoints[-1].offset < progress.end:
+            # Where this read starts: a caller asking for "events from what I saw last
+            # time" (read_range(k) with k == the old count) decodes only new frames.
+            # At most one per read that found new data, so still sparse.
+            self._pending_checkpoint = Checkpoint(self._count, progress.end, self._lines_seen)
+        else:
+            self._pending_checkpoint = None
         for unit in _units(f, self.zstd, progress, None):
             if unit.starts_clean and decoder.next_index - self._checkpoint_indices[-1] >= (
                 self._checkpoint_every
             ):
                 self._add_checkpoint(Checkpoint(decoder.next_index, unit.start, decoder.lines_seen))
             decoder.feed(unit.lines)
+        if self._pending_checkpoint is not None and decoder.next_index > self._count:
+            self._insert_checkpoint(self._pending_checkpoint)
         self._progress = progress
         self._lines_seen = decoder.lines_seen
         self._count = decoder.next_index
@@ -445,6 +455,14 @@ class LogReader:
     def _add_checkpoint(self, checkpoint: Checkpoint) -> None:
         self._checkpoints.append(checkpoint)
         self._checkpoint_indices.append(checkpoint.event_index)
+
+    def _insert_checkpoint(self, checkpoint: Checkpoint) -> None:
+        """Add a checkpoint found after later ones were added during the same read."""
+        at = bisect.bisect_left(self._checkpoint_indices, checkpoint.event_index)
+        if at < len(self._checkpoints) and self._checkpoints[at].offset <= checkpoint.offset:
+            return  # an equal or later start for the same event is already known
+        self._checkpoints.insert(at, checkpoint)
+        self._checkpoint_indices.insert(at, checkpoint.event_index)
 
     def _same_prefix(self, f: BinaryIO) -> bool:
         if not self._fingerprint:

@@ -1,0 +1,203 @@
+"""DirectorySessionPersistence: the host's sessionPersistence over a sessions root."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_task_gantt.logs import reader as reader_module
+from dsh_task_gantt.logs.persistence import (
+    DirectorySessionPersistence,
+    SessionLogError,
+    SessionNotFound,
+)
+from tests.logwriting import batch, event, frame, header, write_session
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def evs(n: int, start: int = 0) -> list[dict[str, Any]]:
+    return [event(i, "turn/start", {"i": i}) for i in range(start, start + n)]
+
+
+def test_locate_finds_a_session_in_any_workspace(tmp_path: Path) -> None:
+    a = write_session(tmp_path, "s-a", evs(2), project="--one--")
+    b = write_session(tmp_path, "s-b", evs(2), project="--two--", plain=True)
+    p = DirectorySessionPersistence(tmp_path)
+    assert p.locate("s-a") == a.resolve()
+    assert p.locate("s-b") == b.resolve()
+    assert p.locate("s-c") is None
+
+
+@pytest.mark.parametrize("bad", ["..", ".", "a/b", "../s-a", "a..b", "", "x" * 129, "s a", "é"])
+def test_ids_that_are_not_plain_names_are_refused(tmp_path: Path, bad: str) -> None:
+    write_session(tmp_path, "s-a", evs(1))
+    p = DirectorySessionPersistence(tmp_path)
+    assert p.locate(bad) is None
+    with pytest.raises(SessionNotFound):
+        run(p.open(bad, "read"))
+    assert run(p.stat(bad)) is None
+
+
+def test_a_link_that_leaves_the_root_is_not_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    write_session(outside, "s-x", evs(1))
+    root = tmp_path / "root"
+    (root / "--proj--").mkdir(parents=True)
+    os.symlink(outside / "--work-demo--" / "s-x", root / "--proj--" / "s-x")
+    p = DirectorySessionPersistence(root)
+    assert p.locate("s-x") is None
+    assert run(p.list()) == []
+
+
+def test_zstd_wins_over_plain_in_the_same_directory(tmp_path: Path) -> None:
+    plain = write_session(tmp_path, "s", evs(1), plain=True)
+    zstd = write_session(tmp_path, "s", evs(2))
+    assert plain.parent == zstd.parent
+    assert DirectorySessionPersistence(tmp_path).locate("s") == zstd.resolve()
+
+
+def test_open_read_close(tmp_path: Path) -> None:
+    write_session(
+        tmp_path, "s", evs(20), per_frame=3, head=header("s", isSeeded=True, inheritedEventCount=4)
+    )
+    p = DirectorySessionPersistence(tmp_path)
+
+    async def go() -> None:
+        handle = await p.open("s", "read")
+        try:
+            assert handle.id == "s" and handle.header["id"] == "s"
+            assert handle.inherited_event_count == 4 == handle.inheritedEventCount
+            assert [e.seq for e in await handle.read()] == list(range(20))
+            assert [e.seq for e in await handle.read(5, 3)] == [5, 6, 7]
+            assert [e.seq for e in await handle.read(18)] == [18, 19]
+            assert await handle.read(20) == [] and await handle.read(50) == []
+        finally:
+            await handle.close()
+        with pytest.raises(SessionLogError):
+            await handle.read()
+
+    run(go())
+
+
+def test_open_only_reads(tmp_path: Path) -> None:
+    write_session(tmp_path, "s", evs(1))
+    with pytest.raises(ValueError):
+        run(DirectorySessionPersistence(tmp_path).open("s", "write"))
+    with pytest.raises(SessionNotFound):
+        run(DirectorySessionPersistence(tmp_path).open("nobody", "read"))
+
+
+def test_stat_revision_changes_exactly_when_the_log_does(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", evs(5))
+    p = DirectorySessionPersistence(tmp_path)
+    first = run(p.stat("s"))
+    assert first["eventCount"] == 5 and first["sizeBytes"] == path.stat().st_size
+    assert first["header"]["id"] == "s"
+    assert run(p.stat("s"))["revision"] == first["revision"]  # unchanged: same revision
+    with path.open("ab") as f:
+        f.write(frame(batch(evs(2, start=5))))
+    second = run(p.stat("s"))
+    assert second["revision"] != first["revision"] and second["eventCount"] == 7
+    assert run(p.stat("nobody")) is None
+
+
+def test_repeated_calls_decode_only_new_frames(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_session(tmp_path, "s", evs(30), per_frame=1)
+    p = DirectorySessionPersistence(tmp_path)
+    run(p.stat("s"))
+    decoded: list[int] = []
+    real = reader_module._split_frame_lines
+
+    def counting(carry: bytes, out: bytes) -> Any:
+        decoded.append(len(out))
+        return real(carry, out)
+
+    monkeypatch.setattr(reader_module, "_split_frame_lines", counting)
+    with path.open("ab") as f:
+        f.write(frame(batch(evs(1, start=30))))
+
+    async def go() -> list[int]:
+        handle = await p.open("s", "read")
+        try:
+            return [e.seq for e in await handle.read(30)]
+        finally:
+            await handle.close()
+
+    assert run(go()) == [30]
+    assert run(p.stat("s"))["eventCount"] == 31
+    assert len(decoded) == 1  # only the appended frame, once
+
+
+def test_a_replaced_log_is_read_from_the_start(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", evs(5))
+    p = DirectorySessionPersistence(tmp_path)
+    before = run(p.stat("s"))
+    tmp = tmp_path / "new"
+    write_session(tmp, "s", evs(2, start=100))
+    os.replace(tmp / "--work-demo--" / "s" / "session.v4.jsonl.zstd", path)
+    after = run(p.stat("s"))
+    assert after["revision"] != before["revision"] and after["eventCount"] == 2
+
+
+def test_list_every_session(tmp_path: Path) -> None:
+    write_session(tmp_path, "lead", evs(3), project="--one--")
+    write_session(
+        tmp_path, "mate", evs(1), project="--one--", head=header("mate", parentSession="lead")
+    )
+    write_session(tmp_path, "other", evs(1), project="--two--", plain=True)
+    (tmp_path / "--two--" / "empty-dir").mkdir()
+    (tmp_path / "stray-file").write_text("x")
+    rows = run(DirectorySessionPersistence(tmp_path).list())
+    assert sorted((r["project"], r["id"]) for r in rows) == [
+        ("--one--", "lead"),
+        ("--one--", "mate"),
+        ("--two--", "other"),
+    ]
+    mate = next(r for r in rows if r["id"] == "mate")
+    assert mate["header"]["parentSession"] == "lead"
+    assert mate["sizeBytes"] > 0 and isinstance(mate["revision"], str)
+
+
+def test_list_of_a_missing_root_is_empty(tmp_path: Path) -> None:
+    assert run(DirectorySessionPersistence(tmp_path / "nope").list()) == []
+
+
+def test_skip_types_reach_the_reader(tmp_path: Path) -> None:
+    write_session(
+        tmp_path, "s", [event(0, "tool/result", {"big": "x" * 100}), event(1, "turn/start", {})]
+    )
+    p = DirectorySessionPersistence(tmp_path, skip_types={"tool/result"})
+
+    async def go() -> list[Any]:
+        handle = await p.open("s", "read")
+        try:
+            return [e.data for e in await handle.read()]
+        finally:
+            await handle.close()
+
+    assert run(go()) == [None, {}]
+
+
+def test_a_vanished_log_raises_a_short_reason(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", evs(2))
+    p = DirectorySessionPersistence(tmp_path)
+
+    async def go() -> None:
+        handle = await p.open("s", "read")
+        path.unlink()
+        with pytest.raises(SessionLogError) as info:
+            await handle.read()
+        assert str(tmp_path) not in str(info.value)
+        await handle.close()
+
+    run(go())
+    assert run(p.stat("s")) is None
