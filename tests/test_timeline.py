@@ -355,3 +355,254 @@ def test_a_revision_without_a_time_takes_its_calls_time_never_now() -> None:
     (task,) = out["tasks"]
     assert [(h["revision"], h["time"] - T0) for h in task["history"]] == [(1, 1), (2, 4)]
     assert out["diagnostics"]["undatedTaskRevisions"] == 1
+
+
+# -- messages ------------------------------------------------------------------------------
+
+
+def test_messages_pair_by_id_not_by_position_or_time() -> None:
+    log = _roster(Log(), A, B).delivered("m2", A, 30).queued("m1", A, B, "one", 10)
+    log.queued("m2", B, A, "two", 5).delivered("m1", B, 40)
+    out = _build(log)
+    details = {m: message_detail(team(source(LEAD, log)), m) for m in ("m1", "m2")}
+    assert details["m1"] is not None and details["m1"]["deliveredAt"] == T0 + 40
+    assert details["m2"] is not None and details["m2"]["deliveredAt"] == T0 + 30
+    assert [s["id"] for s in spans(out, A, "message")] == ["m2", "m1"]
+
+
+def test_message_between_members_is_drawn_on_both_lanes_with_per_lane_direction() -> None:
+    log = _roster(Log(), A, B).queued("m1", A, B, "hello\n  world", 10).delivered("m1", B, 11)
+    out = _build(log)
+    (sent,) = spans(out, A, "message")
+    (got,) = spans(out, B, "message")
+    assert sent["direction"] == "outgoing" and got["direction"] == "incoming"
+    assert sent["from"] == got["from"] == {"kind": "teammate", "id": A, "name": f"name-{A}"}
+    assert sent["to"] == {"kind": "teammate", "id": B, "name": f"name-{B}"}
+    assert sent["time"] == T0 + 10 and sent["end"] is None
+    assert sent["preview"] == "hello world"
+    assert sent["sessionId"] == LEAD
+    assert spans(out, "lead", "message") == []
+
+
+def test_sender_comes_from_the_payload_and_the_lead_id_is_the_lead() -> None:
+    log = _roster(Log(), A).queued("m1", LEAD, A, "do it", 3)
+    member = Log().queued("m9", A, LEAD, "copy in a member log", 4)
+    out = _build(log, {A: source(A, member)})
+    (mark,) = spans(out, "lead", "message")
+    assert mark["from"]["kind"] == "lead" and mark["direction"] == "outgoing"
+    assert [s["id"] for s in spans(out, A, "message")] == ["m1"]
+
+
+def test_a_target_off_the_roster_is_drawn_on_the_sender_only_and_noted() -> None:
+    out = _build(_roster(Log(), A).queued("m1", A, "stranger", "psst", 3))
+    assert [x["id"] for x in out["lanes"]] == ["lead", A]  # no invented lane
+    (mark,) = spans(out, A, "message")
+    assert mark["direction"] == "outgoing"
+    assert mark["to"] == {"kind": "system", "id": "stranger", "name": "stranger"}
+    _note(out, "1 to a target outside the team, drawn on the sender's lane only")
+
+
+def test_a_delivery_without_queue_record_has_an_unknown_sender() -> None:
+    out = _build(_roster(Log(), A).delivered("m1", A, 7))
+    (mark,) = spans(out, A, "message")
+    assert mark["from"] == {"kind": "system", "id": "system", "name": "unknown sender"}
+    assert mark["time"] == T0 + 7 and mark["direction"] == "incoming"
+    assert out["diagnostics"]["unpairedDeliveries"] == 1
+    _note(out, "1 delivered without a queue record")
+
+
+def test_a_queued_message_not_yet_delivered_is_drawn_at_its_queued_time() -> None:
+    out = _build(_roster(Log(), A, B).queued("m1", A, B, "soon", 4))
+    assert [s["time"] for s in spans(out, B, "message")] == [T0 + 4]
+    assert out["diagnostics"]["pendingDeliveries"] == 1
+    _note(out, "1 message queued but not yet delivered")
+
+
+def test_duplicates_first_queue_record_and_last_delivery_win() -> None:
+    log = _roster(Log(), A, B).queued("m1", A, None, "first", 1).queued("m1", B, A, "second", 2)
+    log.delivered("m1", B, 5).delivered("m1", B, 9)
+    out = _build(log)
+    (mark,) = spans(out, A, "message")
+    assert mark["preview"] == "first" and mark["direction"] == "outgoing"
+    assert mark["to"]["id"] == B  # the queue record's missing target comes from the delivery
+    detail = message_detail(team(source(LEAD, log)), "m1")
+    assert detail is not None and detail["deliveredAt"] == T0 + 9
+    assert out["diagnostics"]["duplicateQueued"] == 1
+    assert out["diagnostics"]["duplicateDelivered"] == 1
+
+
+def test_preview_is_one_line_of_at_most_140_characters() -> None:
+    body = "word\n\t" * 100
+    (mark,) = spans(_build(_roster(Log(), A).queued("m1", LEAD, A, body, 1)), A, "message")
+    assert len(mark["preview"]) <= 140 and "\n" not in mark["preview"]
+    assert mark["preview"].startswith("word word")
+
+
+def _numbers(note: str) -> list[int]:
+    return [int(n) for n in re.findall(r"\b(\d+) ", note)]
+
+
+def test_message_note_counts_add_up_and_match_the_lanes() -> None:
+    log = _roster(Log(), A, B)
+    log.queued("m1", A, B, "x", 1).queued("m2", B, A, "x", 2).queued("m3", A, "far", "x", 3)
+    log.delivered("m4", B, 4).queued("m5", "nobody", B, "x", 5).queued("m6", A, A, "x", 6)
+    log.queued("m7", "nobody", "far", "x", 7).queued("m8", A, B, "undated", None)
+    out = _build(log)
+    note = _note(out, r"^\d+ unique messages:")
+    total, *parts, marks = _numbers(note)
+    assert total == 8 and sum(parts) == total
+    recount = [s for x in out["lanes"] for s in x["spans"] if s["kind"] == "message"]
+    assert marks == len(recount) == out["diagnostics"]["messageMarks"] == 2 * 2 + 4
+    assert len({s["id"] for s in recount}) == 6
+    d = out["diagnostics"]
+    assert (d["messagesOnTwoLanes"], d["messagesNotDrawn"], d["messagesToSelf"]) == (2, 2, 1)
+
+
+# -- human prompts -----------------------------------------------------------------------
+
+
+def test_only_user_source_is_a_human_prompt_and_injected_kinds_are_counted() -> None:
+    log = Log().prompt("hi", 1, "p1").prompt("t", 2, "i1", "time-context")
+    log.prompt("t", 3, "i2", "time-context").prompt("msg", 4, "i3", "team-message")
+    out = _build(log)
+    assert [s["id"] for s in spans(out, "lead", "user-prompt")] == ["p1"]
+    assert out["diagnostics"]["injectedUserMessages"] == {"team-message": 1, "time-context": 2}
+    _note(out, r"3 runtime-injected user messages not drawn .*time-context 2, team-message 1")
+
+
+def test_a_prompt_is_drawn_once_on_the_first_lane_that_carries_it() -> None:
+    lead = _roster(Log(), A, B).prompt("shared", 5, "p1")
+    a = Log().prompt("shared", 4, "p1").prompt("only mine", 6, "p2")
+    b = Log().prompt("only mine", 6, "p2")
+    out = _build(lead, {A: source(A, a), B: source(B, b)})
+    assert [s["id"] for s in spans(out, "lead", "user-prompt")] == ["p1"]
+    assert [s["id"] for s in spans(out, A, "user-prompt")] == ["p2"]
+    assert spans(out, B, "user-prompt") == []
+    (p2,) = spans(out, A, "user-prompt")
+    assert p2["from"] == {"kind": "user", "id": "user", "name": "you"}
+    assert p2["to"] == {"kind": "teammate", "id": A, "name": f"name-{A}"}
+    assert p2["sessionId"] == A
+    assert out["diagnostics"]["humanPromptCopiesSkipped"] == 2
+
+
+def test_prompts_without_id_dedupe_by_time_and_text() -> None:
+    lead = _roster(Log(), A).prompt("same", 5).prompt("same", 6)
+    a = Log().prompt("same", 5).prompt("other", 5)
+    out = _build(lead, {A: source(A, a)})
+    assert [s["time"] - T0 for s in spans(out, "lead", "user-prompt")] == [5, 6]
+    assert [s["preview"] for s in spans(out, A, "user-prompt")] == ["other"]
+
+
+# -- live / frozen -------------------------------------------------------------------------
+
+
+def test_frozen_range_ends_at_the_last_observed_event_of_any_lane() -> None:
+    lead = _roster(Log(), A).turn("t", 5, 10)
+    a = Log().turn("x", 6, 8).bulk(99)  # a bulk event without data still has its time
+    out = _build(lead, {A: source(A, a)})
+    assert out["live"] is False
+    assert out["range"] == {"start": T0 + 5, "end": T0 + 99}
+    assert out["range"]["end"] != out["generatedAt"]
+
+
+def test_a_running_agent_or_running_child_makes_it_live() -> None:
+    lead = _roster(Log(), A).turn("t", 5, 10)
+    assert _build(lead, {A: source(A, status="running")})["live"] is True
+    out = _build(lead, {A: source(A)}, running=["m-new"])
+    assert out["live"] is True and out["range"]["end"] is None
+
+
+def test_an_open_step_in_the_requested_log_is_live_but_not_in_a_cold_teammate() -> None:
+    lead = _roster(Log(), A).turn("t", 5, 10)
+    cold = Log().turn("x", 6, 8).step("x", 1, 7, closed=False)
+    assert _build(lead, {A: source(A, cold)})["live"] is False
+    out = build_timeline(team(source(LEAD, lead), {A: source(A, cold)}, requested=A))
+    assert out["live"] is True and out["range"]["end"] is None
+    open_lead = Log().turn("t", 5, 10).step("t", 1, 6, closed=False)
+    assert _build(open_lead)["live"] is True
+    assert _build(Log().turn("t", 5))["live"] is True  # an unclosed turn of its own
+
+
+def test_an_open_span_in_the_inherited_prefix_is_not_evidence() -> None:
+    fork = Log().step("lead-turn", 1, 1, closed=False).add("session/end-seed", {"inherited": True})
+    fork.turn("own", 5, 9)
+    member = source(A, fork, hdr=header(A, parent=LEAD, seeded=True))
+    out = build_timeline(team(source(LEAD, _roster(Log(), A)), {A: member}, requested=A))
+    assert out["live"] is False
+
+
+def test_range_start_is_the_earliest_drawn_time_and_null_when_nothing() -> None:
+    out = _build(Log().bulk(3).turn("t", 7, 9))
+    assert out["range"]["start"] == T0 + 7
+    empty = _build(Log())
+    assert empty["range"]["start"] is None
+
+
+# -- sources and notes ---------------------------------------------------------------------
+
+
+def test_an_unreadable_lane_makes_the_source_partial_and_is_named() -> None:
+    members = {
+        A: source(A, channel="unreadable", error="torn frame"),
+        B: source(B, channel="empty"),
+    }
+    out = _build(_roster(Log(), A, B), members, notes=["agents service timed out"])
+    assert out["source"] == "partial"
+    assert lane(out, A)["channel"] == "unreadable" and lane(out, A)["error"] == "torn frame"
+    assert lane(out, B)["channel"] == "empty"
+    _note(out, rf"could not read the log of name-{A} \(torn frame\); its lane is empty")
+    assert "agents service timed out" in out["notes"]
+    only_empty = _build(_roster(Log(), B), {B: source(B, channel="empty")})
+    assert only_empty["source"] == "log"
+
+
+def test_turn_note_counts_add_up() -> None:
+    log = Log().turn("a", 1, 2).turn("b", 3).turn("c", 4, 6)
+    note = _note(_build(log), r"turns drawn")
+    total, closed, open_ = _numbers(note)
+    assert (total, closed, open_) == (3, 2, 1)
+
+
+def test_spans_are_sorted_by_time_kind_and_id() -> None:
+    log = _roster(Log(), A).prompt("p", 5, "z").turn("b", 5).turn("a", 5)
+    log.queued("m", LEAD, A, "x", 5)
+    out = _build(log)
+    assert [(s["kind"], s["id"]) for s in spans(out, "lead")] == [
+        ("turn", "a"),
+        ("turn", "b"),
+        ("message", "m"),
+        ("user-prompt", "z"),
+    ]
+
+
+# -- message detail ------------------------------------------------------------------------
+
+
+def test_message_detail_keeps_line_breaks_and_says_when_cut() -> None:
+    long = "line one\nline two\n" + "y" * (MESSAGE_BODY_CAP + 50)
+    log = _roster(Log(), A).queued("m1", LEAD, A, long, 3).queued("m2", A, LEAD, "a\nb", 4)
+    snap = team(source(LEAD, log))
+    cut = message_detail(snap, "m1")
+    assert cut is not None
+    assert cut["truncated"] is True and cut["length"] == len(long)
+    assert len(cut["body"]) == MESSAGE_BODY_CAP and cut["body"].startswith("line one\nline two")
+    whole = message_detail(snap, "m2")
+    assert whole == {
+        "id": "m2",
+        "from": {"kind": "teammate", "id": A, "name": f"name-{A}"},
+        "to": {"kind": "lead", "id": "lead", "name": "lead"},
+        "queuedAt": T0 + 4,
+        "deliveredAt": None,
+        "body": "a\nb",
+        "length": 3,
+        "truncated": False,
+    }
+    assert message_detail(snap, "nope") is None
+
+
+def test_message_detail_opens_a_human_prompt() -> None:
+    snap = team(source(LEAD, Log().prompt("please\nbuild", 2, "p1")))
+    detail = message_detail(snap, "p1")
+    assert detail is not None
+    assert detail["from"]["kind"] == "user" and detail["to"]["id"] == "lead"
+    assert detail["body"] == "please\nbuild" and detail["deliveredAt"] == T0 + 2
