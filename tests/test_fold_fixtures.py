@@ -1,0 +1,92 @@
+"""End to end on the committed fixture teams (real zstd files in the real layout)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import zstandard
+
+from dsh_task_gantt.events import LogEvent, SessionHeader, coerce_header, parse_line
+from dsh_task_gantt.fold import fold_lane, roster_hints
+from dsh_task_gantt.timeline import LaneSource, TeamSnapshot, build_timeline, seed_cut
+
+SESSIONS = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
+
+
+def _read(path: Path) -> tuple[SessionHeader | None, list[LogEvent]]:
+    reader = zstandard.ZstdDecompressor().decompressobj(read_across_frames=True)
+    lines = reader.decompress(path.read_bytes()).splitlines()
+    events = [e for i, line in enumerate(lines[1:]) if (e := parse_line(line, i)) is not None]
+    return coerce_header(orjson.loads(lines[0])), events
+
+
+def _teams() -> list[Path]:
+    return sorted(p for p in SESSIONS.iterdir() if p.is_dir()) if SESSIONS.is_dir() else []
+
+
+def _build(project: Path) -> tuple[dict[str, Any], dict[str, LaneSource], LaneSource]:
+    logs = {d.name: _read(d / "session.v4.jsonl.zstd") for d in project.iterdir() if d.is_dir()}
+    leads = [
+        sid for sid, (h, _) in logs.items()
+        if h and not h.parent_session and any(e.type.startswith("team/") for e in _)
+    ]  # fmt: skip
+    assert len(leads) == 1, leads
+    root = leads[0]
+
+    def src(sid: str) -> LaneSource:
+        h, events = logs[sid]
+        return LaneSource(sid, "persisted", None, h, None, None, fold_lane(events))
+
+    lead = src(root)
+    members = {sid: src(sid) for sid in logs if sid != root}
+    snap = TeamSnapshot(root, root, lead, members, None, None, (), 0, ())
+    return build_timeline(snap), members, lead
+
+
+@pytest.mark.skipif(not _teams(), reason="fixtures/sessions is not in this checkout")
+@pytest.mark.parametrize("project", _teams(), ids=lambda p: p.name[:24])
+def test_fixture_team_obeys_the_major_rules(project: Path) -> None:
+    out, members, lead = _build(project)
+    orjson.dumps(out)
+    lanes = out["lanes"]
+    assert lanes[0]["id"] == "lead"
+    assert [x["id"] for x in lanes[1:] if x["id"] != "unassigned"] == [
+        h.id for h in roster_hints(lead.fold)
+    ]
+    placements: Counter[str] = Counter()
+    prompts: Counter[str] = Counter()
+    for item in lanes:
+        keys = [(s["time"], s["kind"], s["id"]) for s in item["spans"]]
+        assert [k[0] for k in keys] == sorted(k[0] for k in keys)
+        source = members.get(item["id"])
+        for span in item["spans"]:
+            assert span["end"] is None or span["end"] >= span["time"]
+            if span["kind"] == "message":
+                placements[span["id"]] += 1
+            if span["kind"] == "user-prompt":
+                prompts[span["id"]] += 1
+        if source is not None and seed_cut(source) > 0:
+            cut_seq = seed_cut(source)
+            first_own = min(
+                (m.time for s, m in source.fold.turn_starts.items() if s >= cut_seq and m.time),
+                default=None,
+            )
+            turns = [s["time"] for s in item["spans"] if s["kind"] == "turn"]
+            assert not turns or (first_own is not None and min(turns) >= first_own)
+    assert set(placements.values()) <= {1, 2}
+    assert set(prompts.values()) <= {1}
+    d = out["diagnostics"]
+    assert d["messageMarks"] == sum(placements.values())
+    parts = ("messagesOnTwoLanes", "messagesToSelf", "messagesTargetOutsideTeam",
+             "messagesSenderOutsideTeam", "unpairedDeliveries", "messagesNotDrawn")  # fmt: skip
+    assert sum(d[k] for k in parts) == d["uniqueMessages"]
+    assert out["live"] is False and out["range"]["end"] is not None
+    for task in out["tasks"]:
+        assert task["laneId"] in {x["id"] for x in lanes} or task["status"] == "deleted"
+        assert [h["revision"] for h in task["history"]] == sorted(
+            h["revision"] for h in task["history"]
+        )
