@@ -134,7 +134,7 @@ def _hostile_event(draw: st.DrawFn) -> object:
     )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_hostile_event(), max_size=30), st.lists(_hostile_event(), max_size=10))
 def test_hostile_events_never_raise_and_give_json(lead: list[object], member: list[object]) -> None:
     fold = fold_lane(lead)  # type: ignore[arg-type]
