@@ -483,3 +483,39 @@ def test_reading_from_the_last_count_decodes_only_the_new_frames(
     monkeypatch.setattr(reader_module, "_split_frame_lines", counting)
     assert [e.seq for e in reader.read_range(100)] == [100, 101]
     assert len(decoded) == 1
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**60), 2**60)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=200)
+@given(
+    obj=st.one_of(
+        json_values,
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "type": json_values | st.text(max_size=8),
+                "seq": json_values,
+                "time": json_values,
+                "data": json_values,
+            },
+        ),
+    ),
+    position=st.integers(0, 1000),
+)
+def test_the_fast_line_decoder_agrees_with_the_event_model(obj: Any, position: int) -> None:
+    from dsh_task_gantt.events import parse_line
+
+    raw = orjson.dumps(obj)
+    assert reader_module._parse(raw, position) == parse_line(raw, position)

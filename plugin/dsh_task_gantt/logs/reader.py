@@ -31,12 +31,13 @@ Decisions (the "why" of the edge cases):
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import orjson
 import zstandard
@@ -45,8 +46,9 @@ from dsh_task_gantt.events import (
     MAX_SAFE_INT,
     LogEvent,
     SessionHeader,
+    as_int,
+    as_time,
     coerce_header,
-    parse_line,
 )
 from dsh_task_gantt.logs.frames import walk_frames
 
@@ -70,9 +72,6 @@ _PLAIN_UNIT_BYTES = 256 * 1024
 _FINGERPRINT_BYTES = 32
 #: Above this a frame's declared content size is not trusted for a one-shot decompress.
 _MAX_ONE_SHOT_BYTES = 16 * 1024 * 1024
-
-# The writer's own shape: {"type":"…","seq":N,"time":T, … — anything else is parsed fully.
-_BULK_PREFIX = re.compile(rb'\{"type":"([^"\\]{1,200})","seq":(\d{1,16}),"time":(\d{1,16})[,}]')
 
 
 def is_zstd_path(path: Path) -> bool:
@@ -232,11 +231,50 @@ def _os_reason(exc: OSError) -> str:
     return f"could not read the log file ({type(exc).__name__}, errno {exc.errno})"
 
 
+def _event_from_object(obj: Any, position: int) -> LogEvent | None:
+    """``events.parse_line`` after ``orjson.loads``, with exact-type fast paths.
+
+    Same result as ``coerce_event`` for a parsed line (tested), at a fraction of
+    the cost: it runs once per line of a 19,000-line log.
+    """
+    if type(obj) is not dict:
+        return None
+    etype = obj.get("type")
+    if type(etype) is not str:
+        return None
+    seq = obj.get("seq")
+    if type(seq) is not int or not 0 <= seq <= MAX_SAFE_INT:
+        seq = as_int(seq)
+        if seq is None or seq < 0:
+            seq = position
+    time = obj.get("time")
+    if type(time) is not int or not 0 <= time <= MAX_SAFE_INT:
+        time = as_time(time)
+    return LogEvent(etype, seq, time, obj.get("data"), position)
+
+
+def _parse(line: bytes, position: int) -> LogEvent | None:
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return _event_from_object(obj, position)
+
+
+@functools.cache
+def _bulk_pattern(skip_types: frozenset[str]) -> re.Pattern[bytes] | None:
+    """The writer's own line prefix for exactly these types (others fail at the type)."""
+    if not skip_types:
+        return None
+    names = b"|".join(re.escape(t.encode()) for t in sorted(skip_types))
+    return re.compile(rb'\{"type":"(' + names + rb')","seq":(\d{1,16}),"time":(\d{1,16})[,}]')
+
+
 @dataclass(slots=True)
 class _LineDecoder:
     """Turns complete lines into the header and events (bad lines counted)."""
 
-    skip_types: frozenset[bytes]
+    bulk: re.Pattern[bytes] | None
     lines_seen: int
     next_index: int
     header: SessionHeader | None = None
@@ -245,27 +283,35 @@ class _LineDecoder:
 
     def feed(self, lines: Iterable[bytes], keep_from: int = 0, keep_to: int | None = None) -> None:
         """Decode ``lines``; keep only events with index in ``[keep_from, keep_to)``."""
+        bulk = self.bulk
+        append = self.events.append
         for line in lines:
             if not line or line.isspace():
                 continue
-            first = self.lines_seen == 0
-            self.lines_seen += 1
-            if first and self._header_line(line):
-                continue
+            if self.lines_seen == 0:
+                self.lines_seen = 1
+                if self._header_line(line):
+                    continue
+            else:
+                self.lines_seen += 1
             index = self.next_index
             if keep_to is not None and index >= keep_to:
                 return
-            if index < keep_from:
-                # Bad lines take no index, so an earlier line must still be checked.
-                if self._is_event(line, index):
-                    self.next_index += 1
-                continue
-            event = self._event(line, index)
+            event: LogEvent | None = None
+            if bulk is not None:
+                match = bulk.match(line)
+                if match is not None:
+                    seq, time = int(match.group(2)), int(match.group(3))
+                    if seq <= MAX_SAFE_INT and time <= MAX_SAFE_INT:
+                        event = LogEvent(match.group(1).decode(), seq, time, None, index)
             if event is None:
-                self.bad_lines += 1
+                event = _parse(line, index)
+            if event is None:
+                self.bad_lines += index >= keep_from  # bad lines take no index
                 continue
-            self.next_index += 1
-            self.events.append(event)
+            self.next_index = index + 1
+            if index >= keep_from:
+                append(event)
 
     def _header_line(self, line: bytes) -> bool:
         try:
@@ -276,27 +322,6 @@ class _LineDecoder:
             self.header = coerce_header(obj)
             return True
         return False
-
-    def _is_event(self, line: bytes, index: int) -> bool:
-        if self.skip_types and self._bulk(line, index) is not None:
-            return True
-        return parse_line(line, index) is not None
-
-    def _bulk(self, line: bytes, index: int) -> LogEvent | None:
-        match = _BULK_PREFIX.match(line)
-        if match is None or match.group(1) not in self.skip_types:
-            return None
-        seq, time = int(match.group(2)), int(match.group(3))
-        if seq > MAX_SAFE_INT or time > MAX_SAFE_INT:
-            return None
-        return LogEvent(match.group(1).decode(), seq, time, None, index)
-
-    def _event(self, line: bytes, index: int) -> LogEvent | None:
-        if self.skip_types:
-            bulk = self._bulk(line, index)
-            if bulk is not None:
-                return bulk
-        return parse_line(line, index)
 
 
 class LogReader:
@@ -319,7 +344,7 @@ class LogReader:
         self.path = Path(path)
         self.zstd = is_zstd_path(self.path)
         self.skip_types = frozenset(skip_types)
-        self._skip_bytes = frozenset(t.encode() for t in self.skip_types)
+        self._bulk = _bulk_pattern(self.skip_types)
         self._checkpoint_every = max(1, checkpoint_every)
         self._reset()
 
@@ -382,7 +407,7 @@ class LogReader:
             restarted = True
         self._identity = identity
 
-        decoder = _LineDecoder(self._skip_bytes, self._lines_seen, self._count, self._header)
+        decoder = _LineDecoder(self._bulk, self._lines_seen, self._count, self._header)
         first_index = self._count
         # Work on a copy: a read that fails half-way leaves the remembered state intact.
         progress = _Progress(end=self._progress.end, carry=self._progress.carry)
@@ -435,8 +460,8 @@ class LogReader:
         if start >= stop:
             return []
         checkpoint = self._checkpoints[bisect.bisect_right(self._checkpoint_indices, start) - 1]
-        skip = self._skip_bytes if skip_types is None else frozenset(t.encode() for t in skip_types)
-        decoder = _LineDecoder(skip, checkpoint.lines_before, checkpoint.event_index)
+        bulk = self._bulk if skip_types is None else _bulk_pattern(frozenset(skip_types))
+        decoder = _LineDecoder(bulk, checkpoint.lines_before, checkpoint.event_index)
         try:
             with open(self.path, "rb") as f:
                 st = os.fstat(f.fileno())
