@@ -24,7 +24,9 @@ def ev(etype: str, seq: int, time: int | None, data: Any = None) -> dict[str, An
     return line
 
 
-def header(session_id: str, *, parent: str | None = None, created_at: int = 1_000) -> dict[str, Any]:
+def header(
+    session_id: str, *, parent: str | None = None, created_at: int = 1_000
+) -> dict[str, Any]:
     h: dict[str, Any] = {
         "type": "session",
         "version": 4,
@@ -133,12 +135,17 @@ class FakePersistence:
         if session_id not in self.logs:
             return None
         head, events = self.logs[session_id]
-        return {"header": head, "revision": f"r{self.revisions[session_id]}",
-                "eventCount": len(events)}
+        return {
+            "header": head,
+            "revision": f"r{self.revisions[session_id]}",
+            "eventCount": len(events),
+        }
 
     async def list(self) -> list[dict[str, Any]]:
-        return [{"id": sid, "header": h, "revision": f"r{self.revisions[sid]}"}
-                for sid, (h, _) in self.logs.items()]
+        return [
+            {"id": sid, "header": h, "revision": f"r{self.revisions[sid]}"}
+            for sid, (h, _) in self.logs.items()
+        ]
 
 
 class FakeConnection:

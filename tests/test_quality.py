@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is installed by '.[test]'")
 def test_ruff_is_clean() -> None:
-    run = subprocess.run(["ruff", "check", "plugin", "tests"], cwd=ROOT, capture_output=True,
-                         text=True)
+    run = subprocess.run(
+        ["ruff", "check", "plugin", "tests"], cwd=ROOT, capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stdout + run.stderr
 
 

@@ -29,17 +29,54 @@ MATE = "mate-1"
 def team_logs() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     lead = [
         ev("turn/start", 0, 10_000, {"turn": "t1"}),
-        ev("user/message", 1, 10_001, {"id": "u1", "role": "user",
-                                       "content": [{"type": "text", "text": "build it"}],
-                                       "source": {"kind": "user"}}),
-        ev("team/member", 2, 10_100, {"version": 2, "teamId": LEAD, "member": {
-            "id": MATE, "name": "verify", "provider": "spawn", "context": "fresh",
-            "phase": "active"}}),
-        ev("team/message/queued", 3, 10_200, {"teamId": LEAD, "message": {
-            "id": "m1", "senderId": LEAD, "senderName": "lead", "targetId": MATE,
-            "content": [{"type": "text", "text": "line one\nline <b>two</b>"}]}}),
-        ev("team/message/delivered", 4, 10_300, {"teamId": LEAD, "messageId": "m1",
-                                                 "targetId": MATE}),
+        ev(
+            "user/message",
+            1,
+            10_001,
+            {
+                "id": "u1",
+                "role": "user",
+                "content": [{"type": "text", "text": "build it"}],
+                "source": {"kind": "user"},
+            },
+        ),
+        ev(
+            "team/member",
+            2,
+            10_100,
+            {
+                "version": 2,
+                "teamId": LEAD,
+                "member": {
+                    "id": MATE,
+                    "name": "verify",
+                    "provider": "spawn",
+                    "context": "fresh",
+                    "phase": "active",
+                },
+            },
+        ),
+        ev(
+            "team/message/queued",
+            3,
+            10_200,
+            {
+                "teamId": LEAD,
+                "message": {
+                    "id": "m1",
+                    "senderId": LEAD,
+                    "senderName": "lead",
+                    "targetId": MATE,
+                    "content": [{"type": "text", "text": "line one\nline <b>two</b>"}],
+                },
+            },
+        ),
+        ev(
+            "team/message/delivered",
+            4,
+            10_300,
+            {"teamId": LEAD, "messageId": "m1", "targetId": MATE},
+        ),
         ev("turn/end", 5, 11_000, {"turn": "t1", "reason": {"kind": "completed"}}),
     ]
     mate = [
@@ -84,13 +121,15 @@ def test_matching_etag_answers_304_and_a_change_answers_200() -> None:
     client = client_for(ctx)
     first = client.get(f"{PREFIX}/api/timeline", params={"session": LEAD})
     etag = first.headers["etag"]
-    again = client.get(f"{PREFIX}/api/timeline", params={"session": LEAD},
-                       headers={"If-None-Match": etag})
+    again = client.get(
+        f"{PREFIX}/api/timeline", params={"session": LEAD}, headers={"If-None-Match": etag}
+    )
     assert again.status_code == 304
     assert again.content == b""
     persistence.append(MATE, [ev("turn/start", 2, 12_000, {"turn": "x2"})])
-    changed = client.get(f"{PREFIX}/api/timeline", params={"session": LEAD},
-                         headers={"If-None-Match": etag})
+    changed = client.get(
+        f"{PREFIX}/api/timeline", params={"session": LEAD}, headers={"If-None-Match": etag}
+    )
     assert changed.status_code == 200
     assert changed.headers["etag"] != etag
 

@@ -42,7 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"where the session logs are (default: $DSH_HOME/sessions or "
         f"~/.dsh/sessions; now {default_sessions_root()})",
     )
-    serve.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default: %(default)s)")
+    serve.add_argument(
+        "--host", default=DEFAULT_HOST, help="address to bind (default: %(default)s)"
+    )
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default: %(default)s)")
     serve.add_argument(
         "--demo",

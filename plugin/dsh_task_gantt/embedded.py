@@ -15,9 +15,9 @@ import hmac
 import ipaddress
 import logging
 import os
-from datetime import UTC, datetime
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -247,7 +247,9 @@ class EmbeddedHost:
                 tasks_total=len(tasks),
                 source=data.get("source"),
             )
-        teams.sort(key=lambda t: (not t.get("live"), -(t.get("last_activity") or t["created_at"] or 0)))
+        teams.sort(
+            key=lambda t: (not t.get("live"), -(t.get("last_activity") or t["created_at"] or 0))
+        )
         by_workspace: dict[str, list[dict[str, Any]]] = {}
         for team in teams:
             by_workspace.setdefault(team["workspace"], []).append(team)

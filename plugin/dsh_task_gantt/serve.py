@@ -42,9 +42,7 @@ def run_server(
 
 
 @contextlib.contextmanager
-def _sessions(
-    sessions_root: Path | None, demo: bool
-) -> Iterator[tuple[Path, str]]:
+def _sessions(sessions_root: Path | None, demo: bool) -> Iterator[tuple[Path, str]]:
     if not demo:
         root = sessions_root or default_sessions_root()
         yield root, "dsh-task-gantt"

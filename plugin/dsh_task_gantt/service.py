@@ -28,9 +28,9 @@ import orjson
 from . import host
 from .events import SessionHeader, as_str, coerce_header
 from .fold import EMPTY_FOLD, LaneFold, fold_lane, roster_hints
+from .ids import valid_session_id
 from .logs.channels import LaneRead, read_lane
 from .provider import TimelineResult
-from .ids import valid_session_id
 from .timeline import LaneSource, TeamSnapshot, build_timeline, message_detail
 
 #: A parentSession chain longer than this is treated as a cycle or junk.
@@ -320,8 +320,16 @@ def _change_key(
     parts: list[Any] = [session_id]
     for lane in lanes:
         src = lane.source
-        parts.append([src.session_id, lane.channel, lane.revision, lane.events_seen,
-                      src.agent_status, src.error])
+        parts.append(
+            [
+                src.session_id,
+                lane.channel,
+                lane.revision,
+                lane.events_seen,
+                src.agent_status,
+                src.error,
+            ]
+        )
     parts.extend([_plain(live_members), _plain(live_tasks), list(running), list(notes)])
     return orjson.dumps(parts, default=str)
 

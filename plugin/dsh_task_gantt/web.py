@@ -172,7 +172,9 @@ class GanttApp:
         if path is None:
             return json_error(404, "not found")
         # Versioned files (htmx-2.0.x.min.js) never change under their name.
-        cache = "public, max-age=31536000, immutable" if re.search(r"\d+\.\d+", name) else "no-cache"
+        cache = (
+            "public, max-age=31536000, immutable" if re.search(r"\d+\.\d+", name) else "no-cache"
+        )
         return FileResponse(path, headers={**NOSNIFF, "Cache-Control": cache})
 
     def _with_csp(self, response: Response) -> Response:
