@@ -120,7 +120,7 @@ class TimelineService:
         root, lead_agent = await self._resolve_root(services, session_id)
         self._roots[session_id] = root
 
-        lead = await self._read_lane(services, root, kind="lead")
+        lead = await self._read_lane(services, root)
         live_members = await self._live_rows(services, lead_agent, "list_members", "listMembers")
         live_tasks = await self._live_rows(services, lead_agent, "list_tasks", "listTasks")
         running = self._running_children(services, root)
@@ -129,7 +129,7 @@ class TimelineService:
         lanes = [lead]
         members: dict[str, LaneSource] = {}
         for member_id in member_ids:
-            lane = await self._read_lane(services, member_id, kind="member")
+            lane = await self._read_lane(services, member_id)
             lanes.append(lane)
             members[member_id] = lane.source
 
@@ -255,20 +255,24 @@ class TimelineService:
         for agent in host.iter_or_empty(agents):
             header = coerce_header(getattr(getattr(agent, "session", None), "header", None) or {})
             agent_id = as_str(getattr(agent, "id", None))
-            if header and header.parent_session == root and agent_id and valid_session_id(agent_id):
-                if getattr(agent, "status", None) == "running":
-                    children.append(agent_id)
+            running = getattr(agent, "status", None) == "running"
+            is_child = header is not None and header.parent_session == root
+            if running and is_child and agent_id and valid_session_id(agent_id):
+                children.append(agent_id)
         return children
 
-    async def _read_lane(self, services: _Services, session_id: str, *, kind: str) -> _LaneCache:
+    async def _read_lane(self, services: _Services, session_id: str) -> _LaneCache:
         """Read one lane, folding only what is new since the last read of it."""
         cached = self._lanes.get(session_id)
-        if cached is not None and cached.channel == "persisted":
-            # Cheapest check first: an unchanged persisted log (and no live agent now).
-            if self._agent(services, session_id) is None:
-                stat = await self._stat(services, session_id)
-                if isinstance(stat, Mapping) and _revision(stat) == cached.revision:
-                    return cached
+        # Cheapest check first: an unchanged persisted log, and no live agent now.
+        if (
+            cached is not None
+            and cached.channel == "persisted"
+            and self._agent(services, session_id) is None
+        ):
+            stat = await self._stat(services, session_id)
+            if isinstance(stat, Mapping) and _revision(stat) == cached.revision:
+                return cached
         since = cached.events_seen if cached is not None else 0
         read: LaneRead = await read_lane(
             session_id, agents=services.agents, persistence=services.persistence, since=since
