@@ -51,16 +51,26 @@
       start: Number(m.getAttribute("data-extent-start")),
       end: Number(m.getAttribute("data-extent-end")),
       wStart: Number(m.getAttribute("data-window-start")),
-      wEnd: Number(m.getAttribute("data-window-end"))
+      wEnd: Number(m.getAttribute("data-window-end")),
+      trackPx: Number(m.getAttribute("data-track-px")),
+      empty: m.getAttribute("data-empty") === "true"
     };
   }
 
-  function nameWidth() {
-    var name = board.querySelector(".row > .name");
-    return name ? name.getBoundingClientRect().width : 0;
+  // Everything left of the track (the sticky names and the track's margin).
+  function trackOffset() {
+    var track = board.querySelector(".row > .track");
+    if (!track) return 0;
+    return track.getBoundingClientRect().left - board.getBoundingClientRect().left;
   }
-  function trackWidth() { return Math.max(board.getBoundingClientRect().width - nameWidth(), 1); }
-  function visibleTrack() { return Math.max(scroller.clientWidth - nameWidth(), 1); }
+  function trackWidth() {
+    var track = board.querySelector(".row > .track");
+    return Math.max(track ? track.getBoundingClientRect().width : board.clientWidth, 1);
+  }
+  // The part of the scroller's width that shows the track (not the names or margins).
+  function visibleTrack() {
+    return Math.max(scroller.clientWidth - (board.getBoundingClientRect().width - trackWidth()), 1);
+  }
 
   // Clamp the window into the extent; follow slides it to the live end.
   function effectiveWindow(m) {
@@ -250,6 +260,8 @@
     syncInputs();
     syncUrl();
     showCurrent();
+    // The server guessed the track's width; ticks and mark rows depend on it.
+    if (m && !m.empty && Math.abs(visibleTrack() - m.trackPx) > m.trackPx * 0.25) refresh();
 
     document.getElementById("zoom-in").addEventListener("click", function () { zoomBy(0.5); });
     document.getElementById("zoom-out").addEventListener("click", function () { zoomBy(2); });
@@ -322,8 +334,18 @@
         if (title && !(lastOpener && lastOpener.classList.contains("mark"))) title.focus({ preventScroll: true });
       }
     });
-    document.body.addEventListener("htmx:oobAfterSwap", function (ev) {
-      if (ev.detail.target) localize(ev.detail.target);
+    // The status line is swapped out of band: keep the notes open if the user opened them.
+    var notesOpen = false;
+    document.body.addEventListener("htmx:oobBeforeSwap", function () {
+      var notes = document.querySelector("#status details.notes");
+      notesOpen = !!(notes && notes.open);
+    });
+    document.body.addEventListener("htmx:oobAfterSwap", function () {
+      var status = document.getElementById("status");
+      if (!status) return;
+      localize(status);
+      var notes = status.querySelector("details.notes");
+      if (notes && notesOpen) notes.open = true;
     });
   }
 

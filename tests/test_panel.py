@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from html.parser import HTMLParser
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from typing import Any
 
 import orjson
@@ -230,10 +230,14 @@ def demo_team(live: bool = True) -> TeamBuilder:
     for name, a, b in plan:
         team.turn(name, T0 + a * minute, T0 + b * minute)
         team.message("lead", name, T0 + (a - 1) * minute + 20_000, f"Please take the {name} part.")
-        team.message(name, "lead", T0 + b * minute - 30_000, f"{name}: done, see commit.\n- tests green")
+        team.message(
+            name, "lead", T0 + b * minute - 30_000, f"{name}: done, see commit.\n- tests green"
+        )
     team.turn("ui", T0 + 27 * minute, None if live else T0 + 37 * minute)
     team.turn("verify", T0 + 28 * minute, None if live else T0 + 36 * minute)
-    team.message("verify", "host-data", T0 + 16 * minute + 18_000, "The reader drops the torn tail.")
+    team.message(
+        "verify", "host-data", T0 + 16 * minute + 18_000, "The reader drops the torn tail."
+    )
     team.message("host-data", "verify", T0 + 17 * minute, "Fixed in a1b2c3, please re-run.")
     team.message("ui", "verify", T0 + 29 * minute, "Panel ready for review.\n" + "detail " * 400)
     team.prompt(T0 + 30 * minute, "Also show the task history please.")

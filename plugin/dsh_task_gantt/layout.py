@@ -206,6 +206,7 @@ class Board:
     items: tuple[ListItem, ...]
     notes: tuple[str, ...]
     message_count: int
+    track_px: int  # the visible track width this layout assumed
 
 
 # ---------------------------------------------------------------------------
@@ -743,7 +744,7 @@ def layout_board(timeline: Mapping[str, Any], view: View) -> Board:
             now=now, now_left=None, frozen_at=frozen_at,
             frozen_text=format_time(frozen_at, "full") if frozen_at is not None else None,
             tick_fmt="hms", ticks=(), lanes=(), tasks=(), items=(), notes=notes,
-            message_count=0,
+            message_count=0, track_px=view.track_px,
         )  # fmt: skip
     start, end = extent
     # Open spans run to "now" while live, to the frozen end otherwise; never past the extent.
@@ -780,6 +781,7 @@ def layout_board(timeline: Mapping[str, Any], view: View) -> Board:
         items=items,
         notes=notes,
         message_count=sum(1 for item in items if item.kind in {"message", "system"}),
+        track_px=view.track_px,
     )
 
 

@@ -105,7 +105,7 @@ class Panel:
             session_id=session_id,
             board=board,
             etag=result.etag,
-            generated_at=result.data.get("generatedAt"),
+            drawn=_now_ms(),
             list_mode=params.get("list") == "1",
             message=self._message_context(result.data, message) if message else None,
             htmx_file=HTMX_FILE,
@@ -121,7 +121,7 @@ class Panel:
             current = await self._provider.current_etag(session_id)
             if current is None:
                 return self._not_found(request, "session")
-            if current == shown and not self._stale(params.get("at")):
+            if current == shown and not self._stale(params.get("drawn")):
                 return Response(status_code=204, headers={"Cache-Control": "no-store"})
         result = await self._provider.timeline(session_id)
         if result is None:
@@ -133,7 +133,7 @@ class Panel:
             session_id=session_id,
             board=board,
             etag=result.etag,
-            generated_at=result.data.get("generatedAt"),
+            drawn=_now_ms(),
             oob=True,
         )
 
@@ -167,12 +167,12 @@ class Panel:
     # -- pieces ------------------------------------------------------------------
 
     @staticmethod
-    def _stale(at: str | None) -> bool:
-        """Whether the board the browser shows was drawn long enough ago that its
-        now-line should move (only while live: a frozen board is never polled)."""
-        if not at or not at.isdigit():
+    def _stale(drawn: str | None) -> bool:
+        """Whether the board the browser shows was drawn long enough ago (server clock)
+        that its now-line should move (only while live: a frozen board is never polled)."""
+        if not drawn or not drawn.isdigit():
             return False
-        return time.time() * 1000 - int(at) >= REDRAW_AFTER_MS
+        return _now_ms() - int(drawn) >= REDRAW_AFTER_MS
 
     @staticmethod
     def _message_context(timeline: Mapping[str, Any], message: Mapping[str, Any]) -> dict[str, Any]:
@@ -190,6 +190,10 @@ class Panel:
             "truncated": bool(message.get("truncated")),
             "cap": f"{MESSAGE_CAP:,}",
         }
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def _ms(value: Any) -> int | None:
