@@ -207,7 +207,10 @@ class TeamBuilder:
             "rootSessionId": "s-lead",
             "source": self.source,
             "live": self.live,
-            "range": {"start": min(times, default=None), "end": None if self.live else max(times)},
+            "range": {
+                "start": min(times, default=None),
+                "end": None if self.live else max(times, default=None),
+            },
             "lanes": lanes,
             "tasks": self.tasks,
             "notes": self.notes,
