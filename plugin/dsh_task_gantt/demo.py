@@ -10,7 +10,10 @@ prompt — so its panel visibly grows. The temporary root is removed on exit.
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -20,6 +23,8 @@ from pathlib import Path
 
 from .fixturegen import FIXTURE_SEED, LiveTeam, TeamSpec, generate_team
 from .resources import resource_path
+
+log = logging.getLogger("dsh_task_gantt.demo")
 
 #: Seconds between two appended activities.
 TICK_SECONDS = 2.5
@@ -56,6 +61,8 @@ class DemoTeams:
     def prepare(cls, root: Path, *, interval: float = TICK_SECONDS) -> DemoTeams:
         bundled = resource_path("fixtures")
         shutil.copytree(bundled / "sessions", root)
+        # An install may ship read-only files; the copy must take appends and be removable.
+        _make_writable(root)
         frozen = TeamSpec.load(bundled / "specs" / f"{LIVE_TEAM}.json", root=str(root))
         # Replace the copy of the live team by the same team, its clock ending now.
         shutil.rmtree(root / frozen.project_key, ignore_errors=True)
@@ -72,6 +79,7 @@ class DemoTeams:
         for path in (bundled / "sessions" / frozen.project_key).glob("*"):
             if not (root / frozen.project_key / path.name).exists():
                 shutil.copytree(path, root / frozen.project_key / path.name)
+                _make_writable(root / frozen.project_key / path.name)
         return cls(root=root, live_spec=spec, interval=interval)
 
     def run_in_background(self) -> None:
@@ -79,7 +87,11 @@ class DemoTeams:
 
         def loop() -> None:
             while not self._stop.wait(self.interval):
-                live.tick(now_ms())
+                try:
+                    live.tick(now_ms())
+                except Exception:
+                    # A failed append must not end the demo silently: say so, keep ticking.
+                    log.warning("the demo team could not append this tick", exc_info=True)
 
         self._thread = threading.Thread(target=loop, name="dsh-task-gantt-demo", daemon=True)
         self._thread.start()
@@ -88,3 +100,12 @@ class DemoTeams:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+
+def _make_writable(root: Path) -> None:
+    for directory, _dirs, files in os.walk(root):
+        here = Path(directory)
+        here.chmod(here.stat().st_mode | stat.S_IRWXU)
+        for name in files:
+            path = here / name
+            path.chmod(path.stat().st_mode | stat.S_IRUSR | stat.S_IWUSR)

@@ -4,13 +4,31 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 
 from .embedded import TOKEN_ENV, EmbeddedHost, default_sessions_root, is_loopback_host
+
+#: The signals that end the server; each one still runs the demo's cleanup.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Stopped(Exception):
+    """A stop signal arrived: unwind (and clean up) instead of dying on the spot."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, frame: FrameType | None) -> None:
+    raise Stopped(signum)
 
 
 def run_server(
@@ -30,19 +48,37 @@ def run_server(
             file=sys.stderr,
         )
         return 2
-    with _sessions(sessions_root, demo) as (root, title):
-        app = EmbeddedHost(root, bind_host=host, port=port, token=token, title=title)
-        url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
-        print(f"dsh-task-gantt: serving {root}", file=sys.stderr)
-        print(f"dsh-task-gantt: open {url}{'?token=' + token if token else ''}", file=sys.stderr)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-        server = uvicorn.Server(config)
-        server.run()
-    return 0
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then restores the previous handlers
+    # and raises the signal again. With the default SIGTERM handler that would kill the
+    # process before the demo's temporary copy is removed, so the previous handler is ours.
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.signal(sig, _raise_stopped) for sig in STOP_SIGNALS if in_main}
+    try:
+        with _sessions(sessions_root, demo) as (root, title):
+            app = EmbeddedHost(root, bind_host=host, port=port, token=token, title=title)
+            url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
+            print(f"dsh-task-gantt: serving {root}", file=sys.stderr)
+            print(
+                f"dsh-task-gantt: open {url}{'?token=' + token if token else ''}", file=sys.stderr
+            )
+            config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+            server = uvicorn.Server(config)
+            server.run()
+            return 0 if server.started else 1
+    except Stopped as stop:
+        return 128 + stop.signum
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @contextlib.contextmanager
 def _sessions(sessions_root: Path | None, demo: bool) -> Iterator[tuple[Path, str]]:
+    if demo and sessions_root is not None:
+        print(
+            "dsh-task-gantt: --demo serves the bundled teams; --sessions-root is ignored",
+            file=sys.stderr,
+        )
     if not demo:
         root = sessions_root or default_sessions_root()
         yield root, "dsh-task-gantt"
@@ -50,4 +86,8 @@ def _sessions(sessions_root: Path | None, demo: bool) -> Iterator[tuple[Path, st
     from .demo import DemoTeams
 
     with DemoTeams.start() as teams:
+        print(
+            f"dsh-task-gantt: demo teams copied to {teams.root.parent} (removed on exit)",
+            file=sys.stderr,
+        )
         yield teams.root, "dsh-task-gantt demo"
