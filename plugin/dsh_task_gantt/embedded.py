@@ -39,6 +39,14 @@ TOKEN_COOKIE = "dsh_task_gantt_token"
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
 #: The start page builds at most this many team timelines (newest first).
 START_PAGE_TEAMS = 60
+#: Only its own stylesheet and script (no inline code: texts on it come from logs).
+START_PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
 
 
 def default_sessions_root() -> Path:
@@ -196,7 +204,7 @@ class EmbeddedHost:
             teams=teams,
             prefix=ROUTE_PREFIX,
         )
-        response: Response = HTMLResponse(html, headers={"X-Content-Type-Options": "nosniff"})
+        response: Response = HTMLResponse(html, headers=START_PAGE_HEADERS)
         if token and self.connection.token is not None:
             # The one-time URL sets a cookie and drops the token from the address bar.
             response = RedirectResponse("/", status_code=303)
@@ -239,12 +247,30 @@ class EmbeddedHost:
             data = result.data if result is not None else {}
             lanes = [lane for lane in data.get("lanes", []) if lane.get("kind") != "unassigned"]
             tasks = [t for t in data.get("tasks", []) if t.get("status") != "deleted"]
+            lead: dict[str, Any] = next((lane for lane in lanes if lane.get("kind") == "lead"), {})
+            spans = [s for lane in lanes for s in lane.get("spans", [])]
             team.update(
                 live=bool(data.get("live")),
-                last_activity=(data.get("range") or {}).get("end"),
-                members=[lane.get("name") for lane in lanes if lane.get("kind") == "teammate"],
+                last_activity=_last_activity(data, spans),
+                lead_name=lead.get("name") or "lead",
+                # The human's first prompt says what the team is about.
+                subject=next(
+                    (
+                        s.get("preview")
+                        for s in lead.get("spans", [])
+                        if s.get("kind") == "user-prompt"
+                    ),
+                    None,
+                ),
+                members=[
+                    {"name": lane.get("name"), "unreadable": lane.get("channel") == "unreadable"}
+                    for lane in lanes
+                    if lane.get("kind") == "teammate"
+                ],
                 tasks_done=sum(1 for t in tasks if t.get("status") == "completed"),
                 tasks_total=len(tasks),
+                turns=sum(1 for s in spans if s.get("kind") == "turn"),
+                messages=len({s.get("id") for s in spans if s.get("kind") == "message"}),
                 source=data.get("source"),
             )
         teams.sort(
@@ -254,6 +280,15 @@ class EmbeddedHost:
         for team in teams:
             by_workspace.setdefault(team["workspace"], []).append(team)
         return [{"workspace": ws, "teams": rows} for ws, rows in by_workspace.items()]
+
+
+def _last_activity(data: Mapping[str, Any], spans: list[Mapping[str, Any]]) -> int | None:
+    """The frozen end of the range; while live, the newest span start or end (never now)."""
+    end = (data.get("range") or {}).get("end")
+    if isinstance(end, int):
+        return end
+    times = [t for s in spans for t in (s.get("time"), s.get("end")) if isinstance(t, int)]
+    return max(times, default=None)
 
 
 def format_utc(ms: Any) -> str:
