@@ -98,13 +98,19 @@ def test_stat_revision_changes_exactly_when_the_log_does(tmp_path: Path) -> None
     path = write_session(tmp_path, "s", evs(5))
     p = DirectorySessionPersistence(tmp_path)
     first = run(p.stat("s"))
-    assert first["eventCount"] == 5 and first["sizeBytes"] == path.stat().st_size
+    # A stat never decodes: the event count appears once a read has reached the end.
+    assert "eventCount" not in first and first["sizeBytes"] == path.stat().st_size
     assert first["header"]["id"] == "s"
     assert run(p.stat("s"))["revision"] == first["revision"]  # unchanged: same revision
+    handle = run(p.open("s", "read"))
+    assert len(run(handle.read())) == 5
+    assert run(p.stat("s"))["eventCount"] == 5
     with path.open("ab") as f:
         f.write(frame(batch(evs(2, start=5))))
     second = run(p.stat("s"))
-    assert second["revision"] != first["revision"] and second["eventCount"] == 7
+    assert second["revision"] != first["revision"] and "eventCount" not in second
+    assert len(run(handle.read(5))) == 2
+    assert run(p.stat("s"))["eventCount"] == 7
     assert run(p.stat("nobody")) is None
 
 
@@ -113,7 +119,7 @@ def test_repeated_calls_decode_only_new_frames(
 ) -> None:
     path = write_session(tmp_path, "s", evs(30), per_frame=1)
     p = DirectorySessionPersistence(tmp_path)
-    run(p.stat("s"))
+    assert len(run(run(p.open("s", "read")).read())) == 30
     decoded: list[int] = []
     real = reader_module._split_frame_lines
 
@@ -141,11 +147,15 @@ def test_a_replaced_log_is_read_from_the_start(tmp_path: Path) -> None:
     path = write_session(tmp_path, "s", evs(5))
     p = DirectorySessionPersistence(tmp_path)
     before = run(p.stat("s"))
+    assert len(run(run(p.open("s", "read")).read())) == 5
     tmp = tmp_path / "new"
     write_session(tmp, "s", evs(2, start=100))
     os.replace(tmp / "--work-demo--" / "s" / "session.v4.jsonl.zstd", path)
     after = run(p.stat("s"))
-    assert after["revision"] != before["revision"] and after["eventCount"] == 2
+    assert after["revision"] != before["revision"]
+    events = run(run(p.open("s", "read")).read())
+    assert [e.seq for e in events] == [100, 101]
+    assert run(p.stat("s"))["eventCount"] == 2
 
 
 def test_list_every_session(tmp_path: Path) -> None:

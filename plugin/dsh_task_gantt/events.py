@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -19,8 +19,10 @@ import orjson
 MAX_SAFE_INT = 2**53 - 1
 
 
-@dataclass(frozen=True, slots=True)
-class LogEvent:
+class LogEvent(NamedTuple):
+    """A named tuple rather than a dataclass: a big log makes tens of thousands of
+    these per read, and a tuple is built three times faster."""
+
     type: str
     seq: int
     time: int | None

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from ..events import as_int, as_time
+from ..events import MAX_SAFE_INT, LogEvent, as_int, as_time
 from .records import (
     EMPTY_FOLD,
     CatalogRec,
@@ -62,7 +62,7 @@ class _State:
     seed_end_seq: int | None
     turn_starts: dict[int, TurnMark]
     turn_ends: dict[int, TurnMark]
-    steps: dict[str, tuple[int, int]]
+    step_marks: tuple[int, int]
     prompts: dict[int, PromptRec]
     injected: dict[int, str]
     task_calls: dict[int, TaskCallRec]
@@ -79,6 +79,20 @@ def _put(records: dict[int, _R], seq: int, record: _R) -> None:
     existing = records.get(seq)
     if existing is None or repr(record) < repr(existing):
         records[seq] = record
+
+
+#: What a reader may leave unparsed for this fold: the data of these types is never
+#: read (only type, seq and time), and a ``tool/call`` matters only when it is a
+#: task-board call (its line then contains ``team_task_``).
+UNREAD_DATA: Mapping[str, bytes | None] = {
+    **{t: None for t in BULK_TYPES if t != "session"},
+    "step/start": None,
+    "step/end": None,
+    "tool/call": b"team_task_",
+}
+
+_STEP_MARKERS: Mapping[str, Callable[[_State, int, int | None, Any], None]] = {}
+_SEQ_TIME_ONLY: frozenset[str] = frozenset()
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -102,26 +116,16 @@ def _turn_end(st: _State, seq: int, time: int | None, data: Any) -> None:
     _put(st.turn_ends, seq, TurnMark(key(d.get("turn")), time, kind or "ended"))
 
 
-def _step_key(data: Any) -> str | None:
-    d = _mapping(data)
-    turn, step = key(d.get("turn")), key(d.get("step"))
-    if turn is None and step is None:
-        return None
-    return f"{turn}\x1f{step}"
-
-
 def _step_start(st: _State, seq: int, time: int | None, data: Any) -> None:
-    k = _step_key(data)
-    if k is not None:
-        start, end = st.steps.get(k, (-1, -1))
-        st.steps[k] = (max(start, seq), end)
+    start, end = st.step_marks
+    if seq > start:
+        st.step_marks = (seq, end)
 
 
 def _step_end(st: _State, seq: int, time: int | None, data: Any) -> None:
-    k = _step_key(data)
-    if k is not None:
-        start, end = st.steps.get(k, (-1, -1))
-        st.steps[k] = (start, max(end, seq))
+    start, end = st.step_marks
+    if seq > end:
+        st.step_marks = (start, seq)
 
 
 def _user_message(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -267,6 +271,8 @@ _HANDLERS: dict[str, _Handler] = {
     "session/end-seed": _end_seed,
     **{t: _ignore for t in BULK_TYPES},
 }
+_STEP_MARKERS = {"step/start": _step_start, "step/end": _step_end}
+_SEQ_TIME_ONLY = frozenset(t for t, h in _HANDLERS.items() if h is _ignore) | set(_STEP_MARKERS)
 
 
 def _merge_ranges(
@@ -275,7 +281,17 @@ def _merge_ranges(
     """Canonical sorted disjoint ranges covering ``ranges`` and ``new_seqs``."""
     if not new_seqs:
         return ranges
-    spans = sorted([*ranges, *((s, s) for s in new_seqs)])
+    # A reader hands over consecutive seqs: collapse runs before sorting.
+    runs: list[tuple[int, int]] = []
+    run_lo = run_hi = new_seqs[0]
+    for s in new_seqs[1:]:
+        if s == run_hi + 1:
+            run_hi = s
+        else:
+            runs.append((run_lo, run_hi))
+            run_lo = run_hi = s
+    runs.append((run_lo, run_hi))
+    spans = sorted([*ranges, *runs])
     merged: list[tuple[int, int]] = []
     lo, hi = spans[0]
     for a, b in spans[1:]:
@@ -299,7 +315,7 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
         seed_end_seq=base.seed_end_seq,
         turn_starts=dict(base.turn_starts),
         turn_ends=dict(base.turn_ends),
-        steps=dict(base.steps),
+        step_marks=base.step_marks,
         prompts=dict(base.prompts),
         injected=dict(base.injected),
         task_calls=dict(base.task_calls),
@@ -313,12 +329,28 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
         iterator = iter(events)
     except TypeError:
         iterator = iter(())
+    seen = 0
     for event in iterator:
-        st.events_seen += 1
+        seen += 1
+        # Fast path for the lines whose data the fold never reads (most of them): a
+        # reader's LogEvent with a safe seq and time. Everything else goes the long way.
+        if type(event) is LogEvent and event.type in _SEQ_TIME_ONLY:
+            seq, time = event.seq, event.time
+            if type(seq) is int and 0 <= seq <= MAX_SAFE_INT and (
+                time is None or (type(time) is int and 0 <= time <= MAX_SAFE_INT)
+            ):
+                st.new_seqs.append(seq)
+                if time is not None and (st.last_time is None or time > st.last_time):
+                    st.last_time = time
+                marker = _STEP_MARKERS.get(event.type)
+                if marker is not None:
+                    marker(st, seq, time, None)
+                continue
         try:
             _fold_one(st, event)
         except Exception:  # untrusted input: one bad event never breaks the fold
             st.malformed_events += 1
+    st.events_seen += seen
     return LaneFold(
         events_seen=st.events_seen,
         seq_ranges=_merge_ranges(base.seq_ranges, st.new_seqs),
@@ -328,7 +360,7 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
         seed_end_seq=st.seed_end_seq,
         turn_starts=st.turn_starts,
         turn_ends=st.turn_ends,
-        steps=st.steps,
+        step_marks=st.step_marks,
         prompts=st.prompts,
         injected=st.injected,
         task_calls=st.task_calls,
@@ -341,22 +373,26 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
 
 
 def _fold_one(st: _State, event: Any) -> None:
-    etype = event.type
-    seq = as_int(event.seq)
-    if seq is None or seq < 0:
-        seq = as_int(event.position)
+    etype, seq, time = event.type, event.seq, event.time
+    # Fast path: a reader's LogEvent already holds a safe seq and time; anything else
+    # (a look-alike, junk values) goes through the checks.
+    if type(seq) is not int or not 0 <= seq <= MAX_SAFE_INT:
+        seq = as_int(seq)
         if seq is None or seq < 0:
-            st.malformed_events += 1
-            return
-    time = as_time(event.time)
-    handler = _HANDLERS.get(etype) if isinstance(etype, str) else None
+            seq = as_int(event.position)
+            if seq is None or seq < 0:
+                st.malformed_events += 1
+                return
+    if time is not None and (type(time) is not int or not 0 <= time <= MAX_SAFE_INT):
+        time = as_time(time)
+    handler = _HANDLERS.get(etype) if type(etype) is str else None
     st.new_seqs.append(seq)
     if time is not None and (st.last_time is None or time > st.last_time):
         st.last_time = time
     if handler is None:
         st.unknown_events += 1
-    else:
+    elif handler is not _ignore:
         handler(st, seq, time, event.data)
 
 
-__all__ = ["BULK_TYPES", "LABEL_CAP", "fold_lane"]
+__all__ = ["BULK_TYPES", "LABEL_CAP", "UNREAD_DATA", "fold_lane"]

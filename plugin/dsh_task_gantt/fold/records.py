@@ -125,8 +125,10 @@ class LaneFold:
     seed_end_seq: int | None = None
     turn_starts: Mapping[int, TurnMark] = field(default_factory=dict)
     turn_ends: Mapping[int, TurnMark] = field(default_factory=dict)
-    #: step key -> (latest start seq, latest end seq); -1 when none.
-    steps: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: (latest ``step/start`` seq, latest ``step/end`` seq); -1 when none. Steps of one
+    #: session run one after another, so the latest step event says whether one is open
+    #: — and the fold needs no step data (a reader may skip parsing those lines).
+    step_marks: tuple[int, int] = (-1, -1)
     prompts: Mapping[int, PromptRec] = field(default_factory=dict)
     #: seq -> source kind of a runtime-injected ``user/message``.
     injected: Mapping[int, str] = field(default_factory=dict)

@@ -86,5 +86,6 @@ def pair_turns(fold: LaneFold, cut: int = 0) -> TurnPairing:
 
 
 def open_steps(fold: LaneFold, cut: int = 0) -> int:
-    """Steps whose latest start (at or after ``cut``) has no later end."""
-    return sum(1 for start, end in fold.steps.values() if start >= cut and end < start)
+    """1 when the latest step (at or after ``cut``) started and has not ended, else 0."""
+    start, end = fold.step_marks
+    return 1 if start >= cut and end < start else 0

@@ -26,7 +26,7 @@ import zstandard
 from dsh_task_gantt.events import LogEvent, SessionHeader, coerce_header
 from dsh_task_gantt.ids import valid_session_id
 from dsh_task_gantt.logs.frames import walk_frames
-from dsh_task_gantt.logs.reader import LogReader, RawScan, is_zstd_path
+from dsh_task_gantt.logs.reader import LogReader, RawScan, SkipTypes, is_zstd_path
 
 LOG_NAMES = ("session.v4.jsonl.zstd", "session.v4.jsonl")
 #: ``list`` is also a method name below; this alias keeps annotations unambiguous.
@@ -166,9 +166,9 @@ class DirectorySessionPersistence:
     types then come back with ``data=None``.
     """
 
-    def __init__(self, root: Path, *, skip_types: Iterable[str] = ()) -> None:
+    def __init__(self, root: Path, *, skip_types: SkipTypes = ()) -> None:
         self.root = Path(root)
-        self.skip_types = frozenset(skip_types)
+        self.skip_types = skip_types
         self._entries: dict[Path, _Entry] = {}
         self._headers: dict[Path, tuple[tuple[int, int], SessionHeader | None]] = {}
         self._located: dict[str, Path] = {}
@@ -259,17 +259,19 @@ class DirectorySessionPersistence:
             st = path.stat()  # before the read: a stale revision only causes a re-read
         except OSError:
             return None
-        entry = self._entry(path)
-        with entry.lock:
-            batch = entry.reader.read_new()
-        if batch.error is not None:
-            raise SessionLogError(batch.error)
-        return {
-            "header": _header_dict(batch.header),
+        # No decoding here: a stat is the cheap question "did it change?". The event
+        # count is given only when a read already reached the current end of the file.
+        row: dict[str, Any] = {
+            "header": _header_dict(self._header(path, st)),
             "revision": revision_of(st),
-            "eventCount": batch.total_events,
             "sizeBytes": st.st_size,
         }
+        entry = self._entries.get(path)
+        if entry is not None:
+            reader = entry.reader
+            if reader.identity == (st.st_dev, st.st_ino) and reader.offset == st.st_size:
+                row["eventCount"] = reader.event_count
+        return row
 
     async def list(self) -> _Rows:
         return await asyncio.to_thread(self._list)

@@ -34,7 +34,7 @@ import bisect
 import functools
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -261,20 +261,42 @@ def _parse(line: bytes, position: int) -> LogEvent | None:
     return _event_from_object(obj, position)
 
 
+#: Which lines may skip parsing: a type name, or a type name with a marker — the
+#: line is then parsed in full only when it contains the marker bytes (for example
+#: ``{"tool/call": b"team_task_"}``: only task-board tool calls need their data).
+SkipTypes = Iterable[str] | Mapping[str, bytes | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _SkipRule:
+    prefix: re.Pattern[bytes]
+    markers: tuple[tuple[bytes, bytes], ...]
+
+
+def _skip_rule(skip_types: SkipTypes) -> _SkipRule | None:
+    if isinstance(skip_types, Mapping):
+        items = tuple(sorted((str(k), v) for k, v in skip_types.items()))
+    else:
+        items = tuple(sorted((str(k), None) for k in skip_types))
+    return _cached_skip_rule(items)
+
+
 @functools.cache
-def _bulk_pattern(skip_types: frozenset[str]) -> re.Pattern[bytes] | None:
+def _cached_skip_rule(items: tuple[tuple[str, bytes | None], ...]) -> _SkipRule | None:
     """The writer's own line prefix for exactly these types (others fail at the type)."""
-    if not skip_types:
+    if not items:
         return None
-    names = b"|".join(re.escape(t.encode()) for t in sorted(skip_types))
-    return re.compile(rb'\{"type":"(' + names + rb')","seq":(\d{1,16}),"time":(\d{1,16})[,}]')
+    names = b"|".join(re.escape(t.encode()) for t, _ in items)
+    prefix = re.compile(rb'\{"type":"(' + names + rb')","seq":(\d{1,16}),"time":(\d{1,16})[,}]')
+    markers = tuple((t.encode(), m) for t, m in items if m)
+    return _SkipRule(prefix, markers)
 
 
 @dataclass(slots=True)
 class _LineDecoder:
     """Turns complete lines into the header and events (bad lines counted)."""
 
-    bulk: re.Pattern[bytes] | None
+    skip: _SkipRule | None
     lines_seen: int
     next_index: int
     header: SessionHeader | None = None
@@ -283,7 +305,9 @@ class _LineDecoder:
 
     def feed(self, lines: Iterable[bytes], keep_from: int = 0, keep_to: int | None = None) -> None:
         """Decode ``lines``; keep only events with index in ``[keep_from, keep_to)``."""
-        bulk = self.bulk
+        skip = self.skip
+        prefix = skip.prefix if skip is not None else None
+        markers = dict(skip.markers) if skip is not None else {}
         append = self.events.append
         for line in lines:
             if not line or line.isspace():
@@ -298,12 +322,16 @@ class _LineDecoder:
             if keep_to is not None and index >= keep_to:
                 return
             event: LogEvent | None = None
-            if bulk is not None:
-                match = bulk.match(line)
+            if prefix is not None:
+                match = prefix.match(line)
                 if match is not None:
+                    name = match.group(1)
+                    marker = markers.get(name)
                     seq, time = int(match.group(2)), int(match.group(3))
-                    if seq <= MAX_SAFE_INT and time <= MAX_SAFE_INT:
-                        event = LogEvent(match.group(1).decode(), seq, time, None, index)
+                    if (marker is None or marker not in line) and (
+                        seq <= MAX_SAFE_INT and time <= MAX_SAFE_INT
+                    ):
+                        event = LogEvent(name.decode(), seq, time, None, index)
             if event is None:
                 event = _parse(line, index)
             if event is None:
@@ -329,8 +357,9 @@ class LogReader:
 
     ``skip_types``: events of these types whose line starts the writer's way
     (``{"type":"…","seq":N,"time":T,``) come back with ``data=None`` without parsing
-    the rest of the line (``BULK_TYPES`` is the usual choice). Such a line is not
-    validated beyond its prefix. Other lines, and lines of other shapes, are parsed
+    the rest of the line (``BULK_TYPES`` is the usual choice); given as a mapping,
+    a type with a marker is parsed in full when the line contains the marker. A
+    skipped line is not validated beyond its prefix. Other lines, and lines of other shapes, are parsed
     in full. Default: everything parsed in full.
     """
 
@@ -338,13 +367,13 @@ class LogReader:
         self,
         path: Path | str,
         *,
-        skip_types: Iterable[str] = (),
+        skip_types: SkipTypes = (),
         checkpoint_every: int = 256,
     ) -> None:
         self.path = Path(path)
         self.zstd = is_zstd_path(self.path)
-        self.skip_types = frozenset(skip_types)
-        self._bulk = _bulk_pattern(self.skip_types)
+        self.skip_types = skip_types
+        self._skip = _skip_rule(skip_types)
         self._checkpoint_every = max(1, checkpoint_every)
         self._reset()
 
@@ -407,7 +436,7 @@ class LogReader:
             restarted = True
         self._identity = identity
 
-        decoder = _LineDecoder(self._bulk, self._lines_seen, self._count, self._header)
+        decoder = _LineDecoder(self._skip, self._lines_seen, self._count, self._header)
         first_index = self._count
         # Work on a copy: a read that fails half-way leaves the remembered state intact.
         progress = _Progress(end=self._progress.end, carry=self._progress.carry)
@@ -446,7 +475,7 @@ class LogReader:
         start_index: int,
         stop_index: int | None = None,
         *,
-        skip_types: Iterable[str] | None = None,
+        skip_types: SkipTypes | None = None,
     ) -> list[LogEvent]:
         """Events ``[start_index, stop_index)`` among those :meth:`read_new` has seen.
 
@@ -460,8 +489,8 @@ class LogReader:
         if start >= stop:
             return []
         checkpoint = self._checkpoints[bisect.bisect_right(self._checkpoint_indices, start) - 1]
-        bulk = self._bulk if skip_types is None else _bulk_pattern(frozenset(skip_types))
-        decoder = _LineDecoder(bulk, checkpoint.lines_before, checkpoint.event_index)
+        skip = self._skip if skip_types is None else _skip_rule(skip_types)
+        decoder = _LineDecoder(skip, checkpoint.lines_before, checkpoint.event_index)
         try:
             with open(self.path, "rb") as f:
                 st = os.fstat(f.fileno())
