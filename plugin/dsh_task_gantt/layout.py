@@ -111,7 +111,6 @@ class Mark:
     recipient: Party | None
     label: str  # aria prefix: "message from A to B" (the time is appended)
     preview: str
-    pending: bool  # queued, not delivered yet
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +165,9 @@ class LaneRow:
     phase: str | None
     channel: str
     error: str | None
+    #: One short word under the name: running/idle, else the member's phase, else a
+    #: log that could not be read or is empty.
+    state_text: str
     turns: tuple[TurnBar, ...]
     marks: tuple[Mark, ...]
     rows: int  # mark rows used (1..MARK_ROWS), for the lane height
@@ -360,7 +362,7 @@ def lane_tone(lane: Mapping[str, Any]) -> Tone:
     index = max(_int(lane.get("index")) or 0, 0)
     variant = min(index // PALETTE_SIZE, MAX_VARIANT)
     if slot is None or lane.get("kind") == "unassigned":
-        return Tone("cu", variant)
+        return Tone("cu", 0)  # its own neutral colour, shared with no lane
     return Tone(_SLOT_TONES[slot % PALETTE_SIZE], variant)
 
 
@@ -514,6 +516,9 @@ def _lane_row(
         for n, ((time, span), row) in enumerate(zip(raw_marks, rows, strict=True))
     )
     status = _str(lane.get("status")) or None
+    phase = _str(lane.get("phase")) or None
+    channel = _str(lane.get("channel"))
+    state_text = status or phase or (channel if channel in {"unreadable", "empty"} else "")
     return LaneRow(
         dom_id=f"lane-{position}",
         lane_id=_str(lane.get("id")),
@@ -522,9 +527,10 @@ def _lane_row(
         index=_int(lane.get("index")) or position,
         tone=lane_tone(lane),
         status=status,
-        phase=_str(lane.get("phase")) or None,
-        channel=_str(lane.get("channel")),
+        phase=phase,
+        channel=channel,
         error=_str(lane.get("error")) or None,
+        state_text=state_text,
         turns=tuple(turns),
         marks=marks,
         rows=used,
@@ -542,11 +548,9 @@ def _mark(
     sender = roster.party(_map(span.get("from")))
     raw_to = span.get("to")
     recipient = roster.party(_map(raw_to)) if isinstance(raw_to, Mapping) else None
-    pending = span.get("end") is None and _str(span.get("direction")) == "outgoing"
     if span.get("kind") == "user-prompt" or _map(span.get("from")).get("kind") == "user":
         kind, glyph, tone = "prompt", "◆", PROMPT_TONE
         label = "your prompt"
-        pending = False
     elif _map(span.get("from")).get("kind") == "system":
         kind, glyph, tone = "system", "●", SYSTEM_TONE
         to_name = recipient.name if recipient else "?"
@@ -555,8 +559,6 @@ def _mark(
         kind, glyph = "sent", "▲"
         tone = recipient.tone if recipient else SYSTEM_TONE
         label = f"message from {sender.name} to {recipient.name if recipient else '?'}"
-        if pending:
-            label += " (not delivered yet)"
     else:
         kind, glyph, tone = "received", "▼", sender.tone
         label = f"message from {sender.name} to {recipient.name if recipient else '?'}"
@@ -574,7 +576,6 @@ def _mark(
         recipient=recipient,
         label=label,
         preview=_str(span.get("preview")),
-        pending=pending,
     )
 
 
