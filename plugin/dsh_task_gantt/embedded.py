@@ -24,7 +24,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import ROUTE_PREFIX, __version__, host
 from .events import coerce_header
@@ -120,11 +120,25 @@ class LoopbackConnection:
         client = request.client.host if request.client else ""
         if not is_loopback_host(client):
             return 403
-        host_header = request.headers.get("host", "")
-        name = host_header.rsplit(":", 1)[0] if not host_header.endswith("]") else host_header
-        if name.lower() not in LOOPBACK_NAMES:
+        if not is_loopback_host_header(request.headers.get("host", "")):
             return 403  # DNS rebinding: a foreign name pointing at our loopback port
         return None
+
+
+def is_loopback_host_header(value: str) -> bool:
+    """``localhost``, ``127.0.0.1`` or ``[::1]``, with at most a numeric port."""
+    name, port = value, ""
+    if value.startswith("["):  # [::1] or [::1]:8765
+        name, _, port = value.partition("]")
+        name += "]"
+        if port and not port.startswith(":"):
+            return False
+        port = port[1:]
+    elif ":" in value:
+        name, _, port = value.rpartition(":")
+    if port and not port.isdigit():
+        return False
+    return name.lower() in LOOPBACK_NAMES
 
 
 @dataclass(slots=True)
@@ -176,6 +190,7 @@ class EmbeddedHost:
             return
         if scope["type"] != "http":
             return
+        send = _hardened(send)
         path = scope.get("path", "/")
         if path in ("/", "/index.html"):
             response = await self.start_page(Request(scope, receive))
@@ -190,14 +205,24 @@ class EmbeddedHost:
         await handler(scope, receive, send)
 
     async def start_page(self, request: Request) -> Response:
-        refusal = self.connection.request_rejection(request)
-        if refusal is not None and self.connection.token is not None:
-            return Response("a token is required: open the URL printed at start-up", 401)
-        if refusal is not None:
-            return Response("forbidden", status_code=403, media_type="text/plain")
         if request.method != "GET":
             return Response("method not allowed", status_code=405, headers={"Allow": "GET"})
-        token = request.query_params.get("token")
+        refusal = self.connection.request_rejection(request)
+        if refusal is not None and self.connection.token is not None:
+            return Response(
+                "a token is required: open the URL printed at start-up",
+                401,
+                media_type="text/plain",
+            )
+        if refusal is not None:
+            return Response("forbidden", status_code=403, media_type="text/plain")
+        if request.query_params.get("token") and self.connection.token is not None:
+            # The one-time URL sets a cookie and drops the token from the address bar.
+            landing = RedirectResponse("/", status_code=303)
+            landing.set_cookie(
+                TOKEN_COOKIE, self.connection.token, httponly=True, samesite="strict"
+            )
+            return landing
         teams = await self.list_teams()
         html = self.templates.get_template("start.html").render(
             title=self.title,
@@ -206,12 +231,7 @@ class EmbeddedHost:
             teams=teams,
             prefix=ROUTE_PREFIX,
         )
-        response: Response = HTMLResponse(html, headers=START_PAGE_HEADERS)
-        if token and self.connection.token is not None:
-            # The one-time URL sets a cookie and drops the token from the address bar.
-            response = RedirectResponse("/", status_code=303)
-            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
-        return response
+        return HTMLResponse(html, headers=START_PAGE_HEADERS)
 
     async def list_teams(self) -> list[dict[str, Any]]:
         """Teams under the root, newest first: one row per lead (a session with no parent)."""
@@ -291,6 +311,28 @@ def _last_activity(data: Mapping[str, Any], spans: list[Mapping[str, Any]]) -> i
         return end
     times = [t for s in spans for t in (s.get("time"), s.get("end")) if isinstance(t, int)]
     return max(times, default=None)
+
+
+def _hardened(send: Send) -> Send:
+    """Every answer of the embedded host: no MIME sniffing; HTML only under the CSP."""
+    from .panel import PANEL_CSP
+
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            names = {name.lower() for name, _ in headers}
+            content_type = next((v for n, v in headers if n.lower() == b"content-type"), b"")
+            if b"x-content-type-options" not in names:
+                headers.append((b"x-content-type-options", b"nosniff"))
+            if content_type.startswith(b"text/html"):
+                if b"content-security-policy" not in names:
+                    headers.append((b"content-security-policy", PANEL_CSP.encode()))
+                if b"referrer-policy" not in names:
+                    headers.append((b"referrer-policy", b"no-referrer"))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return wrapped
 
 
 def format_utc(ms: Any) -> str:

@@ -28,6 +28,7 @@ AGENT_TEAMS = "agentTeams"
 RouteKind = Literal["exact", "prefix"]
 
 #: How long one call into a host service may take before the plugin gives up on it.
+#: Read at call time (not bound as a default), so a host or a test may change it.
 HOST_CALL_TIMEOUT_S = 5.0
 
 
@@ -131,15 +132,22 @@ class HostCallError(Exception):
 async def call_host(
     fn: Callable[..., Any],
     *args: Any,
-    timeout: float = HOST_CALL_TIMEOUT_S,
+    timeout: float | None = None,
     what: str = "host call",
 ) -> Any:
     """Call a host service method; await its result if it is awaitable.
 
-    Synchronous methods run inline (they are in-memory lookups on a real host);
-    awaitables are bounded by ``timeout``. Any failure becomes one
-    :class:`HostCallError` with a short reason and no traceback text.
+    Awaitables are bounded by ``timeout`` (default :data:`HOST_CALL_TIMEOUT_S`, read
+    now). Synchronous methods run inline, on purpose: on a real host they are
+    in-memory lookups on the host's own event loop, and its objects need not be
+    thread-safe (``agentTeams`` even checks the identity of the live Agent). A
+    synchronous call that blocks therefore cannot be bounded here: a worker thread
+    would not stop it either, only hide it while it holds a thread. Hosts do their
+    I/O (``sessionPersistence``) as coroutines; the embedded host does. Any failure
+    becomes one :class:`HostCallError` with a short reason and no traceback text.
     """
+    if timeout is None:
+        timeout = HOST_CALL_TIMEOUT_S
     try:
         result = fn(*args)
         if inspect.isawaitable(result):

@@ -9,12 +9,13 @@ traceback or a file system path.
 
 from __future__ import annotations
 
-import inspect
+import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 from starlette.requests import Request
@@ -27,6 +28,9 @@ from .provider import TimelineProvider
 
 #: Longer query strings are refused before any parsing.
 MAX_QUERY_BYTES = 4096
+#: No request waits longer than this for the host, however many calls it makes (each
+#: call is bounded too, by ``host.HOST_CALL_TIMEOUT_S``). Read at call time.
+REQUEST_TIMEOUT_S = 30.0
 
 NOSNIFF = {"X-Content-Type-Options": "nosniff"}
 JSON_HEADERS = {**NOSNIFF, "Cache-Control": "no-cache"}
@@ -57,16 +61,14 @@ def connection_guard(get_service: Callable[[str], Any]) -> Guard:
         if check is None:
             return json_error(503, "the host offers no connection service to guard this route")
         try:
-            verdict = check(request)
-            if inspect.isawaitable(verdict):
-                verdict = await verdict
-        except Exception:
-            log.warning("dsh-task-gantt: the connection guard failed", exc_info=True)
+            verdict = await host.call_host(check, request, what="connection.requestRejection")
+        except host.HostCallError as exc:
+            log.warning("dsh-task-gantt: the connection guard failed: %s", exc)
             return json_error(503, "the host's connection guard failed")
         if verdict is None or verdict is False:
             return None
-        if verdict in (401, 403):
-            return json_error(int(verdict), "unauthorized" if verdict == 401 else "forbidden")
+        if type(verdict) is int and verdict in (401, 403):
+            return json_error(verdict, "unauthorized" if verdict == 401 else "forbidden")
         # Anything else from a guard is a refusal we cannot read: fail closed.
         return json_error(403, "forbidden")
 
@@ -99,10 +101,14 @@ class GanttApp:
             return
         request = Request(scope, receive)
         try:
-            response = await self.handle(request)
+            response = await asyncio.wait_for(self.handle(request), REQUEST_TIMEOUT_S)
+        except TimeoutError:
+            log.warning("dsh-task-gantt: the host did not answer within %g s", REQUEST_TIMEOUT_S)
+            response = json_error(504, "the host did not answer in time")
         except Exception:
             log.exception("dsh-task-gantt: request failed")
             response = json_error(500, "internal error while building the answer")
+        _harden(response)
         await response(scope, receive, send)
 
     async def handle(self, request: Request) -> Response:
@@ -119,13 +125,10 @@ class GanttApp:
         if len(request.scope.get("query_string", b"")) > MAX_QUERY_BYTES:
             return json_error(414, "query string too long")
 
-        path = request.url.path
-        if not path.startswith(self.prefix):
+        parts = self._path_parts(request)
+        if parts is None:
             return json_error(404, "not found")
-        rest = path[len(self.prefix) :] or "/"
-        parts = rest.strip("/").split("/")
-
-        if parts[0] == "static" and len(parts) == 2:
+        if len(parts) == 2 and parts[0] == "static":
             return self.static(parts[1])
 
         route = _match(parts)
@@ -151,6 +154,22 @@ class GanttApp:
             return self._with_csp(await self.panel.board(request, session_id))
         assert name == "task" and item_id is not None
         return self._with_csp(await self.panel.task(request, session_id, item_id))
+
+    def _path_parts(self, request: Request) -> list[str] | None:
+        """The path after the prefix, split *before* percent-decoding.
+
+        Splitting the raw path keeps ``/api/messages/a%2Fb`` one (invalid) id rather
+        than two path steps; each part is then decoded on its own.
+        """
+        raw = request.scope.get("raw_path")
+        if isinstance(raw, bytes) and raw:
+            path = raw.split(b"?", 1)[0].decode("latin-1")
+        else:  # a host that gives no raw path: the decoded one is all there is
+            path = request.scope.get("path", "")
+        if path != self.prefix and not path.startswith(self.prefix + "/"):
+            return None
+        rest = path[len(self.prefix) :].removeprefix("/")
+        return [unquote(part, errors="replace") for part in rest.split("/")]
 
     async def api_timeline(self, request: Request, session_id: str) -> Response:
         result = await self.provider.timeline(session_id)
@@ -184,18 +203,32 @@ class GanttApp:
         return response
 
 
+def _harden(response: Response) -> None:
+    """Every answer: no MIME sniffing; every HTML answer: the panel's CSP."""
+    from .panel import PANEL_CSP
+
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    if response.headers.get("content-type", "").startswith("text/html"):
+        response.headers.setdefault("Content-Security-Policy", PANEL_CSP)
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+
+
 def _match(parts: list[str]) -> tuple[str, str | None] | None:
+    match parts:
+        # An id route takes everything after it: "a/b" is a malformed id (400), not 404.
+        case ["api", "messages", *rest] if rest:
+            return "message", "/".join(rest)
+        case ["panel", "tasks", *rest] if rest:
+            return "task", "/".join(rest)
+    while parts and parts[-1] == "":  # "/panel/" is "/panel"
+        parts = parts[:-1]
     match parts:
         case ["api", "timeline"]:
             return "timeline", None
-        case ["api", "messages", message_id]:
-            return "message", message_id
         case ["panel"]:
             return "panel", None
         case ["panel", "board"]:
             return "board", None
-        case ["panel", "tasks", task_id]:
-            return "task", task_id
     return None
 
 
