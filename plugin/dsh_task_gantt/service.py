@@ -123,7 +123,7 @@ class TimelineService:
         lead = await self._read_lane(services, root)
         live_members = await self._live_rows(services, lead_agent, "list_members", "listMembers")
         live_tasks = await self._live_rows(services, lead_agent, "list_tasks", "listTasks")
-        running = self._running_children(services, root)
+        running = await self._running_children(services, root)
         member_ids = _roster_ids(lead.fold, live_members, running, root)
 
         lanes = [lead]
@@ -159,19 +159,30 @@ class TimelineService:
         return built
 
     async def _exists(self, services: _Services, session_id: str) -> bool:
-        if self._agent(services, session_id) is not None:
+        """Whether the session is known; a host that cannot tell raises HostCallError
+        (the route answers 503 with its short reason rather than a false 404)."""
+        if await self._agent(services, session_id) is not None:
             return True
-        stat = await self._stat(services, session_id)
-        return isinstance(stat, Mapping)
+        stat_fn = (
+            host.service_method(services.persistence, "stat") if services.persistence else None
+        )
+        if stat_fn is None:
+            return False
+        stat = await host.call_host(stat_fn, session_id, what="sessionPersistence.stat")
+        if stat is not None and not isinstance(stat, Mapping):
+            raise host.HostCallError(
+                f"sessionPersistence.stat answered with a {type(stat).__name__}"
+            )
+        return stat is not None
 
-    def _agent(self, services: _Services, session_id: str) -> Any:
+    async def _agent(self, services: _Services, session_id: str) -> Any:
         get = host.service_method(services.agents, "get") if services.agents else None
         if get is None:
             return None
         try:
-            return get(session_id)
-        except Exception:
-            services.notes.append("the live agents registry failed; reading persisted logs")
+            return await host.call_host(get, session_id, what="agents.get")
+        except host.HostCallError as exc:
+            _note_once(services.notes, f"{exc}; reading persisted logs")
             return None
 
     async def _stat(self, services: _Services, session_id: str) -> Any:
@@ -181,11 +192,11 @@ class TimelineService:
         try:
             return await host.call_host(stat, session_id, what="sessionPersistence.stat")
         except host.HostCallError as exc:
-            services.notes.append(str(exc))
+            _note_once(services.notes, str(exc))
             return None
 
     async def _header(self, services: _Services, session_id: str) -> SessionHeader | None:
-        agent = self._agent(services, session_id)
+        agent = await self._agent(services, session_id)
         raw: Any = None
         if agent is not None:
             raw = getattr(getattr(agent, "session", None), "header", None)
@@ -196,7 +207,7 @@ class TimelineService:
 
     async def _resolve_root(self, services: _Services, session_id: str) -> tuple[str, Any]:
         """agentTeams membership → parentSession walk → the session itself."""
-        agent = self._agent(services, session_id)
+        agent = await self._agent(services, session_id)
         membership_fn = (
             host.service_method(services.teams, "try_membership", "tryMembership")
             if services.teams is not None
@@ -212,7 +223,7 @@ class TimelineService:
                 membership = None
             root = as_str(_get(membership, "root"))
             if root and valid_session_id(root):
-                return root, self._agent(services, root)
+                return root, await self._agent(services, root)
 
         current, seen = session_id, {session_id}
         for _ in range(MAX_PARENT_DEPTH):
@@ -222,7 +233,7 @@ class TimelineService:
                 break
             seen.add(parent)
             current = parent
-        return current, self._agent(services, current)
+        return current, await self._agent(services, current)
 
     async def _live_rows(
         self, services: _Services, lead_agent: Any, *names: str
@@ -242,14 +253,14 @@ class TimelineService:
             return None
         return [r for r in rows if isinstance(r, Mapping)]
 
-    def _running_children(self, services: _Services, root: str) -> list[str]:
+    async def _running_children(self, services: _Services, root: str) -> list[str]:
         list_fn = host.service_method(services.agents, "list") if services.agents else None
         if list_fn is None:
             return []
         try:
-            agents = list_fn()
-        except Exception:
-            services.notes.append("the live agents registry could not list agents")
+            agents = await host.call_host(list_fn, what="agents.list")
+        except host.HostCallError as exc:
+            _note_once(services.notes, str(exc))
             return []
         children: list[str] = []
         for agent in host.iter_or_empty(agents):
@@ -268,14 +279,18 @@ class TimelineService:
         if (
             cached is not None
             and cached.channel == "persisted"
-            and self._agent(services, session_id) is None
+            and await self._agent(services, session_id) is None
         ):
             stat = await self._stat(services, session_id)
             if isinstance(stat, Mapping) and _revision(stat) == cached.revision:
                 return cached
         since = cached.events_seen if cached is not None else 0
         read: LaneRead = await read_lane(
-            session_id, agents=services.agents, persistence=services.persistence, since=since
+            session_id,
+            agents=services.agents,
+            persistence=services.persistence,
+            since=since,
+            timeout=host.HOST_CALL_TIMEOUT_S,
         )
         resumable = (
             cached is not None
@@ -285,7 +300,11 @@ class TimelineService:
         )
         if not resumable and since:
             read = await read_lane(
-                session_id, agents=services.agents, persistence=services.persistence, since=0
+                session_id,
+                agents=services.agents,
+                persistence=services.persistence,
+                since=0,
+                timeout=host.HOST_CALL_TIMEOUT_S,
             )
         start = cached.fold if resumable and cached is not None else None
         fold = fold_lane(read.events, start=start) if read.events or start is None else start
@@ -358,6 +377,12 @@ def _roster_ids(
             seen.add(member_id)
             ordered.append(member_id)
     return tuple(ordered)
+
+
+def _note_once(notes: list[str], note: str) -> None:
+    """A broken service is asked once per lane: say so once per request."""
+    if note not in notes:
+        notes.append(note)
 
 
 def _get(obj: Any, name: str) -> Any:

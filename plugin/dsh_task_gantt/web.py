@@ -102,6 +102,8 @@ class GanttApp:
         request = Request(scope, receive)
         try:
             response = await asyncio.wait_for(self.handle(request), REQUEST_TIMEOUT_S)
+        except host.HostCallError as exc:  # a short reason without a path: say it
+            response = json_error(503, str(exc))
         except TimeoutError:
             log.warning("dsh-task-gantt: the host did not answer within %g s", REQUEST_TIMEOUT_S)
             response = json_error(504, "the host did not answer in time")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -67,9 +68,12 @@ def capped_body(raw: str) -> tuple[str, int]:
     return clean(raw[:MESSAGE_BODY_CAP]), len(raw)
 
 
+@functools.lru_cache(maxsize=8192)
 def preview(raw: str) -> str:
-    """One line, whitespace collapsed, at most PREVIEW_CAP characters (… when cut)."""
-    line = _WHITESPACE.sub(" ", raw[:4096]).strip()
+    """One line, whitespace collapsed, at most PREVIEW_CAP characters (… when cut).
+
+    Cached: each poll previews every message again, and bodies rarely change."""
+    line = _WHITESPACE.sub(" ", raw[:512]).strip()
     if len(line) <= PREVIEW_CAP:
         return line
     return line[: PREVIEW_CAP - 1].rstrip() + "…"

@@ -49,7 +49,27 @@ def _rank(item: tuple[int, TurnMark]) -> tuple[bool, int, int]:
     return (mark.time is None, mark.time or 0, seq)
 
 
+#: Recent pairings by fold identity. A LaneFold never changes once built, so an
+#: unchanged lane (most lanes, most polls) is not paired again; the entry holds the
+#: fold itself, so its id cannot be reused while the entry lives.
+_PAIRINGS: dict[tuple[int, int], tuple[LaneFold, TurnPairing]] = {}
+_PAIRINGS_MAX = 256
+
+
 def pair_turns(fold: LaneFold, cut: int = 0) -> TurnPairing:
+    """Turn spans of a lane (from ``cut`` on); memoised per fold (pure, so safe)."""
+    key = (id(fold), cut)
+    hit = _PAIRINGS.get(key)
+    if hit is not None and hit[0] is fold:
+        return hit[1]
+    pairing = _pair_turns(fold, cut)
+    if len(_PAIRINGS) >= _PAIRINGS_MAX:
+        _PAIRINGS.pop(next(iter(_PAIRINGS)))
+    _PAIRINGS[key] = (fold, pairing)
+    return pairing
+
+
+def _pair_turns(fold: LaneFold, cut: int) -> TurnPairing:
     starts: dict[str, list[tuple[int, TurnMark]]] = {}
     ends: dict[str, list[tuple[int, TurnMark]]] = {}
     idless = 0

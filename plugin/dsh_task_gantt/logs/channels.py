@@ -108,7 +108,8 @@ def _coerce_all(raw: Sequence[Any], first_position: int, out: _Channel, where: s
     events: list[LogEvent] = []
     skipped = 0
     for i, obj in enumerate(raw):
-        event = coerce_event(obj, first_position + i)
+        # A reader's own events pass as they are; anything else is checked.
+        event = obj if type(obj) is LogEvent else coerce_event(obj, first_position + i)
         if event is None:
             skipped += 1
         else:

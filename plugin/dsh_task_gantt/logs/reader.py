@@ -306,40 +306,47 @@ class _LineDecoder:
     def feed(self, lines: Iterable[bytes], keep_from: int = 0, keep_to: int | None = None) -> None:
         """Decode ``lines``; keep only events with index in ``[keep_from, keep_to)``."""
         skip = self.skip
-        prefix = skip.prefix if skip is not None else None
+        match_prefix = skip.prefix.match if skip is not None else None
         markers = dict(skip.markers) if skip is not None else {}
+        names: dict[bytes, str] = {}  # decoded type names, once per name
         append = self.events.append
+        index = self.next_index
+        lines_seen = self.lines_seen
         for line in lines:
             if not line or line.isspace():
                 continue
-            if self.lines_seen == 0:
-                self.lines_seen = 1
+            if lines_seen == 0:
+                lines_seen = 1
                 if self._header_line(line):
                     continue
             else:
-                self.lines_seen += 1
-            index = self.next_index
+                lines_seen += 1
             if keep_to is not None and index >= keep_to:
-                return
+                break
             event: LogEvent | None = None
-            if prefix is not None:
-                match = prefix.match(line)
+            if match_prefix is not None:
+                match = match_prefix(line)
                 if match is not None:
-                    name = match.group(1)
-                    marker = markers.get(name)
-                    seq, time = int(match.group(2)), int(match.group(3))
+                    raw_name, raw_seq, raw_time = match.groups()
+                    marker = markers.get(raw_name)
+                    seq, time = int(raw_seq), int(raw_time)
                     if (marker is None or marker not in line) and (
                         seq <= MAX_SAFE_INT and time <= MAX_SAFE_INT
                     ):
-                        event = LogEvent(name.decode(), seq, time, None, index)
+                        name = names.get(raw_name)
+                        if name is None:
+                            name = names[raw_name] = raw_name.decode()
+                        event = LogEvent(name, seq, time, None, index)
             if event is None:
                 event = _parse(line, index)
             if event is None:
                 self.bad_lines += index >= keep_from  # bad lines take no index
                 continue
-            self.next_index = index + 1
             if index >= keep_from:
                 append(event)
+            index += 1
+        self.next_index = index
+        self.lines_seen = lines_seen
 
     def _header_line(self, line: bytes) -> bool:
         try:
@@ -359,8 +366,8 @@ class LogReader:
     (``{"type":"…","seq":N,"time":T,``) come back with ``data=None`` without parsing
     the rest of the line (``BULK_TYPES`` is the usual choice); given as a mapping,
     a type with a marker is parsed in full when the line contains the marker. A
-    skipped line is not validated beyond its prefix. Other lines, and lines of other shapes, are parsed
-    in full. Default: everything parsed in full.
+    skipped line is not validated beyond its prefix. Other lines, and lines of
+    other shapes, are parsed in full. Default: everything parsed in full.
     """
 
     def __init__(
