@@ -17,6 +17,7 @@ the last read stopped and folded onto the previous state.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -50,6 +51,8 @@ class _LaneCache:
     events_seen: int
     fold: LaneFold
     source: LaneSource
+    #: What the read said (kept so that a cached lane reports the same notes).
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -121,17 +124,20 @@ class TimelineService:
         self._roots[session_id] = root
 
         lead = await self._read_lane(services, root)
+        services.notes.extend(lead.notes)
         live_members = await self._live_rows(services, lead_agent, "list_members", "listMembers")
         live_tasks = await self._live_rows(services, lead_agent, "list_tasks", "listTasks")
         running = await self._running_children(services, root)
         member_ids = _roster_ids(lead.fold, live_members, running, root)
 
-        lanes = [lead]
+        # Member lanes are read concurrently: zstd decompression releases the GIL, so
+        # one lane decompresses while another is parsed. Results keep roster order.
+        reads = await asyncio.gather(*(self._read_lane(services, m) for m in member_ids))
+        lanes = [lead, *reads]
         members: dict[str, LaneSource] = {}
-        for member_id in member_ids:
-            lane = await self._read_lane(services, member_id)
-            lanes.append(lane)
+        for member_id, lane in zip(member_ids, reads, strict=True):
             members[member_id] = lane.source
+            services.notes.extend(lane.notes)
 
         key = _change_key(session_id, lanes, live_members, live_tasks, running, services.notes)
         cache_key = f"{session_id}\0{root}"
@@ -325,8 +331,8 @@ class TimelineService:
             events_seen=read.total_events,
             fold=fold,
             source=source,
+            notes=tuple(read.notes),
         )
-        services.notes.extend(read.notes)
         self._lanes[session_id] = entry
         return entry
 

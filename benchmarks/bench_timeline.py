@@ -1,0 +1,231 @@
+"""End-to-end speed and memory of the timeline, through the real embedded host.
+
+Generates a team the size of the biggest real one (a lead of ~19,000 lines in ~2,000
+frames plus eight teammates of ~4,000 lines), serves it with ``dsh-task-gantt serve``
+(uvicorn, loopback) in a child process, and prints:
+
+- the decode floor: python-zstandard alone decompressing every log
+  (``decompressobj(read_across_frames=True)``), measured in the same run;
+- cold: the first ``/api/timeline`` request of a fresh server;
+- unchanged: a poll with ``If-None-Match`` (304) when no log changed;
+- after an append of a few frames (a real-format activity tick);
+- the server's RSS growth over the cold open, against the decompressed bytes;
+- optionally (``--load``) 20 concurrent pollers every 2 s for 60 s while the team is
+  appended to: p50/p99 latency and errors.
+
+Run: ``python benchmarks/bench_timeline.py [--runs 3] [--load] [--load-seconds 60]``.
+Figures only: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import zstandard
+
+from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec, generate_team
+
+API = "/plugins/dsh-task-gantt/api/timeline"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def decode_floor(root: Path) -> tuple[float, int]:
+    """Seconds python-zstandard alone needs for every log, and the decompressed bytes."""
+    blobs = [p.read_bytes() for p in root.rglob("session.v4.jsonl.zstd")]
+    start = time.perf_counter()
+    size = 0
+    for blob in blobs:
+        out = zstandard.ZstdDecompressor().decompressobj(read_across_frames=True).decompress(blob)
+        size += len(out)
+    return time.perf_counter() - start, size
+
+
+class Server:
+    def __init__(self, root: Path) -> None:
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "dsh_task_gantt.cli", "serve", "--sessions-root", str(root),
+             "--port", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.base = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.base + "/plugins/dsh-task-gantt/api/timeline").status_code:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError("the server did not come up")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def timed_get(client: httpx.Client, url: str, **kw: object) -> tuple[float, httpx.Response]:
+    start = time.perf_counter()
+    response = client.get(url, **kw)  # type: ignore[arg-type]
+    return time.perf_counter() - start, response
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f} ms"
+
+
+async def load_run(
+    base: str, lead: str, live: LiveTeam, seconds: float, pollers: int = 20, interval: float = 2.0
+) -> None:
+    latencies: list[float] = []
+    statuses: Counter[int] = Counter()
+    errors = 0
+    stop_at = time.monotonic() + seconds
+
+    async def poller(i: int) -> None:
+        nonlocal errors
+        etag: str | None = None
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            await asyncio.sleep(interval * i / pollers)  # spread the pollers out
+            while time.monotonic() < stop_at:
+                headers = {"If-None-Match": etag} if etag else {}
+                start = time.perf_counter()
+                try:
+                    r = await client.get(API, params={"session": lead}, headers=headers)
+                    latencies.append(time.perf_counter() - start)
+                    statuses[r.status_code] += 1
+                    if r.status_code == 200:
+                        etag = r.headers.get("etag")
+                    elif r.status_code != 304:
+                        errors += 1
+                except httpx.HTTPError:
+                    errors += 1
+                await asyncio.sleep(interval)
+
+    async def appender() -> None:
+        now = live.spec().last_event_time
+        while time.monotonic() < stop_at:
+            now += 2000
+            await asyncio.to_thread(live.tick, now)
+            await asyncio.sleep(interval)
+
+    await asyncio.gather(appender(), *(poller(i) for i in range(pollers)))
+    latencies.sort()
+    p50 = latencies[len(latencies) // 2]
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+    print(f"load: {pollers} pollers every {interval:g} s for {seconds:g} s with appends: "
+          f"{len(latencies)} requests, p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
+          f"errors {errors}, statuses {dict(sorted(statuses.items()))}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="fresh servers for the cold figure")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--load", action="store_true", help="also run the 20-poller load test")
+    parser.add_argument("--load-seconds", type=float, default=60)
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="dsh-gantt-bench-"))
+    try:
+        root = work / "sessions"
+        spec = generate_team(root, seed=args.seed, scale="large", shape="full", name="bench")
+        lead = spec.lead
+        print(f"team: lead {lead.line_count} lines in {lead.frame_count} frames, "
+              f"{len(spec.members) - 1} teammates, "
+              f"{sum(m.line_count for m in spec.members)} lines in all")
+
+        floors = [decode_floor(root) for _ in range(5)]
+        floor = statistics.median(f for f, _ in floors)
+        decompressed = floors[0][1]
+        print(f"decompressed {decompressed / 1e6:.1f} MB; "
+              f"floor (python-zstandard alone, median of 5): {ms(floor)}")
+
+        colds: list[float] = []
+        growths: list[int] = []
+        for _ in range(args.runs):
+            server = Server(root)
+            try:
+                with httpx.Client(base_url=server.base, timeout=60) as client:
+                    before = rss_kib(server.proc.pid)
+                    cold, r = timed_get(client, API, params={"session": spec.lead_id})
+                    assert r.status_code == 200, r.status_code
+                    colds.append(cold)
+                    growths.append(rss_kib(server.proc.pid) - before)
+            finally:
+                server.stop()
+        cold = statistics.median(colds)
+        growth = statistics.median(growths) * 1024
+        print(f"cold first request (median of {args.runs} fresh servers): {ms(cold)}"
+              f"  = {cold / floor:.2f}x the floor (target <= 2x)")
+        print(f"RSS growth over the cold open: {growth / 1e6:.1f} MB"
+              f"  = {growth / decompressed:.2f}x the decompressed bytes (target <= 0.5x)")
+
+        live_root = work / "live"
+        shutil.copytree(root, live_root)
+        spec.dump(work / "spec.json")
+        live = LiveTeam(live_root, TeamSpec.load(work / "spec.json", root=str(live_root)))
+        server = Server(live_root)
+        try:
+            with httpx.Client(base_url=server.base, timeout=60) as client:
+                _, r = timed_get(client, API, params={"session": spec.lead_id})
+                etag = r.headers["etag"]
+                unchanged = []
+                for _ in range(50):
+                    t, r = timed_get(client, API, params={"session": spec.lead_id},
+                                     headers={"If-None-Match": etag})
+                    assert r.status_code == 304, r.status_code
+                    unchanged.append(t)
+                u = statistics.median(unchanged)
+                print(f"unchanged poll (304, median of 50): {ms(u)}"
+                      f"  = {u / cold * 100:.2f}% of cold (target <= 1%)")
+                appended = []
+                now = spec.last_event_time
+                for _ in range(15):
+                    now += 2500
+                    report = live.tick(now)
+                    t, r = timed_get(client, API, params={"session": spec.lead_id},
+                                     headers={"If-None-Match": etag})
+                    assert r.status_code == 200, r.status_code
+                    etag = r.headers["etag"]
+                    appended.append(t)
+                a = statistics.median(appended)
+                frames = sum(report.appended.values())
+                print(f"after an append (~{frames} events in a few frames, median of 15): {ms(a)}"
+                      f"  = {a / cold * 100:.2f}% of cold (target <= 5%)")
+            if args.load:
+                asyncio.run(load_run(server.base, spec.lead_id, live, args.load_seconds))
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"(machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
