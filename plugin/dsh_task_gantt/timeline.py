@@ -410,6 +410,8 @@ class _Model:
                     "direction": direction,
                     "preview": body_preview,
                     "sessionId": self.lead_session,
+                    # Extra to PRODUCT.md's Span: lets the panel show "delivery pending".
+                    "deliveredAt": msg.delivered.time if msg.delivered else None,
                 }
                 if lane.add(span):
                     c.message_marks += 1
