@@ -71,6 +71,15 @@ class _Services:
     persistence: Any
     teams: Any
     notes: list[str] = field(default_factory=list)
+    #: Services that failed or hung during this request: not asked again in it, so one
+    #: hung service costs one bound per request, not one per lane.
+    broken: set[str] = field(default_factory=set)
+
+    def live_agents(self) -> Any:
+        return None if host.AGENTS in self.broken else self.agents
+
+    def live_teams(self) -> Any:
+        return None if host.AGENT_TEAMS in self.broken else self.teams
 
 
 class TimelineService:
@@ -182,12 +191,14 @@ class TimelineService:
         return stat is not None
 
     async def _agent(self, services: _Services, session_id: str) -> Any:
-        get = host.service_method(services.agents, "get") if services.agents else None
+        agents = services.live_agents()
+        get = host.service_method(agents, "get") if agents is not None else None
         if get is None:
             return None
         try:
             return await host.call_host(get, session_id, what="agents.get")
         except host.HostCallError as exc:
+            services.broken.add(host.AGENTS)
             _note_once(services.notes, f"{exc}; reading persisted logs")
             return None
 
@@ -214,9 +225,10 @@ class TimelineService:
     async def _resolve_root(self, services: _Services, session_id: str) -> tuple[str, Any]:
         """agentTeams membership → parentSession walk → the session itself."""
         agent = await self._agent(services, session_id)
+        teams = services.live_teams()
         membership_fn = (
-            host.service_method(services.teams, "try_membership", "tryMembership")
-            if services.teams is not None
+            host.service_method(teams, "try_membership", "tryMembership")
+            if teams is not None
             else None
         )
         if agent is not None and membership_fn is not None:
@@ -225,6 +237,7 @@ class TimelineService:
                     membership_fn, agent, what="agentTeams.try_membership"
                 )
             except host.HostCallError as exc:
+                services.broken.add(host.AGENT_TEAMS)
                 services.notes.append(str(exc))
                 membership = None
             root = as_str(_get(membership, "root"))
@@ -244,14 +257,16 @@ class TimelineService:
     async def _live_rows(
         self, services: _Services, lead_agent: Any, *names: str
     ) -> list[Mapping[str, Any]] | None:
-        if services.teams is None or lead_agent is None:
+        teams = services.live_teams()
+        if teams is None or lead_agent is None:
             return None
-        fn = host.service_method(services.teams, *names)
+        fn = host.service_method(teams, *names)
         if fn is None:
             return None
         try:
             rows = await host.call_host(fn, lead_agent, what=f"agentTeams.{names[0]}")
         except host.HostCallError as exc:
+            services.broken.add(host.AGENT_TEAMS)
             services.notes.append(str(exc))
             return None
         if not isinstance(rows, list | tuple):
@@ -260,12 +275,14 @@ class TimelineService:
         return [r for r in rows if isinstance(r, Mapping)]
 
     async def _running_children(self, services: _Services, root: str) -> list[str]:
-        list_fn = host.service_method(services.agents, "list") if services.agents else None
+        live = services.live_agents()
+        list_fn = host.service_method(live, "list") if live is not None else None
         if list_fn is None:
             return []
         try:
             agents = await host.call_host(list_fn, what="agents.list")
         except host.HostCallError as exc:
+            services.broken.add(host.AGENTS)
             _note_once(services.notes, str(exc))
             return []
         children: list[str] = []
@@ -293,7 +310,7 @@ class TimelineService:
         since = cached.events_seen if cached is not None else 0
         read: LaneRead = await read_lane(
             session_id,
-            agents=services.agents,
+            agents=services.live_agents(),
             persistence=services.persistence,
             since=since,
             timeout=host.HOST_CALL_TIMEOUT_S,
@@ -307,7 +324,7 @@ class TimelineService:
         if not resumable and since:
             read = await read_lane(
                 session_id,
-                agents=services.agents,
+                agents=services.live_agents(),
                 persistence=services.persistence,
                 since=0,
                 timeout=host.HOST_CALL_TIMEOUT_S,
