@@ -34,7 +34,7 @@ import bisect
 import functools
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -116,12 +116,23 @@ class Checkpoint:
 
 @dataclass(slots=True)
 class _Unit:
-    """A frame (or a run of plain lines): ``lines`` completed inside ``[start, end)``."""
+    """A frame (or a run of plain lines): complete lines, ``\n``-separated, in ``text``.
+
+    The lines are not cut into separate objects: most of a log's bytes are lines
+    whose data is never parsed, and copying them out is a large share of the cost.
+    """
 
     start: int
     end: int
     starts_clean: bool  # no partial line carried into it: a checkpoint may go here
-    lines: list[bytes]
+    text: bytes
+
+    @property
+    def lines(self) -> list[bytes]:
+        lines = self.text.split(b"\n")
+        if lines and not lines[-1]:
+            lines.pop()
+        return lines
 
 
 @dataclass(slots=True)
@@ -132,14 +143,24 @@ class _Progress:
     garbage: str | None = None
 
 
-def _split_frame_lines(carry: bytes, out: bytes) -> tuple[list[bytes], bytes]:
+def _split_frame_lines(carry: bytes, out: bytes) -> tuple[bytes, bytes]:
+    """``(complete lines, carry)``: a last line without its ``\n`` is complete only
+    when it is a whole JSON object; otherwise it waits for the next frame."""
     data = carry + out if carry else out
-    lines = data.split(b"\n")
-    rest = lines.pop()
+    cut = data.rfind(b"\n") + 1
+    rest = data[cut:]
     if rest and not rest.isspace() and not _is_json_object(rest):
-        return lines, rest  # a line split across frames: wait for its end
-    lines.append(rest)
-    return lines, b""
+        return data[:cut], rest  # a line split across frames: wait for its end
+    return data, b""
+
+
+#: ``LogEvent(...)`` without the named tuple's generated ``__new__`` (a hot path).
+_new_event: Callable[[tuple[str, int, int | None, Any, int]], LogEvent] = functools.partial(
+    tuple.__new__, LogEvent
+)
+
+#: First bytes of a line that may be blank (``bytes.isspace`` whitespace).
+_BLANK = frozenset(b" \t\n\r\x0b\x0c")
 
 
 def _is_json_object(line: bytes) -> bool:
@@ -175,9 +196,9 @@ def _zstd_units(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterator
                 progress.garbage = f"the zstd frame at byte {start} does not decompress"
                 return
             starts_clean = not progress.carry
-            lines, progress.carry = _split_frame_lines(progress.carry, out)
+            text, progress.carry = _split_frame_lines(progress.carry, out)
             progress.end = base + frame.end
-            yield _Unit(start, progress.end, starts_clean, lines)
+            yield _Unit(start, progress.end, starts_clean, text)
         if walk.stop == "garbage":
             progress.garbage = f"not a zstd frame: {walk.reason and _rebase(walk.reason, base)}"
             return
@@ -206,9 +227,8 @@ def _plain_units(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterato
             cut = pending.rfind(b"\n", pos, min(pos + _PLAIN_UNIT_BYTES, complete)) + 1
             if cut <= pos:  # one line longer than a unit
                 cut = pending.find(b"\n", pos) + 1
-            lines = pending[pos : cut - 1].split(b"\n")
             progress.end = base + cut
-            yield _Unit(base + pos, base + cut, True, lines)
+            yield _Unit(base + pos, base + cut, True, pending[pos:cut])
             pos = cut
         pending = pending[complete:]
         base += complete
@@ -303,21 +323,28 @@ class _LineDecoder:
     bad_lines: int = 0
     events: list[LogEvent] = field(default_factory=list)
 
-    def feed(self, lines: Iterable[bytes], keep_from: int = 0, keep_to: int | None = None) -> None:
-        """Decode ``lines``; keep only events with index in ``[keep_from, keep_to)``."""
+    def feed(self, text: bytes, keep_from: int = 0, keep_to: int | None = None) -> None:
+        """Decode the ``\n``-separated lines of ``text``; keep only events with index in
+        ``[keep_from, keep_to)``. Lines that may skip parsing are matched in place."""
         skip = self.skip
         match_prefix = skip.prefix.match if skip is not None else None
         markers = dict(skip.markers) if skip is not None else {}
         names: dict[bytes, str] = {}  # decoded type names, once per name
         append = self.events.append
+        find = text.find
         index = self.next_index
         lines_seen = self.lines_seen
-        for line in lines:
-            if not line or line.isspace():
+        pos, size = 0, len(text)
+        while pos < size:
+            end = find(b"\n", pos)
+            if end == -1:
+                end = size
+            start, pos = pos, end + 1
+            if start == end or (text[start] in _BLANK and text[start:end].isspace()):
                 continue
             if lines_seen == 0:
                 lines_seen = 1
-                if self._header_line(line):
+                if self._header_line(text[start:end]):
                     continue
             else:
                 lines_seen += 1
@@ -325,20 +352,20 @@ class _LineDecoder:
                 break
             event: LogEvent | None = None
             if match_prefix is not None:
-                match = match_prefix(line)
+                match = match_prefix(text, start, end)
                 if match is not None:
                     raw_name, raw_seq, raw_time = match.groups()
                     marker = markers.get(raw_name)
                     seq, time = int(raw_seq), int(raw_time)
-                    if (marker is None or marker not in line) and (
+                    if (marker is None or find(marker, start, end) == -1) and (
                         seq <= MAX_SAFE_INT and time <= MAX_SAFE_INT
                     ):
                         name = names.get(raw_name)
                         if name is None:
                             name = names[raw_name] = raw_name.decode()
-                        event = LogEvent(name, seq, time, None, index)
+                        event = _new_event((name, seq, time, None, index))
             if event is None:
-                event = _parse(line, index)
+                event = _parse(text[start:end], index)
             if event is None:
                 self.bad_lines += index >= keep_from  # bad lines take no index
                 continue
@@ -459,7 +486,7 @@ class LogReader:
                 self._checkpoint_every
             ):
                 self._add_checkpoint(Checkpoint(decoder.next_index, unit.start, decoder.lines_seen))
-            decoder.feed(unit.lines)
+            decoder.feed(unit.text)
         if self._pending_checkpoint is not None and decoder.next_index > self._count:
             self._insert_checkpoint(self._pending_checkpoint)
         self._progress = progress
@@ -505,7 +532,7 @@ class LogReader:
                     return []
                 progress = _Progress(end=checkpoint.offset)
                 for unit in _units(f, self.zstd, progress, self._progress.end):
-                    decoder.feed(unit.lines, keep_from=start, keep_to=stop)
+                    decoder.feed(unit.text, keep_from=start, keep_to=stop)
                     if decoder.next_index >= stop:
                         break
         except OSError:
