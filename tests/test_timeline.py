@@ -236,6 +236,16 @@ def test_a_member_without_a_log_is_an_unreadable_lane() -> None:
     assert out["source"] == "partial"
 
 
+def test_a_failed_member_without_a_log_is_not_a_loss() -> None:
+    roster = Log().member(A, "ghost", phase="provisioning").member(A, "ghost", phase="failed")
+    out = _build(roster, {A: source(A, channel="unreadable", error="no persisted log")})
+    assert lane(out, A)["channel"] == "unreadable" and lane(out, A)["phase"] == "failed"
+    assert out["source"] == "log" and out["diagnostics"]["unreadableLanes"] == 0
+    _note(out, r"ghost failed to start and has no log to read; its lane is empty")
+    active = _build(Log().member(A, "ghost"), {A: source(A, channel="unreadable")})
+    assert active["source"] == "partial"
+
+
 # -- tasks ---------------------------------------------------------------------------------
 
 

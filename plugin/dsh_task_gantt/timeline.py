@@ -482,6 +482,10 @@ class _Model:
         return pairing.open_turns > 0 or open_steps(lane.fold, lane.cut) > 0
 
 
+#: Member phases in which having no log is expected rather than a loss.
+_NO_LOG_YET_PHASES = frozenset({"failed", "provisioning"})
+
+
 def _missing(session_id: str | None) -> LaneSource:
     return LaneSource(
         session_id=session_id,
@@ -777,6 +781,13 @@ def build_timeline(team: TeamSnapshot) -> dict[str, Any]:
     unreadable = [
         lane for lane in model.lanes if lane.source and lane.source.channel == "unreadable"
     ]
+    # A member that failed (or is still being set up) may never have written a log:
+    # nothing is missing from the picture, so the timeline is not "partial".
+    never_started = [lane for lane in unreadable if lane.phase in _NO_LOG_YET_PHASES]
+    unreadable = [lane for lane in unreadable if lane not in never_started]
+    for lane in never_started:
+        state = "failed to start" if lane.phase == "failed" else "is still being set up"
+        model.notes.append(f"{lane.name} {state} and has no log to read; its lane is empty")
     notes = _notes(model, unreadable)
     return {
         "version": 1,
