@@ -174,7 +174,7 @@ def source(
     *,
     channel: str = "persisted",
     error: str | None = None,
-    hdr: SessionHeader | None | str = "default",
+    hdr: SessionHeader | str | None = "default",
     inherited: int | None = None,
     status: str | None = None,
 ) -> LaneSource:
