@@ -36,7 +36,7 @@
     });
     root.querySelectorAll(".mark[data-ms]").forEach(function (el) {
       var at = fmt(Number(el.getAttribute("data-ms")), "hms");
-      var label = el.getAttribute("data-label") + " at " + at;
+      var label = el.getAttribute("data-label") + " at " + at + (el.getAttribute("data-note") || "");
       el.setAttribute("aria-label", label);
       var preview = el.getAttribute("data-preview");
       el.setAttribute("title", preview ? label + " — " + preview : label);

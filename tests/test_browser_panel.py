@@ -1,8 +1,11 @@
 """The panel in real Chromium against a real uvicorn server on 127.0.0.1.
 
-Served from the hand-made team of ``test_panel`` through a fake provider whose
-timeline the test changes between polls, and (when it is there) from the embedded
-host over the committed fixtures.
+Two sources: the hand-made team of ``test_panel`` behind a fake provider whose
+timeline a test changes between polls (exact control over polls and provider calls),
+and the real stack — the embedded host reading real zstd logs: the committed fixture
+team "alpha" (checked against its generator's spec) and a live copy of it appended to
+with ``LiveTeam.tick`` while the page is open. One browser per module; every wait is
+bounded (5 s by default), so the file stays well under a minute.
 """
 
 from __future__ import annotations
@@ -24,7 +27,11 @@ CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]  # fmt: skip
-VIEWPORTS = [{"width": 400, "height": 900}, {"width": 1280, "height": 800}]
+SIDEBAR = {"width": 400, "height": 900}
+WIDE = {"width": 1280, "height": 800}
+VIEWPORTS = [SIDEBAR, WIDE]
+#: The panel polls every 2 s: a change shows within one poll plus the request.
+ONE_POLL_MS = 3_500
 
 pytestmark = [
     pytest.mark.browser,
@@ -77,6 +84,7 @@ class Watched:
 
     def __init__(self, browser: Any, viewport: dict[str, int]) -> None:
         self.context = browser.new_context(viewport=viewport)
+        self.context.set_default_timeout(5_000)
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.dialogs: list[str] = []
@@ -102,11 +110,29 @@ class Watched:
         self.context.close()
 
 
+@pytest.fixture
+def watched(browser: Any) -> Iterator[Watched]:
+    """A page at sidebar width (the panel's home)."""
+    page = Watched(browser, SIDEBAR)
+    yield page
+    page.close()
+
+
 @pytest.fixture(params=VIEWPORTS, ids=lambda v: f"{v['width']}x{v['height']}")
-def watched(request: pytest.FixtureRequest, browser: Any) -> Iterator[Watched]:
+def watched_each(request: pytest.FixtureRequest, browser: Any) -> Iterator[Watched]:
+    """A page at sidebar width, then at a full window (for layout-sensitive tests)."""
     page = Watched(browser, request.param)
     yield page
     page.close()
+
+
+def _board_polls(watched: Watched) -> int:
+    return sum("/panel/board" in url for url in watched.requests)
+
+
+def _lane_of(mark: Any) -> str | None:
+    lane = mark.locator("xpath=ancestor::div[contains(@class,'lane')]")
+    return lane.get_attribute("data-lane")  # type: ignore[no-any-return]
 
 
 def _msg_id(team: TeamBuilder, sender: str, target: str) -> str:
@@ -120,7 +146,8 @@ def _msg_id(team: TeamBuilder, sender: str, target: str) -> str:
 # ---------------------------------------------------------------------------
 
 
-def test_lanes_and_marks_are_drawn_and_clicking_opens_the_message(watched: Watched) -> None:
+def test_lanes_and_marks_are_drawn_and_clicking_opens_the_message(watched_each: Watched) -> None:
+    watched = watched_each
     team = demo_team(live=False)
     msg = _msg_id(team, "verify", "host-data")
     with Server(make_app(FakeProvider(team))) as server:
@@ -134,17 +161,13 @@ def test_lanes_and_marks_are_drawn_and_clicking_opens_the_message(watched: Watch
         assert sent.get_attribute("aria-label", timeout=1000).startswith(
             "message from verify to host-data at "
         )
-        # the two copies sit on their own lanes
-        assert (
-            sent.locator("xpath=ancestor::div[contains(@class,'lane')]").get_attribute("data-lane")
-            == "verify"
-        )
-        assert (
-            received.locator("xpath=ancestor::div[contains(@class,'lane')]").get_attribute(
-                "data-lane"
-            )
-            == "host-data"
-        )
+        # the two copies sit on their own lanes; pointing at one highlights the other
+        assert (_lane_of(sent), _lane_of(received)) == ("verify", "host-data")
+        assert "twin" not in (received.get_attribute("class") or "")
+        sent.hover()
+        assert "twin" in (received.get_attribute("class") or "")
+        page.mouse.move(0, 0)
+        assert "twin" not in (received.get_attribute("class") or "")
         sent.click()
         detail = page.locator("#detail")
         detail.locator(".message-card").wait_for()
@@ -163,7 +186,13 @@ def test_enter_on_a_focused_mark_opens_it_and_a_shared_link_reopens_it(watched: 
     with Server(make_app(FakeProvider(team))) as server:
         page = watched.page
         page.goto(server.url())
-        page.locator(f'.mark.received[data-msg="{msg}"]').focus()
+        mark = page.locator(f'.mark.received[data-msg="{msg}"]')
+        mark.focus()
+        page.keyboard.press(" ")
+        page.locator("#detail .message-card").wait_for()
+        page.keyboard.press("Escape")
+        assert page.locator("#detail").is_hidden()
+        assert page.evaluate("document.activeElement.dataset.msg") == msg  # focus came back
         page.keyboard.press("Enter")
         page.locator("#detail .message-card").wait_for()
         assert "Fixed in a1b2c3, please re-run." in page.locator("#detail").inner_text()
@@ -200,8 +229,9 @@ def test_a_message_containing_script_does_not_run(watched: Watched) -> None:
 
 
 def test_live_board_shows_a_new_message_within_one_poll_and_keeps_the_view(
-    watched: Watched,
+    watched_each: Watched,
 ) -> None:
+    watched = watched_each
     team = demo_team(live=True)
     provider = FakeProvider(team)
     opened = _msg_id(team, "verify", "host-data")
@@ -224,7 +254,9 @@ def test_live_board_shows_a_new_message_within_one_poll_and_keeps_the_view(
         )
         team.now += 5_000
         team.message("docs", "perf", team.now - 1_000, "hot off the press", msg_id="fresh-1")
-        page.locator('.mark[data-msg="fresh-1"]').first.wait_for(state="attached", timeout=4_500)
+        page.locator('.mark[data-msg="fresh-1"]').first.wait_for(
+            state="attached", timeout=ONE_POLL_MS
+        )
         assert page.locator('.mark[data-msg="fresh-1"]').count() == 2
         assert "The reader drops the torn tail." in page.locator("#detail").inner_text()
         assert page.evaluate("document.getElementById('scroller').scrollLeft") == pytest.approx(
@@ -246,35 +278,27 @@ def test_unchanged_polls_swap_nothing_and_a_frozen_team_stops_polling(watched: W
     with Server(make_app(provider)) as server:
         page = watched.page
         page.goto(server.url())
+        page.wait_for_load_state("networkidle")
         page.evaluate(
             "window.__swaps = 0; document.body.addEventListener('htmx:afterSwap',"
             " function (e) { if (e.detail.target.id === 'board') window.__swaps++; })"
         )
         calls = provider.timeline_calls
-        page.wait_for_timeout(4_500)  # two polls, nothing changed
+        with page.expect_response(lambda r: "/panel/board" in r.url, timeout=ONE_POLL_MS) as poll:
+            pass
+        assert poll.value.status == 204  # nothing changed: a bare "unchanged"
+        page.wait_for_timeout(100)
         assert page.evaluate("window.__swaps") == 0
         assert provider.timeline_calls == calls
-        assert sum("/panel/board" in url for url in watched.requests) >= 2
         team.live = False
-        page.locator(".pill.frozen").wait_for(timeout=4_500)
+        with page.expect_response(lambda r: "/panel/board" in r.url, timeout=ONE_POLL_MS) as last:
+            pass
+        assert last.value.status == 286  # htmx stops polling on this status
+        page.locator(".pill.frozen").wait_for()
         assert page.locator(".now").count() == 0
-        polls = sum("/panel/board" in url for url in watched.requests)
-        page.wait_for_timeout(4_500)
-        assert sum("/panel/board" in url for url in watched.requests) == polls
-    assert watched.errors == []
-
-
-def test_a_frozen_panel_makes_no_requests_after_loading(watched: Watched) -> None:
-    with Server(make_app(FakeProvider(demo_team(live=False)))) as server:
-        page = watched.page
-        page.goto(server.url())
-        page.wait_for_load_state("networkidle")
-        page.wait_for_timeout(500)  # the width-fit refresh, if any, is done by now
-        loaded = len(watched.requests)
-        page.wait_for_timeout(4_500)
-        assert len(watched.requests) == loaded
-        assert page.locator("#board").get_attribute("hx-trigger") is None
-        assert "frozen at" in page.locator("#status").inner_text()
+        polls = _board_polls(watched)
+        page.wait_for_timeout(2_500)  # longer than the poll interval
+        assert _board_polls(watched) == polls
     assert watched.errors == []
 
 
@@ -293,74 +317,241 @@ def test_zoom_buttons_fit_and_list_view(watched: Watched) -> None:
         assert page.locator(".chart").is_hidden()
         items = page.locator(".list .item")
         assert items.count() >= len(team.messages)
-        page.locator(".list .item-open").first.focus()
+        # the list is walked with Tab and opened with Enter
+        first = page.locator(".list .item-open").first
+        first.focus()
+        page.keyboard.press("Tab")
+        assert page.evaluate(
+            "document.activeElement === document.querySelectorAll('.list .item-open')[1]"
+        )
+        page.keyboard.press("Shift+Tab")
         page.keyboard.press("Enter")
-        page.locator("#detail .message-card").wait_for()
+        page.locator("#detail .card").wait_for()
         assert "list=1" in page.url
     assert watched.errors == []
 
 
 # ---------------------------------------------------------------------------
-# the real stack: the embedded host over the committed fixtures and the live demo
+# the real stack: the embedded host reading real logs
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+embedded = pytest.importorskip("dsh_task_gantt.embedded", reason="the embedded host is missing")
+fixturegen = pytest.importorskip("dsh_task_gantt.fixturegen", reason="fixturegen is missing")
+demo = pytest.importorskip("dsh_task_gantt.demo", reason="the demo teams are missing")
 
 
-def _embedded() -> Any:
-    return pytest.importorskip("dsh_task_gantt.embedded", reason="the embedded host is missing")
+@pytest.fixture(scope="module")
+def alpha() -> Any:
+    """The committed fixture team's ground truth (written by its generator)."""
+    return fixturegen.TeamSpec.load(
+        FIXTURES / "specs" / "alpha.json", root=str(FIXTURES / "sessions")
+    )
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason="fixtures/sessions is generated by fixturegen")
-def test_embedded_host_draws_a_fixture_team_and_opens_its_messages(watched: Watched) -> None:
-    embedded = _embedded()
-    with Server(embedded.EmbeddedHost(FIXTURES)) as server:
-        page = watched.page
-        # the start page links to each team; take the one with the most members (the
-        # start page is the host's, not the panel's: it is not under watch)
-        start = watched.context.new_page()
-        start.goto(f"http://127.0.0.1:{server.port}/")
-        links = start.locator(f'a[href*="{PREFIX}/panel?session="]')
-        sizes = [links.nth(n).locator(".chip").count() for n in range(links.count())]
-        href = links.nth(sizes.index(max(sizes))).get_attribute("href")
-        start.close()
-        page.goto(f"http://127.0.0.1:{server.port}{href}")
-        page.locator("#board").wait_for()
-        assert page.locator(".lane").count() == max(sizes) + 1  # and "unassigned"
-        assert page.locator(".lane .chip").first.inner_text() == "lead"
-        sent = page.locator(".mark.sent").first
-        msg = sent.get_attribute("data-msg")
-        assert page.locator(f'.mark.received[data-msg="{msg}"]').count() == 1
-        sent.click()
-        page.locator("#detail .message-card").wait_for()
-        assert page.locator("#detail .body").inner_text().strip()
-        page.keyboard.press("Escape")
-        page.locator(".mark.received").first.focus()
-        page.keyboard.press("Enter")
-        page.locator("#detail .message-card").wait_for()
-        if page.locator("#board").get_attribute("hx-trigger") is None:
-            loaded = len(watched.requests)
-            page.wait_for_timeout(2_500)
-            assert len(watched.requests) == loaded  # frozen: no polling
+@pytest.fixture(scope="module")
+def alpha_server() -> Iterator[Server]:
+    with Server(embedded.EmbeddedHost(FIXTURES / "sessions")) as server:
+        yield server
+
+
+def _open_alpha(watched: Watched, server: Server, alpha: Any, extra: str = "") -> Any:
+    page = watched.page
+    page.goto(server.url(f"session={alpha.lead_id}{extra}"))
+    page.locator("#board .chart").wait_for()
+    return page
+
+
+def test_fixture_team_lanes_follow_the_roster_and_the_fork_shows_no_copied_prompt(
+    watched_each: Watched, alpha_server: Server, alpha: Any
+) -> None:
+    page = _open_alpha(watched_each, alpha_server, alpha)
+    names = page.locator(".lane .chip").all_inner_texts()
+    # lead first, roster order, a renamed member under its last name, "unassigned" last
+    assert names == [m.aliases[-1] for m in alpha.members] + ["unassigned"]
+    lanes = [page.locator(".lane").nth(n).get_attribute("data-lane") for n in range(len(names))]
+    assert lanes[:-1] == ["lead", *(m.id for m in alpha.members[1:])]
+    (forked,) = alpha.with_trait("forked")
+    copied = [p.id for p in alpha.human_prompts if forked.id in p.copied_into]
+    assert copied, "the fixture's fork carries a copy of a lead prompt"
+    fork_lane = page.locator(f'.lane[data-lane="{forked.id}"]')
+    assert fork_lane.locator(".mark").count() > 0  # its own messages are there
+    assert fork_lane.locator(".mark.prompt").count() == 0
+    for prompt_id in copied:
+        assert (
+            page.locator(f'.lane[data-lane="lead"] .mark.prompt[data-msg="{prompt_id}"]').count()
+            == 1
+        )
+        assert fork_lane.locator(f'[data-msg="{prompt_id}"]').count() == 0
+    # every prompt once, on the lead's lane
+    assert page.locator(".mark.prompt").count() == len(alpha.human_prompts)
+    assert watched_each.errors == []
+
+
+def test_a_frozen_fixture_team_makes_no_requests_after_loading(
+    watched: Watched, alpha_server: Server, alpha: Any
+) -> None:
+    page = _open_alpha(watched, alpha_server, alpha)
+    page.wait_for_load_state("networkidle")
+    loaded = len(watched.requests)
+    page.wait_for_timeout(2_500)  # longer than the poll interval
+    assert len(watched.requests) == loaded
+    assert page.locator("#board").get_attribute("hx-trigger") is None
+    assert "frozen at" in page.locator("#status").inner_text()
+    assert page.locator(".now").count() == 0
     assert watched.errors == []
 
 
-def test_embedded_demo_team_grows_within_a_poll_and_keeps_the_detail(watched: Watched) -> None:
-    embedded = _embedded()
-    demo = pytest.importorskip("dsh_task_gantt.demo", reason="the demo teams are missing")
-    with demo.DemoTeams.start(interval=0.5) as teams:
-        lead = teams.live_spec.lead_id
-        with Server(embedded.EmbeddedHost(teams.root)) as server:
-            page = watched.page
-            page.goto(server.url(f"session={lead}"))
-            assert page.locator("#board").get_attribute("hx-trigger") == "every 2s"
-            page.locator(".mark.sent").first.click()
-            page.locator("#detail .message-card").wait_for()
-            detail = page.locator("#detail").inner_text()
-            version = page.locator("#board-version").input_value()
-            page.wait_for_function(
-                "v => document.getElementById('board-version').value !== v",
-                arg=version,
-                timeout=6_000,
-            )
-            assert page.locator("#detail").inner_text() == detail
+def test_the_hostile_fixture_message_opens_as_text_and_runs_nothing(
+    watched: Watched, alpha_server: Server, alpha: Any
+) -> None:
+    (hostile,) = alpha.messages_of_kind("hostile")
+    assert "<script>" in hostile.text
+    # a shared link opens it (rendered by the page), a click opens it (an htmx fragment)
+    page = _open_alpha(watched, alpha_server, alpha, f"&msg={hostile.id}")
+    assert page.locator("#detail .body").text_content() == hostile.text
+    assert page.locator(f'.mark[data-msg="{hostile.id}"][aria-current="true"]').count() == 2
+    page.keyboard.press("Escape")
+    sent = page.locator(f'.mark.sent[data-msg="{hostile.id}"]')
+    assert _lane_of(sent) == alpha.member(hostile.sender_id).id
+    assert "<script>" in (sent.get_attribute("title") or "")  # an attribute value, not markup
+    sent.click()
+    page.locator("#detail .message-card").wait_for()
+    assert page.locator("#detail .body").text_content() == hostile.text
+    page.locator("#list-toggle").click()
+    assert "<script>" in page.locator(".list").inner_text()
+    assert page.locator("#board script, #board img, #detail script, #detail img").count() == 0
+    assert page.locator("#detail a, #board a").count() == 0  # no javascript: link made
+    page.wait_for_timeout(200)
+    assert watched.dialogs == []
+    assert watched.errors == []
+
+
+def test_the_long_fixture_message_says_where_it_was_cut(
+    watched: Watched, alpha_server: Server, alpha: Any
+) -> None:
+    (long,) = alpha.messages_of_kind("long")
+    assert len(long.text) > 16_384
+    page = _open_alpha(watched, alpha_server, alpha)
+    page.locator(f'.mark.received[data-msg="{long.id}"]').click()
+    cut = page.locator("#detail .cut")
+    cut.wait_for()
+    assert cut.inner_text() == f"Cut at 16,384 characters (of {len(long.text):,})."
+    body = page.locator("#detail .body").text_content() or ""
+    assert body.startswith(long.text[:200]) and len(body) < len(long.text)
+    assert "\n" in body  # its line breaks are kept
+    assert watched.errors == []
+
+
+def test_the_orphan_fixture_delivery_shows_an_unknown_sender(
+    watched: Watched, alpha_server: Server, alpha: Any
+) -> None:
+    (orphan,) = alpha.messages_of_kind("orphan-delivery")
+    page = _open_alpha(watched, alpha_server, alpha)
+    marks = page.locator(f'.mark[data-msg="{orphan.id}"]')
+    assert marks.count() == 1  # no sender to draw it on: the recipient's lane only
+    mark = marks.first
+    assert "system" in (mark.get_attribute("class") or "")
+    assert _lane_of(mark) == ("lead" if orphan.target_id == alpha.lead_id else orphan.target_id)
+    assert (mark.get_attribute("aria-label") or "").startswith(
+        "message from an unknown sender to lead at "
+    )
+    mark.click()
+    page.locator("#detail .message-card").wait_for()
+    title = page.locator("#detail .card-title").inner_text()
+    assert "unknown sender" in title and "lead" in title
+    assert watched.errors == []
+
+
+def test_the_undelivered_fixture_message_is_drawn_as_delivery_pending(
+    watched: Watched, alpha_server: Server, alpha: Any
+) -> None:
+    (waiting,) = alpha.messages_of_kind("undelivered")
+    (normal, *_) = alpha.messages_of_kind("normal")
+    page = _open_alpha(watched, alpha_server, alpha)
+    pending = page.locator(f'.mark[data-msg="{waiting.id}"]')
+    assert pending.count() == 2
+    for n in range(2):
+        assert "pending" in (pending.nth(n).get_attribute("class") or "").split()
+        assert (pending.nth(n).get_attribute("aria-label") or "").endswith(", delivery pending")
+    assert sorted(pending.all_inner_texts()) == sorted(["△", "▽"])  # sent, received
+    delivered = page.locator(f'.mark[data-msg="{normal.id}"]')
+    assert "pending" not in (delivered.first.get_attribute("class") or "").split()
+    assert not (delivered.first.get_attribute("aria-label") or "").endswith("pending")
+    pending.first.click()
+    page.locator("#detail .message-card").wait_for()
+    assert "delivery pending" in page.locator("#detail .times").inner_text()
+    assert watched.errors == []
+
+
+def test_t_opens_the_fixture_team_at_a_time(
+    watched: Watched, alpha_server: Server, alpha: Any
+) -> None:
+    (hostile,) = alpha.messages_of_kind("hostile")
+    at = hostile.delivered_time
+    page = _open_alpha(watched, alpha_server, alpha, f"&t={at}")
+    meta = page.locator("#board-meta")
+    start = int(meta.get_attribute("data-window-start") or 0)
+    end = int(meta.get_attribute("data-window-end") or 0)
+    assert start < at < end and float(meta.get_attribute("data-zoom") or 1) > 1
+    # the message delivered then is on screen, not scrolled away
+    box = page.locator(f'.mark.received[data-msg="{hostile.id}"]').bounding_box()
+    view = page.locator("#scroller").bounding_box()
+    assert box is not None and view is not None
+    assert view["x"] <= box["x"] and box["x"] + box["width"] <= view["x"] + view["width"]
+    assert watched.errors == []
+
+
+@pytest.fixture
+def live_team(tmp_path: Path) -> Any:
+    """A copy of alpha regenerated to end now (live: the lead's turn is open), and a
+    ``LiveTeam`` that appends to it only when the test ticks it."""
+    teams = demo.DemoTeams.prepare(tmp_path / "sessions")
+    return teams, fixturegen.LiveTeam(teams.root, teams.live_spec)
+
+
+def test_a_live_team_grows_within_one_poll_and_keeps_the_users_view(
+    watched_each: Watched, live_team: Any
+) -> None:
+    teams, live = live_team
+    watched = watched_each
+    with Server(embedded.EmbeddedHost(teams.root)) as server:
+        page = watched.page
+        page.goto(server.url(f"session={teams.live_spec.lead_id}"))
+        assert page.locator("#board").get_attribute("hx-trigger") == "every 2s"
+        assert page.locator(".pill.live").is_visible() and page.locator(".now").count() == 1
+        opened = page.locator(".mark.sent").first
+        opened_id = opened.get_attribute("data-msg")
+        opened.click()
+        page.locator("#detail .message-card").wait_for()
+        detail = page.locator("#detail").inner_text()
+        page.keyboard.press("+")
+        page.keyboard.press("+")
+        page.wait_for_function("scroller.scrollWidth > 3 * scroller.clientWidth")
+        page.evaluate("document.getElementById('scroller').scrollLeft = 150")
+        page.wait_for_timeout(400)  # the scroll settles into the URL
+        url_before = page.url
+        zoom_before = float(page.evaluate("getComputedStyle(board).getPropertyValue('--zoom')"))
+        page.evaluate(
+            "id => document.querySelector(`.mark.received[data-msg='${id}']`)"
+            ".focus({preventScroll: true})",
+            opened_id,
+        )
+        new_id = None
+        for _ in range(20):  # a tick is a message, a task move or a turn
+            report = live.tick(demo.now_ms())
+            found = [a.split()[1] for a in report.activities if a.startswith("message ")]
+            if found:
+                new_id = found[0]
+                break
+        assert new_id is not None
+        page.locator(f'.mark[data-msg="{new_id}"]').first.wait_for(
+            state="attached", timeout=ONE_POLL_MS
+        )
+        assert page.locator(f'.mark[data-msg="{new_id}"]').count() == 2  # sent and received
+        assert page.locator("#detail").inner_text() == detail
+        assert page.evaluate("scroller.scrollLeft") == pytest.approx(150, abs=3)
+        zoom_after = float(page.evaluate("getComputedStyle(board).getPropertyValue('--zoom')"))
+        assert zoom_after == pytest.approx(zoom_before, rel=0.01) and zoom_after > 3
+        assert page.url == url_before
+        assert page.evaluate("document.activeElement.dataset.msg") == opened_id
     assert watched.errors == []

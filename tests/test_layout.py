@@ -254,3 +254,34 @@ def test_everything_drawn_stays_inside_the_board(
             assert 0 <= mark.left <= 100 and 0 <= mark.row < MARK_ROWS
     if board.now_left is not None:
         assert 0 <= board.now_left <= 100
+
+
+def test_a_message_not_yet_delivered_is_drawn_hollow_and_says_so() -> None:
+    team = TeamBuilder(names=("lead", "a", "b"), live=True)
+    team.turn("lead", T0, None)
+    waiting = team.message("a", "b", T0 + 1000, "still queued", delivered=False)
+    arrived = team.message("b", "a", T0 + 9000, "got it")
+    board = layout_board(team.timeline(), View())
+    marks = {(m.msg_id, m.kind): m for lane in board.lanes for m in lane.marks}
+    for kind, glyph in (("sent", "△"), ("received", "▽")):
+        mark = marks[(waiting, kind)]
+        assert (mark.pending, mark.glyph, mark.note) == (True, glyph, ", delivery pending")
+    for kind, glyph in (("sent", "▲"), ("received", "▼")):
+        mark = marks[(arrived, kind)]
+        assert (mark.pending, mark.glyph, mark.note) == (False, glyph, "")
+    listed = {item.msg_id: item.pending for item in board.items if item.msg_id}
+    assert listed == {waiting: True, arrived: False}
+
+
+def test_a_span_that_does_not_say_when_it_was_delivered_is_not_called_pending() -> None:
+    team = TeamBuilder(names=("lead", "a"), live=False)
+    team.turn("lead", T0, T0 + MIN)
+    msg = team.message("lead", "a", T0 + 1000, "hi")
+    for lane in team.lanes.values():
+        for span in lane["spans"]:
+            span.pop("deliveredAt", None)
+    board = layout_board(team.timeline(), View())
+    assert [m.pending for lane in board.lanes for m in lane.marks if m.msg_id == msg] == [
+        False,
+        False,
+    ]

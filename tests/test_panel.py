@@ -100,8 +100,11 @@ class TeamBuilder:
             }
         )
 
-    def message(self, sender: str, target: str, at: int, body: str, msg_id: str = "") -> str:
+    def message(
+        self, sender: str, target: str, at: int, body: str, msg_id: str = "", delivered: bool = True
+    ) -> str:
         self._n += 1
+        delivered_at = at + 400 if delivered else None
         msg_id = msg_id or f"msg-{self._n}"
         preview = body.replace("\n", " ")[:140]
         for lane, direction in ((sender, "outgoing"), (target, "incoming")):
@@ -118,6 +121,7 @@ class TeamBuilder:
                     "direction": direction,
                     "preview": preview,
                     "sessionId": "s-lead",
+                    "deliveredAt": delivered_at,
                 }
             )
         self.messages[msg_id] = {
@@ -125,7 +129,7 @@ class TeamBuilder:
             "from": _who(sender),
             "to": _who(target),
             "queuedAt": at,
-            "deliveredAt": at + 400,
+            "deliveredAt": delivered_at,
             "body": body[:16_384],
             "length": len(body),
             "truncated": len(body) > 16_384,
@@ -553,3 +557,30 @@ def test_marks_have_readable_names(client: TestClient) -> None:
     html = client.get(f"{PREFIX}/panel?session=s-lead").text
     assert 'aria-label="message from verify to host-data at ' in html
     assert 'aria-label="your prompt at ' in html
+
+
+def test_a_message_not_yet_delivered_says_delivery_pending(
+    client: TestClient, team: TeamBuilder
+) -> None:
+    msg = team.message("docs", "perf", T0 + 61_000, "on its way", msg_id="waiting", delivered=False)
+    html = client.get(f"{PREFIX}/panel", params={"session": "s-lead", "list": "1"}).text
+    marks = [dict(attrs) for tag, attrs in _elements(html) if dict(attrs).get("data-msg") == msg]
+    assert len(marks) == 2
+    for mark in marks:
+        assert "pending" in (mark["class"] or "").split()
+        assert (mark["aria-label"] or "").endswith("UTC, delivery pending")
+    assert html.count('<span class="pending-tag">delivery pending</span>') == 1  # its list item
+    detail = client.get(
+        f"{PREFIX}/api/messages/{msg}", params={"session": "s-lead"}, headers={"HX-Request": "true"}
+    ).text
+    assert '<dt>delivered</dt><dd><span class="pending-tag">delivery pending</span></dd>' in detail
+    delivered = client.get(
+        f"{PREFIX}/api/messages/{_first_delivered(team)}",
+        params={"session": "s-lead"},
+        headers={"HX-Request": "true"},
+    ).text
+    assert "delivery pending" not in delivered
+
+
+def _first_delivered(team: TeamBuilder) -> str:
+    return next(m["id"] for m in team.messages.values() if m["deliveredAt"] is not None)

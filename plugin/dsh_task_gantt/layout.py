@@ -111,6 +111,13 @@ class Mark:
     recipient: Party | None
     label: str  # aria prefix: "message from A to B" (the time is appended)
     preview: str
+    #: Sent but not delivered yet (``deliveredAt`` is null): drawn hollow and said so.
+    pending: bool = False
+
+    @property
+    def note(self) -> str:
+        """Said after the time in the mark's label and tooltip."""
+        return ", delivery pending" if self.pending else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +190,7 @@ class ListItem:
     task_id: str | None
     sender: Party | None
     recipient: Party | None
+    pending: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -546,6 +554,10 @@ def _mark(
     extent: tuple[int, int],
 ) -> Mark:
     sender = roster.party(_map(span.get("from")))
+    # Only an explicit null is "pending": a host that does not say is not guessed at.
+    pending = span.get("kind") == "message" and "deliveredAt" in span and (
+        span.get("deliveredAt") is None
+    )
     raw_to = span.get("to")
     recipient = roster.party(_map(raw_to)) if isinstance(raw_to, Mapping) else None
     if span.get("kind") == "user-prompt" or _map(span.get("from")).get("kind") == "user":
@@ -556,11 +568,11 @@ def _mark(
         to_name = recipient.name if recipient else "?"
         label = f"message from an unknown sender to {to_name}"
     elif span.get("direction") == "outgoing":
-        kind, glyph = "sent", "▲"
+        kind, glyph = "sent", "△" if pending else "▲"
         tone = recipient.tone if recipient else SYSTEM_TONE
         label = f"message from {sender.name} to {recipient.name if recipient else '?'}"
     else:
-        kind, glyph, tone = "received", "▼", sender.tone
+        kind, glyph, tone = "received", "▽" if pending else "▼", sender.tone
         label = f"message from {sender.name} to {recipient.name if recipient else '?'}"
     return Mark(
         dom_id=dom_id,
@@ -576,6 +588,7 @@ def _mark(
         recipient=recipient,
         label=label,
         preview=_str(span.get("preview")),
+        pending=pending,
     )
 
 
@@ -697,6 +710,7 @@ def _list_items(lanes: Sequence[LaneRow], tasks: Sequence[TaskRow]) -> tuple[Lis
                 task_id=None,
                 sender=mark.sender,
                 recipient=mark.recipient,
+                pending=mark.pending,
             )
             if key in seen:
                 items[seen[key]] = (mark.ms, 0, item)
