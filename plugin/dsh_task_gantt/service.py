@@ -319,6 +319,7 @@ class TimelineService:
             cached is not None
             and read.channel == cached.channel
             and read.total_events >= cached.events_seen
+            and not read.restarted  # another file now: its events are not a continuation
             and read.channel in ("snapshot", "persisted")
         )
         if not resumable and since:

@@ -55,6 +55,9 @@ class LaneRead:
     revision: str | None = None
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: The log is no longer the one read before (replaced or rewritten): ``events``
+    #: from ``since`` belong to another file, so nothing may be folded onto old state.
+    restarted: bool = False
 
 
 @dataclass(slots=True)
@@ -70,6 +73,7 @@ class _Channel:
     agent_found: bool = False
     agent_status: AgentStatus | None = None
     notes: list[str] = field(default_factory=list)
+    restarted: bool = False
 
 
 def _reason(exc: HostCallError) -> str:
@@ -160,6 +164,31 @@ async def _read_live(session_id: str, agents: Any, since: int, timeout: float) -
     return out
 
 
+def _event_count(handle: Any, fallback: int | None) -> int | None:
+    try:
+        count = as_int(_attr(handle, "event_count", "eventCount"))
+    except Exception:  # a hostile property on a host's handle
+        return fallback
+    return count if count is not None and count >= 0 else fallback
+
+
+def _damage_notes(handle: Any, session_id: str) -> list[str]:
+    """What a read handle says it skipped (ours does: ``bad_lines``, ``garbage``);
+    without these a damaged log would look merely short."""
+    notes: list[str] = []
+    try:
+        bad = as_int(_attr(handle, "bad_lines"))
+        garbage = _attr(handle, "garbage")
+    except Exception:  # a hostile property on a host's handle
+        return notes
+    if bad:
+        lines = "line that is" if bad == 1 else "lines that are"
+        notes.append(f"{session_id}: skipped {bad} log {lines} not events")
+    if isinstance(garbage, str) and garbage:
+        notes.append(f"{session_id}: the log stops at bytes that are not a log ({garbage})")
+    return notes
+
+
 async def _read_persisted(
     session_id: str, persistence: Any, since: int, timeout: float
 ) -> _Channel:
@@ -210,6 +239,11 @@ async def _read_persisted(
         out.header = _header(handle) or out.header
         out.inherited = _inherited(handle)
         _coerce_all(raw, since, out, "persisted")
+        out.notes.extend(_damage_notes(handle, session_id))
+        # The count as of this read beats the stat before it: a log that shrank (or was
+        # replaced) in between has fewer events than the caller has already seen.
+        counted = _event_count(handle, counted)
+        out.restarted = _attr(handle, "restarted") is True
         seen = since + len(raw) if raw else since
         out.total = seen if counted is None else (max(counted, seen) if raw else counted)
     finally:
@@ -294,6 +328,7 @@ def _result(
         revision=source.revision if readable else None,
         error=None if readable else (source.error or "unreadable"),
         notes=notes,
+        restarted=source.restarted,
     )
 
 

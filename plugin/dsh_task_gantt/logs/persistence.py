@@ -124,6 +124,11 @@ class DirectoryReadHandle:
         self.bad_lines = 0
         self.torn_tail_bytes = 0
         self.garbage: str | None = None
+        #: Events in the log as of the last read (a shrunk log has fewer than before).
+        self.event_count: int | None = None
+        #: The last read found another file (replaced, shrunk, rewritten): offsets
+        #: given before it name events of the old file.
+        self.restarted = False
         self.closed = False
 
     @property
@@ -144,7 +149,8 @@ class DirectoryReadHandle:
             self.bad_lines = batch.total_bad_lines
             self.torn_tail_bytes = batch.torn_tail_bytes
             self.garbage = batch.garbage
-            total = batch.total_events
+            total = self.event_count = batch.total_events
+            self.restarted = batch.restarted
             stop = total if length is None else min(total, offset + max(0, length))
             if offset >= stop:
                 return []
