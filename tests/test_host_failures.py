@@ -255,3 +255,46 @@ def test_a_whole_request_is_bounded_even_when_every_call_stays_under_its_bound(
     assert response.status_code == 504
     assert response.json()["error"] == "the host did not answer in time"
     assert elapsed < REQUEST_BUDGET_S
+
+
+def _nested(depth: int) -> Any:
+    value: Any = None
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("/secret/path boom-detail")
+
+    __repr__ = __str__
+
+
+def test_deeply_nested_or_unprintable_team_rows_are_skipped_and_counted() -> None:
+    """Rows nested past any parser's depth, or that break when printed, never reach
+    the fold or the change key (a repr of 100k nested lists raised RecursionError)."""
+    deep = _nested(100_000)
+
+    class OddTeams(FakeTeams):
+        def list_members(self, agent: Any) -> list[Any]:
+            good = super().list_members(agent)
+            return [*good, {"id": "x", "extra": deep}, deep, {"id": Unprintable()}]
+
+        def list_tasks(self, agent: Any) -> list[Any]:
+            return [{"id": "t-9", "subject": deep, "status": "pending", "revision": 1}]
+
+    services = healthy_services()
+    services["agentTeams"] = OddTeams()
+    client = client_with(**services)
+    for path in ("/api/timeline", "/panel", "/panel/board"):
+        response, _ = timed_get(client, path, session=LEAD)
+        assert response.status_code in (200, 286), response.text[:300]
+    data = client.get(f"{PREFIX}/api/timeline", params={"session": LEAD}).json()
+    assert MATE in [lane["id"] for lane in data["lanes"]]
+    assert (
+        "agentTeams.list_members: skipped 3 of 5 rows that are not plain objects" in (data["notes"])
+    )
+    assert (
+        "agentTeams.list_tasks: skipped 1 of 1 rows that are not plain objects" in (data["notes"])
+    )

@@ -272,7 +272,14 @@ class TimelineService:
         if not isinstance(rows, list | tuple):
             services.notes.append(f"agentTeams.{names[0]} answered with a {type(rows).__name__}")
             return None
-        return [r for r in rows if isinstance(r, Mapping)]
+        plain: list[Mapping[str, Any]] = [r for r in map(_plain_row, rows) if r is not None]
+        if len(plain) < len(rows):
+            skipped = len(rows) - len(plain)
+            services.notes.append(
+                f"agentTeams.{names[0]}: skipped {skipped} of {len(rows)} rows that are not "
+                "plain objects"
+            )
+        return plain
 
     async def _running_children(self, services: _Services, root: str) -> list[str]:
         live = services.live_agents()
@@ -424,5 +431,20 @@ def _plain(value: Any) -> Any:
     """A JSON-able, order-preserving image of a host answer (for change keys)."""
     try:
         return orjson.loads(orjson.dumps(value, default=str))
-    except (TypeError, orjson.JSONEncodeError):
-        return repr(value)
+    except Exception:  # TypeError, JSONEncodeError, or a hostile __str__
+        try:
+            return repr(value)
+        except Exception:  # RecursionError on deep nesting
+            return f"<unreadable {type(value).__name__}>"
+
+
+def _plain_row(row: Any) -> dict[str, Any] | None:
+    """A host's row as plain JSON data, or ``None`` when it is not an object, nests
+    deeper than orjson allows, or breaks when read (no hostile object goes further)."""
+    if not isinstance(row, Mapping):
+        return None
+    try:
+        plain = orjson.loads(orjson.dumps(dict(row), default=str))
+    except Exception:
+        return None
+    return plain if isinstance(plain, dict) else None
