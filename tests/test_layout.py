@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,13 +13,14 @@ from dsh_task_gantt.layout import (
     DEFAULT_FOCUS_WINDOW_MS,
     MARK_PX,
     MARK_ROWS,
-    MIN_TICK_PX,
+    TICK_LABEL_PX,
     TICK_STEPS_MS,
     View,
     choose_tick_step,
     layout_board,
     make_ticks,
     parse_view,
+    tick_format,
 )
 from tests.test_panel import T0, TeamBuilder, demo_team
 
@@ -134,15 +136,19 @@ def test_task_bars_run_claim_to_completion_and_show_hand_offs_and_reopens() -> N
 
 def test_tick_step_is_the_smallest_readable_one() -> None:
     assert choose_tick_step(60_000, 300) == 15_000  # 300 px for a minute: 75 px per 15 s
-    assert choose_tick_step(3_600_000, 300) == 900_000
+    assert choose_tick_step(3_600_000, 300) == 600_000  # "12:10" needs less room than 12:10:05
+    assert choose_tick_step(28 * MIN, 290) == 300_000  # a 28-minute team in a sidebar
     assert choose_tick_step(10_000, 1200) == 1_000
     assert choose_tick_step(7 * 86_400_000, 300) >= 86_400_000
     for window in (5_000, 90_000, 40 * MIN, 9 * 3_600_000):
         for px in (240, 400, 1100):
             step = choose_tick_step(window, px)
-            assert step * px / window >= MIN_TICK_PX
+            assert step * px / window >= TICK_LABEL_PX[tick_format(step, window)]
             smaller = [s for s in TICK_STEPS_MS if s < step]
-            assert not smaller or smaller[-1] * px / window < MIN_TICK_PX
+            assert (
+                not smaller
+                or smaller[-1] * px / window < TICK_LABEL_PX[tick_format(smaller[-1], window)]
+            )
 
 
 def test_ticks_fall_on_whole_steps_with_labels_for_the_span() -> None:
@@ -285,3 +291,38 @@ def test_a_span_that_does_not_say_when_it_was_delivered_is_not_called_pending() 
         False,
         False,
     ]
+
+
+def test_a_deleted_task_lives_until_its_deletion_and_a_pending_one_until_now() -> None:
+    team = TeamBuilder(names=("lead", "a"), live=True)
+    team.turn("lead", T0, None)
+    team.task(
+        "1",
+        "dropped",
+        [(T0, "created", "pending", "lead"), (T0 + MIN, "updated", "deleted", "lead")],
+    )
+    team.task("2", "waiting", [(T0, "created", "pending", "lead")])
+    board = layout_board(team.timeline(), View())
+    dropped, waiting = board.tasks
+    span = board.extent_end - board.extent_start
+    assert dropped.life_width == pytest.approx(MIN * 100 / span, abs=0.01)
+    assert waiting.life_width == pytest.approx((team.now - T0) * 100 / span, abs=0.01)
+
+
+def test_a_recipient_outside_the_team_is_named_as_such_not_by_a_bare_id() -> None:
+    team = TeamBuilder(names=("lead", "a"), live=False)
+    team.turn("lead", T0, T0 + MIN)
+    stranger = "37a11f6b-714b-4c6e-b4a2-f2ff1fe8e6f8"
+    team.lanes["a"]["spans"].append(
+        {
+            "kind": "message", "id": "off", "time": T0 + 1000, "end": None,
+            "from": {"kind": "teammate", "id": "a", "name": "a"},
+            "to": {"kind": "system", "id": stranger, "name": stranger},
+            "direction": "outgoing", "preview": "hello?", "sessionId": "s-lead",
+            "deliveredAt": T0 + 1000,
+        }
+    )  # fmt: skip
+    (mark,) = _lane(layout_board(team.timeline(), View()), "a").marks
+    assert mark.recipient is not None
+    assert mark.recipient.name == "outside the team (37a11f6b…)"
+    assert mark.label == "message from a to outside the team (37a11f6b…)"

@@ -23,8 +23,9 @@ TICK_STEPS_MS: tuple[int, ...] = (
     60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000,
     3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000,
 )  # fmt: skip
-#: A tick label needs about this much room (px) to stay legible.
-MIN_TICK_PX = 64
+#: The room (px) a tick needs for its label, by label format ("12:05" is short,
+#: "Oct 10 12:05" is not): a sidebar gets ticks every 5 minutes, not every 10.
+TICK_LABEL_PX = {"hms": 64, "hm": 46, "dhm": 88, "d": 52}
 #: Never draw more ticks than this (a deep zoom on a long team): the rest is off screen.
 MAX_TICKS = 240
 #: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
@@ -43,6 +44,9 @@ DEFAULT_FOCUS_WINDOW_MS = 10 * 60_000
 #: Colours repeat every this many lanes; from then on lanes differ by a pattern too.
 PALETTE_SIZE = 5
 MAX_VARIANT = 3
+
+#: Task statuses after which nothing more happens to a task.
+FINISHED_STATUSES = frozenset({"completed", "deleted"})
 
 _SLOT_TONES = tuple(f"c{n}" for n in range(PALETTE_SIZE))
 _ACTION_GLYPHS = {"created": "+", "claimed": "▶", "completed": "✓", "reopened": "↺"}
@@ -310,13 +314,13 @@ def format_time(ms: int, fmt: str = "hms") -> str:
 
 
 def choose_tick_step(window_ms: int, track_px: int) -> int:
-    """The smallest readable step that leaves :data:`MIN_TICK_PX` between labels."""
+    """The smallest step whose labels get the room :data:`TICK_LABEL_PX` asks for."""
     px_per_ms = max(track_px, 1) / max(window_ms, 1)
     for step in TICK_STEPS_MS:
-        if step * px_per_ms >= MIN_TICK_PX:
+        if step * px_per_ms >= TICK_LABEL_PX[tick_format(step, window_ms)]:
             return step
     days = 2
-    while days * TICK_STEPS_MS[-1] * px_per_ms < MIN_TICK_PX:
+    while days * TICK_STEPS_MS[-1] * px_per_ms < TICK_LABEL_PX["d"]:
         days *= 2
     return days * TICK_STEPS_MS[-1]
 
@@ -399,6 +403,10 @@ class _Roster:
         if kind == "user":
             return Party(USER_NAME, PROMPT_TONE)
         if kind == "system":
+            key = _str(who.get("id"))
+            if key and name == key and len(key) > 12:
+                # A session outside the team, known only by its id: say so, briefly.
+                return Party(f"outside the team ({key[:8]}…)", SYSTEM_TONE)
             return Party(name if name != "unknown" else "system", SYSTEM_TONE)
         key = _str(who.get("id"))
         found = self._by_key.get(key) or self._by_name.get(name)
@@ -555,8 +563,10 @@ def _mark(
 ) -> Mark:
     sender = roster.party(_map(span.get("from")))
     # Only an explicit null is "pending": a host that does not say is not guessed at.
-    pending = span.get("kind") == "message" and "deliveredAt" in span and (
-        span.get("deliveredAt") is None
+    pending = (
+        span.get("kind") == "message"
+        and "deliveredAt" in span
+        and (span.get("deliveredAt") is None)
     )
     raw_to = span.get("to")
     recipient = roster.party(_map(raw_to)) if isinstance(raw_to, Mapping) else None
@@ -670,7 +680,8 @@ def _task_row(
         assert first is not None
         last = history[-1][0]
         assert last is not None
-        stop = last if status == "completed" else max(clamp_to, last)
+        # A finished task's life ends at its last move; an unfinished one's runs on to now.
+        stop = last if status in FINISHED_STATUSES else max(clamp_to, last)
         life_left, life_width = _pct(first, start, end), _width(first, min(stop, end), start, end)
     else:
         life_left = life_width = 0.0
