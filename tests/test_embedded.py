@@ -11,6 +11,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from dsh_task_gantt.embedded import (
+    TOKEN_COOKIE,
+    TOKEN_ENV,
     EmbeddedHost,
     EmbeddedWebServer,
     default_sessions_root,
@@ -19,6 +21,7 @@ from dsh_task_gantt.embedded import (
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "sessions"
+PREFIX = "/plugins/dsh-task-gantt"
 
 
 async def _app_a(scope, receive, send):  # type: ignore[no-untyped-def]
@@ -137,3 +140,157 @@ def test_timeline_command_prints_the_api_json() -> None:
         timeout=60,
     )
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
+
+
+# -- issue 7: the embedded host's guard, reviewed --------------------------------------
+
+TOKEN = "Tok-3x4mple-secret"
+PUBLIC = {"base_url": "http://192.0.2.10:8765", "client": ("192.0.2.99", 40000)}
+
+
+@pytest.mark.parametrize(
+    "host_header",
+    ["127.0.0.1:8765", "localhost", "LOCALHOST:8765", "[::1]:8765", "[::1]", "127.0.0.1"],
+)
+def test_loopback_host_headers_are_let_in(tmp_path: Path, host_header: str) -> None:
+    client = TestClient(EmbeddedHost(tmp_path), client=("127.0.0.1", 50000))
+    assert client.get("/", headers={"Host": host_header}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "host_header",
+    [
+        "evil.example",
+        "evil.example:8765",
+        "127.0.0.1.evil.example",
+        "localhost.evil.example:8765",
+        "127.0.0.1:8765@evil.example",
+        "localhost:http",
+        "[::1]evil",
+        "[::1]:x",
+        "",
+        "0.0.0.0:8765",
+        "192.168.1.5:8765",
+    ],
+)
+def test_foreign_host_headers_are_403_on_every_route(tmp_path: Path, host_header: str) -> None:
+    client = TestClient(EmbeddedHost(tmp_path), client=("127.0.0.1", 50000))
+    for url in ("/", f"{PREFIX}/api/timeline?session=x", f"{PREFIX}/static/panel.css"):
+        response = client.get(url, headers={"Host": host_header})
+        assert response.status_code == 403, (host_header, url)
+        assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_non_loopback_client_is_403_without_a_token(tmp_path: Path) -> None:
+    client = TestClient(
+        EmbeddedHost(tmp_path), base_url="http://127.0.0.1:8765", client=("10.0.0.7", 40000)
+    )
+    assert client.get("/").status_code == 403
+    assert client.get(f"{PREFIX}/panel?session=x").status_code == 403
+
+
+def test_with_a_token_every_request_needs_it_and_it_is_never_echoed(tmp_path: Path) -> None:
+    client = TestClient(EmbeddedHost(tmp_path, bind_host="0.0.0.0", token=TOKEN), **PUBLIC)
+    urls = [
+        "/",
+        f"{PREFIX}/api/timeline?session=x",
+        f"{PREFIX}/api/messages/m?session=x",
+        f"{PREFIX}/panel?session=x",
+        f"{PREFIX}/panel/board?session=x",
+        f"{PREFIX}/static/panel.css",
+        f"{PREFIX}/static/htmx-2.0.11.min.js",
+    ]
+    wrong = [TOKEN[:-1], TOKEN + "x", TOKEN.lower(), TOKEN.upper(), "", "null"]
+    for url in urls:
+        assert client.get(url).status_code == 401, url
+        for guess in wrong:
+            sep = "&" if "?" in url else "?"
+            assert client.get(f"{url}{sep}token={guess}").status_code == 401, (url, guess)
+            client.cookies.set(TOKEN_COOKIE, guess)
+            assert client.get(url).status_code == 401, (url, guess)
+            client.cookies.clear()
+
+    landing = client.get(f"/?token={TOKEN}", follow_redirects=False)
+    assert landing.status_code == 303 and landing.headers["location"] == "/"
+    cookie = landing.headers["set-cookie"]
+    assert "httponly" in cookie.lower() and "samesite=strict" in cookie.lower()
+    assert TOKEN not in landing.text
+    for url in urls:  # the cookie now opens every route, and no page repeats the token
+        response = client.get(url)
+        assert response.status_code in (200, 400, 404), url
+        assert TOKEN not in response.text, url
+    page = client.get(f"{PREFIX}/panel?session=x&token={TOKEN}")
+    assert TOKEN not in page.text
+
+
+def test_token_cookie_does_not_work_across_a_different_token(tmp_path: Path) -> None:
+    first = TestClient(EmbeddedHost(tmp_path, bind_host="0.0.0.0", token=TOKEN), **PUBLIC)
+    first.get(f"/?token={TOKEN}")
+    stolen = dict(first.cookies)
+    second = TestClient(EmbeddedHost(tmp_path, bind_host="0.0.0.0", token="other"), **PUBLIC)
+    second.cookies.update(stolen)
+    assert second.get("/").status_code == 401
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_serve_on_a_public_address_takes_the_token_from_the_environment(tmp_path: Path) -> None:
+    import os
+    import time
+
+    import httpx
+
+    port = _free_port()
+    env = {**os.environ, TOKEN_ENV: TOKEN}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "dsh_task_gantt.cli",
+            "serve",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(port),
+            "--sessions-root",
+            str(tmp_path),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                first = httpx.get(base + "/", timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+        assert first.status_code == 401 and TOKEN not in first.text
+        with httpx.Client(base_url=base, timeout=5, follow_redirects=True) as client:
+            assert client.get(f"/?token={TOKEN}").status_code == 200  # redirected, cookie set
+            assert client.get(f"{PREFIX}/api/timeline?session=nobody").status_code == 404
+            client.cookies.clear()
+            assert client.get(f"{PREFIX}/api/timeline?session=nobody").status_code == 401
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=10)
+    # The one-time URL is printed once, to the operator's terminal, and nothing else is.
+    assert stderr.decode().count(TOKEN) == 1 and "Traceback" not in stderr.decode()
+
+
+def test_serve_binds_loopback_by_default() -> None:
+    from dsh_task_gantt.cli import build_parser
+
+    args = build_parser().parse_args(["serve"])
+    assert args.host == "127.0.0.1"
