@@ -10,20 +10,24 @@ full read) live in test_reader.py; the fold's hostile payloads in test_fold_lane
 
 from __future__ import annotations
 
+import io
 import os
 import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from dsh_task_gantt import host
 from dsh_task_gantt.embedded import EmbeddedHost
+from dsh_task_gantt.logs.reader import MAX_FRAME_BYTES
 from dsh_task_gantt.plugin import apply
 from tests.fakehost import (
     FakeAgent,
@@ -415,3 +419,38 @@ def test_deep_nesting_from_the_live_channel(live_host: tuple[FakeContext, FakeAg
         assert response.status_code in (200, 286), response.text[:300]
     data = timeline(client)
     assert ("a1", None) in [(s["id"], s["end"]) for s in lanes(data)[ALPHA]["spans"]]
+
+
+def _bomb(size: int) -> bytes:
+    """One frame of ``size`` zero bytes, written by a stream writer (no content size):
+    a few KB on disk."""
+    out = io.BytesIO()
+    chunk = b"\0" * (1 << 20)
+    with zstandard.ZstdCompressor(level=1).stream_writer(out, closefd=False) as writer:
+        for _ in range(size // len(chunk)):
+            writer.write(chunk)
+    return out.getvalue()
+
+
+def test_a_decompression_bomb_is_garbage_not_gigabytes(tmp_path: Path) -> None:
+    bomb = _bomb(2 * MAX_FRAME_BYTES)
+    assert len(bomb) < 64 * 1024
+    victim = build_team(tmp_path)
+    good = victim.read_bytes()
+    victim.write_bytes(good + bomb + frame(line(turn(9, "after"))))
+    lone = session_dir(tmp_path, "bomb-first") / "session.v4.jsonl.zstd"
+    lone.write_bytes(bomb)  # where the header is probed
+    client = client_for(tmp_path)
+    tracemalloc.start()
+    try:
+        result = timeline(client)
+        lone_answer = client.get(f"{PREFIX}/api/timeline", params={"session": "bomb-first"})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < MAX_FRAME_BYTES + (32 << 20), peak  # never the whole expansion
+    assert_rest_of_team_shows(result)
+    assert beta_turns(result) == [("b1", T0 + 10)]
+    assert any(f"byte {len(good)} holds more than" in note for note in beta_notes(result))
+    assert lone_answer.status_code == 200
+    assert any("holds more than" in note for note in lone_answer.json()["notes"])

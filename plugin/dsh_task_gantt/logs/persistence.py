@@ -25,7 +25,13 @@ import zstandard
 from dsh_task_gantt.events import LogEvent, SessionHeader, coerce_header
 from dsh_task_gantt.ids import valid_session_id
 from dsh_task_gantt.logs.frames import walk_frames
-from dsh_task_gantt.logs.reader import LogReader, RawScan, SkipTypes, is_zstd_path
+from dsh_task_gantt.logs.reader import (
+    LogReader,
+    RawScan,
+    SkipTypes,
+    decompress_frame,
+    is_zstd_path,
+)
 
 LOG_NAMES = ("session.v4.jsonl.zstd", "session.v4.jsonl")
 #: ``list`` is also a method name below; this alias keeps annotations unambiguous.
@@ -61,9 +67,12 @@ def read_header_fast(path: Path) -> SessionHeader | None:
             if frame.skippable:
                 continue
             try:
-                data += dctx.decompressobj().decompress(head[frame.start : frame.end])
+                out = decompress_frame(dctx, head[frame.start : frame.end], frame.content_size)
             except zstandard.ZstdError:
                 return None
+            if out is None:  # a frame too big to be a header: not a log
+                return None
+            data += out
             if b"\n" in data:
                 break
     else:

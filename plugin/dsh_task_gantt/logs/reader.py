@@ -72,6 +72,10 @@ _PLAIN_UNIT_BYTES = 256 * 1024
 _FINGERPRINT_BYTES = 32
 #: Above this a frame's declared content size is not trusted for a one-shot decompress.
 _MAX_ONE_SHOT_BYTES = 16 * 1024 * 1024
+#: No append batch is this big; a frame that expands past it is garbage (a zstd "bomb"
+#: of a few KB expands to gigabytes), so memory stays bounded whatever the log holds.
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+_STREAM_STEP_BYTES = 256 * 1024
 
 
 def is_zstd_path(path: Path) -> bool:
@@ -170,6 +174,29 @@ def _is_json_object(line: bytes) -> bool:
         return False
 
 
+def decompress_frame(
+    dctx: zstandard.ZstdDecompressor, raw: bytes, content_size: int | None
+) -> bytes | None:
+    """One complete frame's content; ``None`` when it holds more than MAX_FRAME_BYTES.
+
+    Raises ``zstandard.ZstdError`` for a frame that does not decompress (including
+    one whose declared size is a lie).
+    """
+    if content_size is not None and content_size <= _MAX_ONE_SHOT_BYTES:
+        return dctx.decompress(raw)
+    if content_size is not None and content_size > MAX_FRAME_BYTES:
+        return None
+    chunks: list[bytes] = []
+    total = 0
+    with dctx.stream_reader(raw, read_across_frames=False) as stream:
+        while chunk := stream.read(_STREAM_STEP_BYTES):
+            total += len(chunk)
+            if total > MAX_FRAME_BYTES:
+                return None
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _zstd_units(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterator[_Unit]:
     dctx = zstandard.ZstdDecompressor()
     pending = b""
@@ -188,12 +215,13 @@ def _zstd_units(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterator
                 continue
             raw = pending[frame.start : frame.end]
             try:
-                if frame.content_size is not None and frame.content_size <= _MAX_ONE_SHOT_BYTES:
-                    out = dctx.decompress(raw)
-                else:
-                    out = dctx.decompressobj().decompress(raw)
+                out = decompress_frame(dctx, raw, frame.content_size)
             except zstandard.ZstdError:
                 progress.garbage = f"the zstd frame at byte {start} does not decompress"
+                return
+            if out is None:
+                limit_mb = MAX_FRAME_BYTES >> 20
+                progress.garbage = f"the zstd frame at byte {start} holds more than {limit_mb} MB"
                 return
             starts_clean = not progress.carry
             text, progress.carry = _split_frame_lines(progress.carry, out)
