@@ -213,3 +213,38 @@ def test_polling_while_frames_are_appended(server: tuple[str, Path, Path]) -> No
     assert statuses.get(304, 0) + statuses.get(204, 0) > 0  # unchanged polls were cheap
     assert sum(statuses.values()) > 100
     assert len(ever_seen) > FRAMES  # the polls watched it grow, not just the end
+
+
+def test_oversized_and_odd_requests_to_the_real_server(server: tuple[str, Path, Path]) -> None:
+    """What uvicorn itself sees first: long URLs and headers are a 4xx (or a closed
+    connection), never a 5xx, and the server keeps serving afterwards."""
+    base, _, _ = server
+    url = f"{base}{PREFIX}/api/timeline"
+    with httpx.Client(timeout=10) as client:
+        for size in (5_000, 60_000):
+            response = client.get(f"{url}?session={LEAD}&pad={'a' * size}")
+            assert 400 <= response.status_code < 500, (size, response.status_code)
+            assert "Traceback" not in response.text
+        status = _raw_status(base, f"{PREFIX}/api/timeline?session={LEAD}&pad={'a' * 1_000_000}")
+        assert status is None or 400 <= status < 500, status
+        try:
+            response = client.get(url, params={"session": LEAD}, headers={"X-Pad": "a" * 200_000})
+            assert response.status_code < 500
+        except httpx.TransportError:
+            pass
+        raw = client.get(f"{base}{PREFIX}/api/messages/..%2F..%2Fetc%2Fpasswd?session={LEAD}")
+        assert raw.status_code == 400
+        assert client.get(url, params={"session": LEAD}).status_code == 200
+
+
+def _raw_status(base: str, target: str) -> int | None:
+    """The status of a request too long for an HTTP client to send (None: hung up)."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        try:
+            sock.sendall(f"GET {target} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+            head = sock.recv(64)
+        except OSError:
+            return None
+    match = re.match(rb"HTTP/1\.[01] (\d{3})", head)
+    return int(match[1]) if match else None
