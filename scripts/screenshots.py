@@ -1,9 +1,19 @@
-"""Screenshots of the panel for the README: ``python scripts/screenshots.py``.
+"""Screenshots of the panel on real data, for the README: ``python scripts/screenshots.py``.
 
-Serves the panel on 127.0.0.1 (a free port) from the hand-made demo team of
-``tests/test_panel.py`` (a fake provider, so the picture does not depend on the
-clock or on other parts of the stack) and drives Debian's Chromium through
-Playwright. Writes PNGs into ``docs/screenshots/``.
+Needs: the package installed (``pip install -e '.[test]'``: uvicorn and the playwright
+Python package) and Debian's Chromium at ``/usr/bin/chromium`` (no browser download).
+Takes about 15 s and writes PNGs into ``docs/screenshots/`` (``--out`` to change).
+
+Two embedded hosts on 127.0.0.1 (free ports), both reading real zstd logs:
+
+- the live demo team (``DemoTeams``: the bundled team "alpha" regenerated to end now,
+  in a temporary copy, with a background thread appending to it) for
+  ``panel-sidebar.png`` — sidebar width, live, a message open — the README's picture;
+- the committed fixture team ``fixtures/sessions`` (frozen, 8 lanes, 7 tasks, 14
+  messages) for the full-window and list views.
+
+Every picture in light and dark (``-dark`` suffix). The start page's picture
+(``start-page.png``) is not made here.
 """
 
 from __future__ import annotations
@@ -13,21 +23,22 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import uvicorn
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.test_panel import PREFIX, FakeProvider, demo_team, make_app  # noqa: E402
-
+PREFIX = "/plugins/dsh-task-gantt"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]  # fmt: skip
+SIDEBAR = {"width": 400, "height": 900}
+WIDE = {"width": 1280, "height": 800}
 
 
 def _free_port() -> int:
@@ -36,57 +47,89 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def serve(app: object) -> tuple[uvicorn.Server, int]:
+@contextmanager
+def serve(app: object) -> Iterator[int]:
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))  # type: ignore[arg-type]
-    threading.Thread(target=server.run, daemon=True).start()
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
     deadline = time.monotonic() + 10
     while not server.started:
         if time.monotonic() > deadline:
             raise RuntimeError("the panel server did not start")
         time.sleep(0.05)
-    return server, port
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
+
+
+def _page(browser: Browser, viewport: dict[str, int], scheme: str, url: str) -> Page:
+    page = browser.new_page(viewport=viewport, color_scheme=scheme)  # type: ignore[arg-type]
+    page.set_default_timeout(10_000)
+    page.goto(url)
+    page.locator("#board .chart").wait_for(state="attached")
+    page.wait_for_load_state("networkidle")
+    return page
+
+
+def _shoot(page: Page, path: Path) -> None:
+    page.wait_for_timeout(150)  # the detail's swap settles
+    page.screenshot(path=str(path))
+    page.close()
+    print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+
+
+def live_sidebar(browser: Browser, out: Path) -> None:
+    from dsh_task_gantt.demo import DemoTeams
+    from dsh_task_gantt.embedded import EmbeddedHost
+
+    with DemoTeams.start(interval=1.0) as teams, serve(EmbeddedHost(teams.root)) as port:
+        time.sleep(2.5)  # a couple of live ticks: fresh marks near the now-line
+        url = f"http://127.0.0.1:{port}{PREFIX}/panel?session={teams.live_spec.lead_id}"
+        for scheme, suffix in (("light", ""), ("dark", "-dark")):
+            page = _page(browser, SIDEBAR, scheme, url)
+            # the newest message between two teammates: what a user would click first
+            page.locator(".lane:not([data-lane='lead']) .mark.sent").last.click()
+            page.locator("#detail .message-card").wait_for()
+            _shoot(page, out / f"panel-sidebar{suffix}.png")
+
+
+def fixture_views(browser: Browser, out: Path) -> None:
+    from dsh_task_gantt.embedded import EmbeddedHost
+    from dsh_task_gantt.fixturegen import TeamSpec
+
+    sessions = ROOT / "fixtures" / "sessions"
+    alpha = TeamSpec.load(ROOT / "fixtures" / "specs" / "alpha.json", root=str(sessions))
+    (long,) = alpha.messages_of_kind("long")
+    with serve(EmbeddedHost(sessions)) as port:
+        url = f"http://127.0.0.1:{port}{PREFIX}/panel?session={alpha.lead_id}"
+        for scheme, suffix in (("light", ""), ("dark", "-dark")):
+            page = _page(browser, WIDE, scheme, url)
+            page.locator(".task-name").first.click()
+            page.locator("#detail .task-card").wait_for()
+            _shoot(page, out / f"panel-wide{suffix}.png")
+            page = _page(browser, WIDE, scheme, f"{url}&msg={long.id}")
+            _shoot(page, out / f"panel-wide-message{suffix}.png")
+            page = _page(browser, SIDEBAR, scheme, f"{url}&list=1")
+            _shoot(page, out / f"panel-list{suffix}.png")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
-    parser.add_argument("--dark", action="store_true", help="also shoot the dark scheme")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    team = demo_team(live=True)
-    server, port = serve(make_app(FakeProvider(team)))
-    base = f"http://127.0.0.1:{port}{PREFIX}/panel?session=s-lead"
-    verify_msg = next(m for m in team.messages.values() if m["from"]["name"] == "verify")
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            schemes = ["light", "dark"] if args.dark else ["light"]
-            for scheme in schemes:
-                suffix = "" if scheme == "light" else "-dark"
-                page = browser.new_page(viewport={"width": 400, "height": 900}, color_scheme=scheme)
-                page.goto(base)
-                page.locator(f'.mark.sent[data-msg="{verify_msg["id"]}"]').click()
-                page.locator("#detail .message-card").wait_for()
-                page.screenshot(path=str(args.out / f"sidebar-live-detail{suffix}.png"))
-                page.close()
-                page = browser.new_page(
-                    viewport={"width": 1280, "height": 800}, color_scheme=scheme
-                )
-                page.goto(base)
-                page.locator(".task-name").first.click()
-                page.locator("#detail .task-card").wait_for()
-                page.screenshot(path=str(args.out / f"wide{suffix}.png"))
-                page.close()
-                page = browser.new_page(viewport={"width": 400, "height": 900}, color_scheme=scheme)
-                page.goto(base + "&list=1")
-                page.screenshot(path=str(args.out / f"sidebar-list{suffix}.png"))
-                page.close()
+    if not Path(CHROMIUM).exists():
+        sys.exit(f"needs Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            live_sidebar(browser, args.out)
+            fixture_views(browser, args.out)
+        finally:
             browser.close()
-    finally:
-        server.should_exit = True
-    for png in sorted(args.out.glob("*.png")):
-        print(png.relative_to(ROOT))
 
 
 if __name__ == "__main__":

@@ -368,6 +368,15 @@ def test_fixture_team_lanes_follow_the_roster_and_the_fork_shows_no_copied_promp
     names = page.locator(".lane .chip").all_inner_texts()
     # lead first, roster order, a renamed member under its last name, "unassigned" last
     assert names == [m.aliases[-1] for m in alpha.members] + ["unassigned"]
+    cut = page.evaluate(
+        "[...document.querySelectorAll('.lane .chip')]"
+        ".filter(c => { const r = document.createRange(); r.selectNodeContents(c);"
+        " const pad = parseFloat(getComputedStyle(c).paddingLeft)"
+        " + parseFloat(getComputedStyle(c).paddingRight);"
+        " return r.getBoundingClientRect().width > c.getBoundingClientRect().width - pad + 0.05; })"
+        ".map(c => c.textContent)"
+    )
+    assert cut == []  # every name (up to "unassigned") is whole, even at sidebar width
     lanes = [page.locator(".lane").nth(n).get_attribute("data-lane") for n in range(len(names))]
     assert lanes[:-1] == ["lead", *(m.id for m in alpha.members[1:])]
     (forked,) = alpha.with_trait("forked")
