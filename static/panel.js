@@ -10,6 +10,8 @@
   // The user's view: a time window (null = fit all) and whether it follows "now".
   var state = { from: null, to: null, follow: false, msg: null, list: false };
   var lastOpener = null;
+  // A detail fetched by the panel itself (not the user): it must not move the focus.
+  var quietDetail = false;
   var scrollTimer = null;
   var applying = false;
 
@@ -207,6 +209,22 @@
       if (el.getAttribute("data-msg") === state.msg) el.setAttribute("aria-current", "true");
     });
   }
+  // An open "delivery pending" message whose marks now say delivered: fetch it again,
+  // so the detail does not keep saying "pending" next to a board that says otherwise.
+  function refreshPendingDetail() {
+    if (!state.msg || detail.hidden || quietDetail) return;  // one refresh at a time
+    var card = detail.querySelector(".message-card[data-pending='true']");
+    if (!card || card.getAttribute("data-msg") !== state.msg) return;
+    var mark = null, pending = false;
+    board.querySelectorAll(".mark").forEach(function (el) {
+      if (el.getAttribute("data-msg") !== state.msg) return;
+      mark = mark || el;
+      if (el.classList.contains("pending")) pending = true;
+    });
+    if (!mark || pending || !window.htmx) return;
+    quietDetail = true;
+    window.htmx.ajax("GET", mark.getAttribute("hx-get"), { source: mark, target: detail, swap: "innerHTML" });
+  }
   function closeDetail() {
     detail.hidden = true;
     detail.textContent = "";
@@ -331,8 +349,19 @@
         showCurrent();
         syncUrl();
         var title = detail.querySelector(".card-title");
-        if (title && !(lastOpener && lastOpener.classList.contains("mark"))) title.focus({ preventScroll: true });
+        if (title && !quietDetail && !(lastOpener && lastOpener.classList.contains("mark"))) title.focus({ preventScroll: true });
       }
+    });
+    // Marks keep their ids across polls, so htmx gives them their new classes only when
+    // the swap settles: read "pending" then.
+    document.body.addEventListener("htmx:afterSettle", function (ev) {
+      if (ev.detail.target === board) refreshPendingDetail();
+      else if (ev.detail.target === detail) quietDetail = false;
+    });
+    ["htmx:responseError", "htmx:sendError"].forEach(function (name) {
+      document.body.addEventListener(name, function (ev) {
+        if (ev.detail.target === detail) quietDetail = false;
+      });
     });
     // The status line is swapped out of band: keep the notes open if the user opened them.
     var notesOpen = false;

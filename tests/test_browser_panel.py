@@ -272,6 +272,30 @@ def test_live_board_shows_a_new_message_within_one_poll_and_keeps_the_view(
     assert watched.errors == []
 
 
+def test_an_open_pending_message_updates_when_it_is_delivered(watched: Watched) -> None:
+    team = demo_team(live=True)
+    msg = team.message("docs", "perf", T0 + 30 * 60_000, "on its way", delivered=False)
+    with Server(make_app(FakeProvider(team))) as server:
+        page = watched.page
+        page.goto(server.url(f"session=s-lead&msg={msg}"))
+        times = page.locator("#detail .times")
+        assert "delivery pending" in times.inner_text()
+        page.locator("#zoom-in").focus()
+        delivered = T0 + 30 * 60_000 + 2_000
+        for lane in team.lanes.values():
+            for span in lane["spans"]:
+                if span["id"] == msg:
+                    span["deliveredAt"] = delivered
+        team.messages[msg]["deliveredAt"] = delivered
+        page.wait_for_function(
+            "() => !document.querySelector('#detail .times').textContent.includes('pending')",
+            timeout=2 * ONE_POLL_MS,
+        )
+        assert page.locator(f'.mark.pending[data-msg="{msg}"]').count() == 0
+        assert page.evaluate("document.activeElement.id") == "zoom-in"  # focus left alone
+    assert watched.errors == []
+
+
 def test_unchanged_polls_swap_nothing_and_a_frozen_team_stops_polling(watched: Watched) -> None:
     team = demo_team(live=True)
     provider = FakeProvider(team)
@@ -399,8 +423,16 @@ def test_fixture_team_lanes_follow_the_roster_and_the_fork_shows_no_copied_promp
 def test_a_frozen_fixture_team_makes_no_requests_after_loading(
     watched: Watched, alpha_server: Server, alpha: Any
 ) -> None:
-    page = _open_alpha(watched, alpha_server, alpha)
+    page = watched.page
+    response = page.goto(alpha_server.url(f"session={alpha.lead_id}"))
+    assert response is not None
+    csp = response.headers.get("content-security-policy", "")
+    assert (
+        "script-src 'self'" in csp
+        and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+    )
     page.wait_for_load_state("networkidle")
+    assert page.locator("#board .chart").count() == 1  # drawn, htmx loaded under that policy
     loaded = len(watched.requests)
     page.wait_for_timeout(2_500)  # longer than the poll interval
     assert len(watched.requests) == loaded
