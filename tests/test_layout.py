@@ -326,3 +326,13 @@ def test_a_recipient_outside_the_team_is_named_as_such_not_by_a_bare_id() -> Non
     assert mark.recipient is not None
     assert mark.recipient.name == "outside the team (37a11f6b…)"
     assert mark.label == "message from a to outside the team (37a11f6b…)"
+
+
+def test_a_tick_label_at_an_end_of_the_track_is_not_centred_off_it() -> None:
+    # 10 whole minutes on 300 px: ticks on the very first and the very last instant
+    base = T0 // (10 * MIN) * (10 * MIN)
+    _, ticks = make_ticks(base, base + 10 * MIN, base, base + 10 * MIN, 300)
+    assert ticks[0].ms == base and ticks[0].align == "start"
+    assert ticks[-1].ms == base + 10 * MIN and ticks[-1].align == "end"
+    assert len(ticks) > 2
+    assert all(t.align == "" for t in ticks[1:-1])

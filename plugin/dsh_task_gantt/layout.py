@@ -70,6 +70,9 @@ class Tick:
     ms: int
     label: str  # UTC fallback; the browser rewrites it in local time
     fmt: str  # "hms" | "hm" | "dhm" | "d"
+    #: "start"/"end": so close to an end of the track that a centred label would be cut
+    #: (under the names, or past the edge); the label then sits on that side of its tick.
+    align: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,8 +352,24 @@ def make_ticks(
         lo = max(extent_start, middle - step * (MAX_TICKS // 2))
         hi = min(extent_end, lo + step * MAX_TICKS)
     first = -(-lo // step) * step
+    px_per_ms = max(track_px, 1) / window
+    half_label_px = TICK_LABEL_PX[fmt] * 0.4
+
+    def align(ms: int) -> str:
+        if (ms - extent_start) * px_per_ms < half_label_px:
+            return "start"
+        if (extent_end - ms) * px_per_ms < half_label_px:
+            return "end"
+        return ""
+
     ticks = tuple(
-        Tick(left=_pct(ms, extent_start, extent_end), ms=ms, label=format_time(ms, fmt), fmt=fmt)
+        Tick(
+            left=_pct(ms, extent_start, extent_end),
+            ms=ms,
+            label=format_time(ms, fmt),
+            fmt=fmt,
+            align=align(ms),
+        )
         for ms in range(first, hi + 1, step)
     )
     return fmt, ticks
