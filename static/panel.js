@@ -333,6 +333,12 @@
 
     document.body.addEventListener("htmx:beforeSwap", function (ev) {
       if (ev.detail.target === board) focusKey = keyOf(document.activeElement);
+      // A message or task the logs no longer hold: show the server's "Not found" card
+      // (htmx leaves 4xx answers unswapped) rather than nothing at all.
+      if (ev.detail.target === detail && ev.detail.xhr && ev.detail.xhr.status === 404) {
+        ev.detail.shouldSwap = true;
+        ev.detail.isError = false;
+      }
     });
     document.body.addEventListener("htmx:afterSwap", function (ev) {
       var target = ev.detail.target;

@@ -296,6 +296,23 @@ def test_an_open_pending_message_updates_when_it_is_delivered(watched: Watched) 
     assert watched.errors == []
 
 
+def test_a_message_gone_from_the_logs_says_not_found(watched: Watched) -> None:
+    team = demo_team(live=False)
+    msg = _msg_id(team, "verify", "host-data")
+    del team.messages[msg]  # drawn on the board, but the detail is not there any more
+    with Server(make_app(FakeProvider(team))) as server:
+        page = watched.page
+        page.goto(server.url())
+        page.locator(f'.mark.sent[data-msg="{msg}"]').click()
+        page.locator("#detail .card-title").wait_for()
+        assert page.locator("#detail .card-title").inner_text() == "Not found"
+        assert "not in the team's logs" in page.locator("#detail").inner_text()
+        page.keyboard.press("Escape")
+        assert page.locator("#detail").is_hidden()
+    # the 404 itself is the only error (Chromium logs any 4xx it loads)
+    assert [e for e in watched.errors if "404" not in e] == []
+
+
 def test_unchanged_polls_swap_nothing_and_a_frozen_team_stops_polling(watched: Watched) -> None:
     team = demo_team(live=True)
     provider = FakeProvider(team)
