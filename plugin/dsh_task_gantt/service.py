@@ -62,7 +62,6 @@ class _TeamCache:
     key: bytes
     result: TimelineResult
     snapshot: TeamSnapshot
-    member_ids: tuple[str, ...]
 
 
 @dataclass(slots=True)
@@ -90,7 +89,6 @@ class TimelineService:
         self._clock = clock
         self._lanes: dict[str, _LaneCache] = {}
         self._teams: dict[str, _TeamCache] = {}
-        self._roots: dict[str, str] = {}
 
     # -- TimelineProvider ------------------------------------------------------------
 
@@ -130,7 +128,6 @@ class TimelineService:
         if not await self._exists(services, session_id):
             return None
         root, lead_agent = await self._resolve_root(services, session_id)
-        self._roots[session_id] = root
 
         lead = await self._read_lane(services, root)
         services.notes.extend(lead.notes)
@@ -169,7 +166,7 @@ class TimelineService:
         body = orjson.dumps(data)
         etag = '"' + hashlib.blake2b(key, digest_size=16).hexdigest() + '"'
         result = TimelineResult(data=data, body=body, etag=etag, live=bool(data.get("live")))
-        built = _TeamCache(key=key, result=result, snapshot=snapshot, member_ids=member_ids)
+        built = _TeamCache(key=key, result=result, snapshot=snapshot)
         self._teams[cache_key] = built
         return built
 
