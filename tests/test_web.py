@@ -238,3 +238,34 @@ def test_a_broken_persistence_read_is_a_partial_timeline_not_a_500() -> None:
     assert mate_lane["channel"] == "unreadable"
     assert any("verify" in note for note in data["notes"])
     assert all(handle.closed for handle in persistence.handles)
+
+
+class StarletteWebServer:
+    """A host web server built on Starlette: each prefix route becomes a ``Mount``."""
+
+    def __init__(self) -> None:
+        from starlette.applications import Starlette
+
+        self.app = Starlette()
+
+    def register(self, route: dict[str, Any]) -> Any:
+        from starlette.routing import Mount
+
+        mount = Mount(route["path"], app=route["handler"])
+        self.app.router.routes.append(mount)
+        return lambda: self.app.router.routes.remove(mount)
+
+
+def test_mounted_in_a_starlette_app_the_routes_and_checks_hold() -> None:
+    web = StarletteWebServer()
+    ctx, _ = make_host(webServer=web)
+    mounted = apply(ctx)
+    client = TestClient(web.app, raise_server_exceptions=False)
+    ok = client.get(f"{PREFIX}/api/timeline", params={"session": LEAD})
+    assert ok.status_code == 200 and ok.json()["rootSessionId"] == LEAD
+    assert client.get(f"{PREFIX}/api/timeline", params={"session": "a/b"}).status_code == 400
+    assert client.post(f"{PREFIX}/api/timeline", params={"session": LEAD}).status_code == 405
+    panel = client.get(f"{PREFIX}/panel", params={"session": LEAD})
+    assert panel.status_code == 200 and "text/html" in panel.headers["content-type"]
+    mounted.dispose()
+    assert client.get(f"{PREFIX}/api/timeline", params={"session": LEAD}).status_code == 404
