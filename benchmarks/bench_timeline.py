@@ -68,8 +68,16 @@ class Server:
     def __init__(self, root: Path) -> None:
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dsh_task_gantt.cli", "serve", "--sessions-root", str(root),
-             "--port", str(self.port)],
+            [
+                sys.executable,
+                "-m",
+                "dsh_task_gantt.cli",
+                "serve",
+                "--sessions-root",
+                str(root),
+                "--port",
+                str(self.port),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -137,9 +145,11 @@ async def load_run(
     latencies.sort()
     p50 = latencies[len(latencies) // 2]
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-    print(f"load: {pollers} pollers every {interval:g} s for {seconds:g} s with appends: "
-          f"{len(latencies)} requests, p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
-          f"errors {errors}, statuses {dict(sorted(statuses.items()))}")
+    print(
+        f"load: {pollers} pollers every {interval:g} s for {seconds:g} s with appends: "
+        f"{len(latencies)} requests, p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
+        f"errors {errors}, statuses {dict(sorted(statuses.items()))}"
+    )
 
 
 def main() -> int:
@@ -155,15 +165,19 @@ def main() -> int:
         root = work / "sessions"
         spec = generate_team(root, seed=args.seed, scale="large", shape="full", name="bench")
         lead = spec.lead
-        print(f"team: lead {lead.line_count} lines in {lead.frame_count} frames, "
-              f"{len(spec.members) - 1} teammates, "
-              f"{sum(m.line_count for m in spec.members)} lines in all")
+        print(
+            f"team: lead {lead.line_count} lines in {lead.frame_count} frames, "
+            f"{len(spec.members) - 1} teammates, "
+            f"{sum(m.line_count for m in spec.members)} lines in all"
+        )
 
         floors = [decode_floor(root) for _ in range(5)]
         floor = statistics.median(f for f, _ in floors)
         decompressed = floors[0][1]
-        print(f"decompressed {decompressed / 1e6:.1f} MB; "
-              f"floor (python-zstandard alone, median of 5): {ms(floor)}")
+        print(
+            f"decompressed {decompressed / 1e6:.1f} MB; "
+            f"floor (python-zstandard alone, median of 5): {ms(floor)}"
+        )
 
         colds: list[float] = []
         growths: list[int] = []
@@ -180,10 +194,14 @@ def main() -> int:
                 server.stop()
         cold = statistics.median(colds)
         growth = statistics.median(growths) * 1024
-        print(f"cold first request (median of {args.runs} fresh servers): {ms(cold)}"
-              f"  = {cold / floor:.2f}x the floor (target <= 2x)")
-        print(f"RSS growth over the cold open: {growth / 1e6:.1f} MB"
-              f"  = {growth / decompressed:.2f}x the decompressed bytes (target <= 0.5x)")
+        print(
+            f"cold first request (median of {args.runs} fresh servers): {ms(cold)}"
+            f"  = {cold / floor:.2f}x the floor (target <= 2x)"
+        )
+        print(
+            f"RSS growth over the cold open: {growth / 1e6:.1f} MB"
+            f"  = {growth / decompressed:.2f}x the decompressed bytes (target <= 0.5x)"
+        )
 
         live_root = work / "live"
         shutil.copytree(root, live_root)
@@ -196,27 +214,39 @@ def main() -> int:
                 etag = r.headers["etag"]
                 unchanged = []
                 for _ in range(50):
-                    t, r = timed_get(client, API, params={"session": spec.lead_id},
-                                     headers={"If-None-Match": etag})
+                    t, r = timed_get(
+                        client,
+                        API,
+                        params={"session": spec.lead_id},
+                        headers={"If-None-Match": etag},
+                    )
                     assert r.status_code == 304, r.status_code
                     unchanged.append(t)
                 u = statistics.median(unchanged)
-                print(f"unchanged poll (304, median of 50): {ms(u)}"
-                      f"  = {u / cold * 100:.2f}% of cold (target <= 1%)")
+                print(
+                    f"unchanged poll (304, median of 50): {ms(u)}"
+                    f"  = {u / cold * 100:.2f}% of cold (target <= 1%)"
+                )
                 appended = []
                 now = spec.last_event_time
                 for _ in range(15):
                     now += 2500
                     report = live.tick(now)
-                    t, r = timed_get(client, API, params={"session": spec.lead_id},
-                                     headers={"If-None-Match": etag})
+                    t, r = timed_get(
+                        client,
+                        API,
+                        params={"session": spec.lead_id},
+                        headers={"If-None-Match": etag},
+                    )
                     assert r.status_code == 200, r.status_code
                     etag = r.headers["etag"]
                     appended.append(t)
                 a = statistics.median(appended)
                 frames = sum(report.appended.values())
-                print(f"after an append (~{frames} events in a few frames, median of 15): {ms(a)}"
-                      f"  = {a / cold * 100:.2f}% of cold (target <= 5%)")
+                print(
+                    f"after an append (~{frames} events in a few frames, median of 15): {ms(a)}"
+                    f"  = {a / cold * 100:.2f}% of cold (target <= 5%)"
+                )
             if args.load:
                 asyncio.run(load_run(server.base, spec.lead_id, live, args.load_seconds))
         finally:

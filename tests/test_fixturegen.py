@@ -30,8 +30,16 @@ from dsh_task_gantt.logs.project_key import project_key
 REPO = Path(__file__).resolve().parent.parent
 COMMITTED = REPO / "fixtures" / "sessions"
 ZSTD = shutil.which("zstd") or "/usr/bin/zstd"
-HEADER_KEYS = {"type", "version", "id", "createdAt", "cwd", "isSeeded", "delegationDepth",
-               "agentPreset"}
+HEADER_KEYS = {
+    "type",
+    "version",
+    "id",
+    "createdAt",
+    "cwd",
+    "isSeeded",
+    "delegationDepth",
+    "agentPreset",
+}
 
 
 def decode(path: Path) -> list[dict[str, Any]]:
@@ -51,8 +59,11 @@ def frame_count(path: Path) -> int:
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -70,18 +81,33 @@ def alpha_lines(fixture_set: tuple[Path, dict[str, TeamSpec]]) -> dict[str, list
 
 # -- the writer ----------------------------------------------------------------
 
+
 def test_writer_layout_frames_and_key_order(tmp_path: Path) -> None:
     cwd = "/w/a b"
     header = header_record(session_id="s1", created_at=5, cwd=cwd, parent_session="lead")
     writer = SessionLogWriter(tmp_path, header)
-    writer.append([Event("turn/start", 0, 10, {"turn": 1}),
-                   Event("turn/end", 1, 11, {"turn": 1, "reason": {"kind": "completed"}})])
+    writer.append(
+        [
+            Event("turn/start", 0, 10, {"turn": 1}),
+            Event("turn/end", 1, 11, {"turn": 1, "reason": {"kind": "completed"}}),
+        ]
+    )
     writer.append([Event("x", 2, 12, {})])
     assert writer.path == tmp_path / project_key(cwd) / "s1" / "session.v4.jsonl.zstd"
     assert frame_count(writer.path) == 3  # header + two appends
     lines = decode(writer.path)
-    assert list(lines[0]) == ["type", "version", "id", "createdAt", "cwd", "parentSession",
-                              "isSeeded", "origin", "delegationDepth", "agentPreset"]
+    assert list(lines[0]) == [
+        "type",
+        "version",
+        "id",
+        "createdAt",
+        "cwd",
+        "parentSession",
+        "isSeeded",
+        "origin",
+        "delegationDepth",
+        "agentPreset",
+    ]
     assert lines[0]["origin"] == "subagent" and lines[0]["delegationDepth"] == 1
     assert [list(x) for x in lines[1:]] == [["type", "seq", "time", "data"]] * 3
     assert encode_event(Event("t", 0, 1, None)).startswith(b'{"type":"t","seq":0,"time":1,')
@@ -104,6 +130,7 @@ def test_writer_plain_and_raw_tail(tmp_path: Path) -> None:
 
 # -- determinism ----------------------------------------------------------------
 
+
 def test_same_seed_same_bytes_and_other_seed_differs(tmp_path: Path) -> None:
     a = generate_team(tmp_path / "a", seed=7)
     b = generate_team(tmp_path / "b", seed=7)
@@ -115,7 +142,8 @@ def test_same_seed_same_bytes_and_other_seed_differs(tmp_path: Path) -> None:
 
 
 def test_committed_fixtures_equal_a_fresh_regeneration(
-        fixture_set: tuple[Path, dict[str, TeamSpec]]) -> None:
+    fixture_set: tuple[Path, dict[str, TeamSpec]],
+) -> None:
     root, specs = fixture_set
     assert COMMITTED.is_dir(), "fixtures/sessions is missing: see fixtures/README.md"
     assert tree_bytes(COMMITTED) == tree_bytes(root)
@@ -131,8 +159,10 @@ def test_fixture_dir_stays_small() -> None:
 
 # -- the logs are real-format ------------------------------------------------------
 
+
 def test_every_log_decodes_with_flat_header_and_contiguous_seq(
-        fixture_set: tuple[Path, dict[str, TeamSpec]]) -> None:
+    fixture_set: tuple[Path, dict[str, TeamSpec]],
+) -> None:
     root, specs = fixture_set
     for spec in specs.values():
         for m in spec.members:
@@ -168,21 +198,27 @@ def test_every_log_decodes_with_flat_header_and_contiguous_seq(
             assert spec.last_event_time == last
 
 
-def test_team_events_only_in_the_lead_log(alpha_lines: dict[str, list[dict[str, Any]]],
-                                          fixture_set: tuple[Path, dict[str, TeamSpec]]) -> None:
+def test_team_events_only_in_the_lead_log(
+    alpha_lines: dict[str, list[dict[str, Any]]], fixture_set: tuple[Path, dict[str, TeamSpec]]
+) -> None:
     alpha = fixture_set[1]["alpha"]
     for member_id, lines in alpha_lines.items():
-        team = [e for e in lines[1:] if e["type"].startswith("team/")
-                or e["type"] == "subagent/catalog"]
+        team = [
+            e for e in lines[1:] if e["type"].startswith("team/") or e["type"] == "subagent/catalog"
+        ]
         if member_id == alpha.lead_id:
-            assert team and all(e["data"]["teamId"] == alpha.team_id
-                                for e in team if e["type"] != "subagent/catalog")
+            assert team and all(
+                e["data"]["teamId"] == alpha.team_id
+                for e in team
+                if e["type"] != "subagent/catalog"
+            )
         else:
             assert team == []
 
 
-def test_forked_member_copies_the_lead_prefix(alpha_lines: dict[str, list[dict[str, Any]]],
-                                             fixture_set: tuple[Path, dict[str, TeamSpec]]) -> None:
+def test_forked_member_copies_the_lead_prefix(
+    alpha_lines: dict[str, list[dict[str, Any]]], fixture_set: tuple[Path, dict[str, TeamSpec]]
+) -> None:
     alpha = fixture_set[1]["alpha"]
     (forked,) = alpha.with_trait(S.FORKED)
     child = alpha_lines[forked.id][1:]
@@ -193,8 +229,10 @@ def test_forked_member_copies_the_lead_prefix(alpha_lines: dict[str, list[dict[s
     assert child[k]["data"] == {"inherited": True}
     # The prefix holds the lead's human prompt(s) and an open lead turn.
     copied = [p for p in alpha.human_prompts if forked.id in p.copied_into]
-    assert copied and all(any(e["type"] == "user/message" and e["data"]["id"] == p.id
-                              for e in child[:k]) for p in copied)
+    assert copied and all(
+        any(e["type"] == "user/message" and e["data"]["id"] == p.id for e in child[:k])
+        for p in copied
+    )
     # A non-seeded log carries a session/end-seed that means nothing.
     assert alpha.stray_end_seed is not None
     sid, seq = alpha.stray_end_seed
@@ -203,8 +241,8 @@ def test_forked_member_copies_the_lead_prefix(alpha_lines: dict[str, list[dict[s
 
 
 def test_task_revisions_grow_by_one_except_the_rewind(
-        alpha_lines: dict[str, list[dict[str, Any]]],
-        fixture_set: tuple[Path, dict[str, TeamSpec]]) -> None:
+    alpha_lines: dict[str, list[dict[str, Any]]], fixture_set: tuple[Path, dict[str, TeamSpec]]
+) -> None:
     alpha = fixture_set[1]["alpha"]
     seen: dict[str, list[int]] = defaultdict(list)
     for e in alpha_lines[alpha.lead_id][1:]:
@@ -222,8 +260,8 @@ def test_task_revisions_grow_by_one_except_the_rewind(
 
 
 def test_every_transition_has_its_cas_tool_call(
-        alpha_lines: dict[str, list[dict[str, Any]]],
-        fixture_set: tuple[Path, dict[str, TeamSpec]]) -> None:
+    alpha_lines: dict[str, list[dict[str, Any]]], fixture_set: tuple[Path, dict[str, TeamSpec]]
+) -> None:
     alpha = fixture_set[1]["alpha"]
     for task in alpha.tasks:
         for rev in task.revisions:
@@ -236,12 +274,18 @@ def test_every_transition_has_its_cas_tool_call(
                 assert args["subject"] == task.subject
             else:
                 assert call["data"]["name"] == "team_task_update"
-                assert args == {"task_id": task.id, "expected_revision": rev.revision - 1,
-                                "action": rev.tool_action}
+                assert args == {
+                    "task_id": task.id,
+                    "expected_revision": rev.revision - 1,
+                    "action": rev.tool_action,
+                }
             assert rev.call_time <= rev.time  # the call precedes the board event
             snap = alpha_lines[alpha.lead_id][1 + rev.lead_seq]["data"]["task"]
             assert (snap["revision"], snap["status"], snap.get("ownerId")) == (
-                rev.revision, rev.status, rev.owner_id)
+                rev.revision,
+                rev.status,
+                rev.owner_id,
+            )
 
 
 def test_alpha_covers_the_promised_shapes(fixture_set: tuple[Path, dict[str, TeamSpec]]) -> None:
@@ -274,8 +318,8 @@ def test_alpha_covers_the_promised_shapes(fixture_set: tuple[Path, dict[str, Tea
 
 
 def test_team_message_prompts_in_recipient_logs(
-        alpha_lines: dict[str, list[dict[str, Any]]],
-        fixture_set: tuple[Path, dict[str, TeamSpec]]) -> None:
+    alpha_lines: dict[str, list[dict[str, Any]]], fixture_set: tuple[Path, dict[str, TeamSpec]]
+) -> None:
     alpha = fixture_set[1]["alpha"]
     for msg in alpha.messages:
         if msg.recipient_id is None:
@@ -288,6 +332,7 @@ def test_team_message_prompts_in_recipient_logs(
 
 
 # -- live ---------------------------------------------------------------------------
+
 
 def test_live_team_appends_decodable_contiguous_frames(tmp_path: Path) -> None:
     spec = generate_team(tmp_path, seed=3)
@@ -318,6 +363,7 @@ def test_live_flag_leaves_the_lead_on_an_open_turn(tmp_path: Path) -> None:
 
 
 # -- scale ---------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_large_scale_reaches_real_sizes(tmp_path: Path) -> None:

@@ -20,6 +20,17 @@ def test_ruff_is_clean() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is installed by '.[test]'")
+def test_ruff_format_is_clean() -> None:
+    run = subprocess.run(
+        ["ruff", "format", "--check", "plugin", "tests", "benchmarks", "scripts"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 def test_mypy_strict_is_clean() -> None:
     run = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]

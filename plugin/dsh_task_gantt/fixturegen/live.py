@@ -41,16 +41,24 @@ class LiveTeam:
         if not spec.team_id:
             raise ValueError("a lone session has no team to animate")
         rng = random.Random(spec.seed * 7919 + 1 if seed is None else seed)
-        sim = Sim(root, rng=rng, scale=SCALES["small"], name=spec.name, seed=spec.seed,
-                  cwd=spec.cwd, start_ms=spec.start_ms)
+        sim = Sim(
+            root,
+            rng=rng,
+            scale=SCALES["small"],
+            name=spec.name,
+            seed=spec.seed,
+            cwd=spec.cwd,
+            start_ms=spec.start_ms,
+        )
         sim.team_id = spec.team_id
         sim.time_scale = LIVE_TIME_SCALE
         sim.now = spec.last_event_time
         for m in spec.members:
             log: Log | None = None
             if m.rel_path is not None:
-                writer = SessionLogWriter.reopen(root / m.rel_path, line_count=m.line_count,
-                                                 frame_count=m.frame_count)
+                writer = SessionLogWriter.reopen(
+                    root / m.rel_path, line_count=m.line_count, frame_count=m.frame_count
+                )
                 log = Log(sim, writer, m.id, m.last_time or m.created_at or spec.start_ms)
                 log.next_seq = m.next_seq
                 log.last_time = m.last_time
@@ -65,16 +73,36 @@ class LiveTeam:
                 log.human_prompt_ids = list(m.human_prompt_ids)
                 log.injected = Counter(m.injected_counts)
                 log.received = list(m.received_message_ids)
-            meta = MemberMeta(m.id, m.name, list(m.aliases), m.role, m.context, m.phase,
-                              list(m.traits), m.created_at, log)
+            meta = MemberMeta(
+                m.id,
+                m.name,
+                list(m.aliases),
+                m.role,
+                m.context,
+                m.phase,
+                list(m.traits),
+                m.created_at,
+                log,
+            )
             sim.members.append(meta)
             if m.role == "lead":
                 sim.lead = log
         for t in spec.tasks:
             final = t.final
-            sim.tasks.append(TaskState(t.id, t.subject, t.description, list(t.blocked_by),
-                                       list(t.write_scopes), list(t.traits), list(t.revisions),
-                                       final.status, final.owner_id, final.revision))
+            sim.tasks.append(
+                TaskState(
+                    t.id,
+                    t.subject,
+                    t.description,
+                    list(t.blocked_by),
+                    list(t.write_scopes),
+                    list(t.traits),
+                    list(t.revisions),
+                    final.status,
+                    final.owner_id,
+                    final.revision,
+                )
+            )
         sim.rewinds = list(spec.rewinds)
         sim.messages = list(spec.messages)
         sim.prompts = list(spec.human_prompts)
@@ -83,8 +111,14 @@ class LiveTeam:
 
     def _active(self) -> list[MemberMeta]:
         """Teammates that can still act: active, with a log, not dead mid-step."""
-        return [m for m in self._sim.members if m.role == "teammate" and m.phase == "active"
-                and m.log is not None and S.COLD_OPEN_STEP not in m.traits]
+        return [
+            m
+            for m in self._sim.members
+            if m.role == "teammate"
+            and m.phase == "active"
+            and m.log is not None
+            and S.COLD_OPEN_STEP not in m.traits
+        ]
 
     def tick(self, now_ms: int) -> TickReport:
         sim = self._sim
@@ -104,8 +138,7 @@ class LiveTeam:
         elif len(active) >= 1 and choice < 0.75:
             people = [sim.meta(lead.member_id), *active]
             sender, target = rng.sample(people, 2)
-            msg = sim.message(sender.id, target.id, S.NORMAL,
-                              sim.text.take(rng.randint(80, 2400)))
+            msg = sim.message(sender.id, target.id, S.NORMAL, sim.text.take(rng.randint(80, 2400)))
             done.append(f"message {msg.id}")
         elif active:
             member = rng.choice(active)
@@ -132,8 +165,11 @@ class LiveTeam:
         sim.live = True
         sim.finish()
         sim.ceiling = None
-        appended = {m.id: m.log.next_seq - before[m.id] for m in sim.members
-                    if m.log is not None and m.log.next_seq != before[m.id]}
+        appended = {
+            m.id: m.log.next_seq - before[m.id]
+            for m in sim.members
+            if m.log is not None and m.log.next_seq != before[m.id]
+        }
         return TickReport(now_ms, tuple(done), appended)
 
     def _move_task(self, active: list[MemberMeta]) -> str:

@@ -49,15 +49,20 @@ def _spawn(
     """One team_spawn tool call on the lead (inside an open step) and what follows it."""
     rng = sim.rng
     lead = sim.lead_log()
-    meta = MemberMeta(new_uuid(rng), name, [name], "teammate", context, "provisioning",
-                      list(traits), None, None)
+    meta = MemberMeta(
+        new_uuid(rng), name, [name], "teammate", context, "provisioning", list(traits), None, None
+    )
     sim.members.append(meta)
 
     def on_call(call: object) -> None:
         if S.FAILED in traits:
             sim.member_event(meta, "provisioning", description=description)
-            sim.member_event(meta, "failed", description=description,
-                             error="spawn failed: provider 'spawn' exited with code 1")
+            sim.member_event(
+                meta,
+                "failed",
+                description=description,
+                error="spawn failed: provider 'spawn' exited with code 1",
+            )
             return
         forked = context == "fork"
         if forked or S.CATALOG_FIRST in traits:
@@ -73,8 +78,12 @@ def _spawn(
         if forked or S.CATALOG_FIRST not in traits:
             sim.catalog_event(meta, description)
 
-    lead.tool("team_spawn", {"name": name, "description": description, "context": context},
-              on_call, result_text=f'{{"ok":true,"name":"{name}"}}')
+    lead.tool(
+        "team_spawn",
+        {"name": name, "description": description, "context": context},
+        on_call,
+        result_text=f'{{"ok":true,"name":"{name}"}}',
+    )
     return meta
 
 
@@ -92,11 +101,15 @@ def _start_child(sim: Sim, meta: MemberMeta, forked: bool) -> None:
         log.emit("session/end-seed", {"inherited": True}, (1, 5))
         for p_i, p in enumerate(sim.prompts):
             if p.member_id == lead.member_id and p.seqs[0] < log.inherited:
-                sim.prompts[p_i] = S.PromptSpec(p.id, p.text, p.member_id, p.seqs, p.time,
-                                                (*p.copied_into, meta.id))
+                sim.prompts[p_i] = S.PromptSpec(
+                    p.id, p.text, p.member_id, p.seqs, p.time, (*p.copied_into, meta.id)
+                )
     else:
-        log.emit("subagent/descriptor", {"parentSession": lead.member_id, "mode": "continuable",
-                                         "label": meta.name}, (1, 5))
+        log.emit(
+            "subagent/descriptor",
+            {"parentSession": lead.member_id, "mode": "continuable", "label": meta.name},
+            (1, 5),
+        )
     log.user_message("agent-instructions", f"You are {meta.name}, a member of the team.")
 
 
@@ -134,16 +147,26 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
 
     lead.begin_step()
     lead.assistant()
-    t_handoff = sim.create_task(lead_id, "Parse multi-frame zstd session logs",
-                                write_scopes=["plugin/logs"], traits=["handoff", "reopened"])
-    t_release = sim.create_task(lead_id, "Fold team/task snapshots into history",
-                                write_scopes=["plugin/fold"], traits=["release"])
-    t_lead = sim.create_task(lead_id, "Write the release notes", write_scopes=["CHANGELOG.md"],
-                             traits=["lead-owned"])
+    t_handoff = sim.create_task(
+        lead_id,
+        "Parse multi-frame zstd session logs",
+        write_scopes=["plugin/logs"],
+        traits=["handoff", "reopened"],
+    )
+    t_release = sim.create_task(
+        lead_id,
+        "Fold team/task snapshots into history",
+        write_scopes=["plugin/fold"],
+        traits=["release"],
+    )
+    t_lead = sim.create_task(
+        lead_id, "Write the release notes", write_scopes=["CHANGELOG.md"], traits=["lead-owned"]
+    )
     sim.create_task(lead_id, "Benchmark 10k-line logs", traits=["never-claimed"])
     t_deleted = sim.create_task(lead_id, "Drop the legacy log cache", traits=["deleted"])
-    t_cold = sim.create_task(lead_id, "Property tests for the folder", write_scopes=["tests"],
-                             traits=["owner-went-cold"])
+    t_cold = sim.create_task(
+        lead_id, "Property tests for the folder", write_scopes=["tests"], traits=["owner-went-cold"]
+    )
     lead.end_step()
 
     lead.begin_step()
@@ -167,12 +190,23 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
     for name in ids:
         if members[name].log is not None:
             beat(functools.partial(sim.message, lead_id, ids[name], S.NORMAL))
-    beat(lambda: sim.act(ids["planner"], lambda: sim.create_task(
-        ids["planner"], "Render message marks on both lanes", blocked_by=[t_handoff],
-        write_scopes=["static"], traits=["created-by-teammate"])))
+    beat(
+        lambda: sim.act(
+            ids["planner"],
+            lambda: sim.create_task(
+                ids["planner"],
+                "Render message marks on both lanes",
+                blocked_by=[t_handoff],
+                write_scopes=["static"],
+                traits=["created-by-teammate"],
+            ),
+        )
+    )
+
     def move(actor: str, task_id: str, action: str) -> Callable[[], object]:
-        return lambda: sim.act(ids.get(actor, actor),
-                               lambda: sim.update_task(ids.get(actor, actor), task_id, action))
+        return lambda: sim.act(
+            ids.get(actor, actor), lambda: sim.update_task(ids.get(actor, actor), task_id, action)
+        )
 
     beat(move("builder", t_handoff, "claim"))
     beat(lambda: sim.act(ids["scout"], lambda: sim.update_task(ids["scout"], t_release, "claim")))
@@ -189,8 +223,11 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
         sim.settle(log)
 
     beat(stray_end_seed)
-    beat(lambda: sim.act(ids["builder"], lambda: sim.update_task(ids["builder"], t_handoff,
-                                                                  "complete")))
+    beat(
+        lambda: sim.act(
+            ids["builder"], lambda: sim.update_task(ids["builder"], t_handoff, "complete")
+        )
+    )
 
     def rename() -> None:
         meta = members["builder"]
@@ -209,15 +246,19 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
     beat(human_mid)
     beat(lambda: sim.rewind(t_handoff, 2))
     beat(lambda: sim.act(ids["scout"], lambda: sim.update_task(ids["scout"], t_release, "release")))
-    beat(lambda: sim.act(ids["planner"], lambda: sim.update_task(ids["planner"], t_handoff,
-                                                                  "claim")))
+    beat(
+        lambda: sim.act(ids["planner"], lambda: sim.update_task(ids["planner"], t_handoff, "claim"))
+    )
     beat(move("builder", t_release, "claim"))
     beat(lambda: sim.message(ids["scout"], lead_id, S.ORPHAN_DELIVERY, queue=False))
     beat(lambda: sim.message(ids["planner"], new_uuid(rng), S.OFF_ROSTER))
     beat(lambda: sim.message(lead_id, ids["builder"], S.LONG, _long_text(sim)))
     beat(lambda: sim.message(ids["scout"], ids["forker"], S.HOSTILE, HOSTILE_TEXT))
-    beat(lambda: sim.act(ids["builder"], lambda: sim.update_task(ids["builder"], t_release,
-                                                                  "complete")))
+    beat(
+        lambda: sim.act(
+            ids["builder"], lambda: sim.update_task(ids["builder"], t_release, "complete")
+        )
+    )
 
     def duplicated_prompt() -> None:
         sim.sync(lead)
@@ -230,13 +271,17 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
         sim.settle(lead)
 
     beat(duplicated_prompt)
-    beat(lambda: sim.act(ids["planner"], lambda: sim.update_task(ids["planner"], t_handoff,
-                                                                  "complete")))
+    beat(
+        lambda: sim.act(
+            ids["planner"], lambda: sim.update_task(ids["planner"], t_handoff, "complete")
+        )
+    )
     beat(lambda: sim.act(ids["forker"], lambda: sim.update_task(ids["forker"], "task-7", "claim")))
     beat(lambda: sim.message(ids["forker"], lead_id, S.NORMAL))
     beat(lambda: sim.message(ids["tester"], lead_id, S.NORMAL))
-    beat(lambda: sim.act(ids["forker"], lambda: sim.update_task(ids["forker"], "task-7",
-                                                                 "complete")))
+    beat(
+        lambda: sim.act(ids["forker"], lambda: sim.update_task(ids["forker"], "task-7", "complete"))
+    )
     beat(lambda: sim.act(lead_id, lambda: sim.update_task(lead_id, t_lead, "complete")))
     beat(lambda: sim.act(lead_id, lambda: sim.update_task(lead_id, t_deleted, "delete")))
     beat(lambda: sim.message(ids["planner"], ids["scout"], S.NORMAL))
@@ -357,9 +402,16 @@ def generate_team(
         raise ValueError(f"scale must be one of {sorted(SCALES)}")
     if shape not in SHAPES:
         raise ValueError(f"shape must be one of {SHAPES}")
-    sim = Sim(root, rng=random.Random(seed), scale=SCALES[scale], name=name or shape, seed=seed,
-              cwd=cwd if cwd is not None else DEFAULT_CWD[shape], start_ms=start_ms,
-              compress=compress)
+    sim = Sim(
+        root,
+        rng=random.Random(seed),
+        scale=SCALES[scale],
+        name=name or shape,
+        seed=seed,
+        cwd=cwd if cwd is not None else DEFAULT_CWD[shape],
+        start_ms=start_ms,
+        compress=compress,
+    )
     if shape == "full":
         _full(sim, live=live, extra=sim.scale.extra_teammates)
     elif shape == "pair":
@@ -379,8 +431,10 @@ def generate_fixture_set(root: Path, *, seed: int = FIXTURE_SEED) -> dict[str, T
     hour = 3_600_000
     return {
         "alpha": generate_team(root, seed=seed, shape="full", name="alpha"),
-        "beta": generate_team(root, seed=seed + 1, shape="pair", name="beta",
-                              start_ms=DEFAULT_START_MS + 3 * hour),
-        "lone": generate_team(root, seed=seed + 2, shape="lone", name="lone",
-                              start_ms=DEFAULT_START_MS + 6 * hour),
+        "beta": generate_team(
+            root, seed=seed + 1, shape="pair", name="beta", start_ms=DEFAULT_START_MS + 3 * hour
+        ),
+        "lone": generate_team(
+            root, seed=seed + 2, shape="lone", name="lone", start_ms=DEFAULT_START_MS + 6 * hour
+        ),
     }

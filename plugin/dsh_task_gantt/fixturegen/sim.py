@@ -171,14 +171,24 @@ class Log:
         self.batch_target = self.sim.rng.randint(*self.sim.scale.batch)
 
     # -- agent activity ----------------------------------------------------------
-    def user_message(self, kind: str, text: str, *, msg_id: str | None = None,
-                     extra_source: dict[str, Any] | None = None) -> Event:
+    def user_message(
+        self,
+        kind: str,
+        text: str,
+        *,
+        msg_id: str | None = None,
+        extra_source: dict[str, Any] | None = None,
+    ) -> Event:
         mid = msg_id or new_uuid(self.sim.rng)
         source: dict[str, Any] = {"kind": kind}
         if extra_source:
             source.update(extra_source)
-        data = {"id": mid, "role": "user", "content": [{"type": "text", "text": text}],
-                "source": source}
+        data = {
+            "id": mid,
+            "role": "user",
+            "content": [{"type": "text", "text": text}],
+            "source": source,
+        }
         event = self.emit("user/message", data, (200, 3000))
         if kind == "user":
             if mid not in self.human_prompt_ids:
@@ -215,8 +225,11 @@ class Log:
         self.open_step = self.step
         self.emit("step/start", {"turn": self.turn, "step": self.step}, (5, 50))
         if self.sim.rng.random() < 0.3:
-            self.emit("request/header", {"turn": self.turn, "step": self.step,
-                                         "model": "deepseek-chat", "attempt": 1}, (1, 5))
+            self.emit(
+                "request/header",
+                {"turn": self.turn, "step": self.step, "model": "deepseek-chat", "attempt": 1},
+                (1, 5),
+            )
 
     def end_step(self) -> None:
         self.emit("step/end", {"turn": self.turn, "step": self.step}, (5, 40))
@@ -228,36 +241,62 @@ class Log:
             text = sim.text.take(lognormal(sim.rng, sim.scale.text_median, 0.7, 20, 60_000))
         chunk = 320
         stream: list[dict[str, Any]] = [{"type": "text-start"}]
-        stream += [{"type": "text-delta", "delta": text[i : i + chunk]}
-                   for i in range(0, len(text), chunk)]
+        stream += [
+            {"type": "text-delta", "delta": text[i : i + chunk]} for i in range(0, len(text), chunk)
+        ]
         stream.append({"type": "text-end"})
         data = {
-            "turn": self.turn, "step": self.step,
+            "turn": self.turn,
+            "step": self.step,
             "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
             "stream": stream,
-            "usage": {"inputTokens": sim.rng.randint(2_000, 90_000),
-                      "outputTokens": max(1, len(text) // 4)},
+            "usage": {
+                "inputTokens": sim.rng.randint(2_000, 90_000),
+                "outputTokens": max(1, len(text) // 4),
+            },
         }
         self.emit("assistant/message", data, (800, 25_000))
 
-    def tool(self, name: str, args: dict[str, Any],
-             on_call: Callable[[Event], None] | None = None,
-             result_text: str | None = None) -> Event:
+    def tool(
+        self,
+        name: str,
+        args: dict[str, Any],
+        on_call: Callable[[Event], None] | None = None,
+        result_text: str | None = None,
+    ) -> Event:
         sim = self.sim
         call_id = f"call_{sim.rng.getrandbits(64):016x}"
-        call = self.emit("tool/call", {"turn": self.turn, "step": self.step, "callId": call_id,
-                                       "name": name, "arguments": json_args(args)}, (5, 40))
+        call = self.emit(
+            "tool/call",
+            {
+                "turn": self.turn,
+                "step": self.step,
+                "callId": call_id,
+                "name": name,
+                "arguments": json_args(args),
+            },
+            (5, 40),
+        )
         if on_call is not None:
             on_call(call)
         if result_text is None:
             result_text = sim.text.take(
-                lognormal(sim.rng, sim.scale.tool_result_median, 0.9, 10, 80_000))
-        self.emit("tool/result", {
-            "turn": self.turn, "step": self.step,
-            "message": {"role": "tool", "toolCallId": call_id,
-                        "content": [{"type": "text", "text": result_text}],
-                        "source": {"kind": "tool", "callId": call_id}},
-        }, (50, 8000))
+                lognormal(sim.rng, sim.scale.tool_result_median, 0.9, 10, 80_000)
+            )
+        self.emit(
+            "tool/result",
+            {
+                "turn": self.turn,
+                "step": self.step,
+                "message": {
+                    "role": "tool",
+                    "toolCallId": call_id,
+                    "content": [{"type": "text", "text": result_text}],
+                    "source": {"kind": "tool", "callId": call_id},
+                },
+            },
+            (50, 8000),
+        )
         return call
 
     def work_step(self) -> None:
@@ -266,8 +305,12 @@ class Log:
         self.assistant()
         if self.sim.rng.random() < 0.75:
             name = self.sim.rng.choice(_FILLER_TOOLS)
-            self.tool(name, {"path": f"src/{self.sim.rng.choice(_WORDS)}.py"}
-                      if name in ("read_file", "edit_file") else {"query": "status"})
+            self.tool(
+                name,
+                {"path": f"src/{self.sim.rng.choice(_WORDS)}.py"}
+                if name in ("read_file", "edit_file")
+                else {"query": "status"},
+            )
         self.end_step()
 
     def filler_turn(self, steps: int) -> None:
@@ -320,15 +363,30 @@ def _derived_action(prev_status: str | None, status: str, revision: int) -> str:
     return "updated"
 
 
-_STATUS_AFTER = {"claim": "in_progress", "release": "pending", "complete": "completed",
-                 "reopen": "pending", "delete": "deleted"}
+_STATUS_AFTER = {
+    "claim": "in_progress",
+    "release": "pending",
+    "complete": "completed",
+    "reopen": "pending",
+    "delete": "deleted",
+}
 
 
 class Sim:
     """A team being written. Scenario code drives it; :meth:`spec` reports it."""
 
-    def __init__(self, root: Path, *, rng: random.Random, scale: Scale, name: str, seed: int,
-                 cwd: str, start_ms: int, compress: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        rng: random.Random,
+        scale: Scale,
+        name: str,
+        seed: int,
+        cwd: str,
+        start_ms: int,
+        compress: bool = True,
+    ) -> None:
         self.root = root
         self.rng = rng
         self.scale = scale
@@ -357,18 +415,25 @@ class Sim:
         return max(1, int(self.rng.randint(lo, hi) * self.time_scale))
 
     # -- sessions ------------------------------------------------------------
-    def open_log(self, session_id: str, created_at: int, *, parent: str | None = None,
-                 seeded: bool = False) -> Log:
-        header = header_record(session_id=session_id, created_at=created_at, cwd=self.cwd,
-                               parent_session=parent, is_seeded=seeded)
+    def open_log(
+        self, session_id: str, created_at: int, *, parent: str | None = None, seeded: bool = False
+    ) -> Log:
+        header = header_record(
+            session_id=session_id,
+            created_at=created_at,
+            cwd=self.cwd,
+            parent_session=parent,
+            is_seeded=seeded,
+        )
         writer = SessionLogWriter(self.root, header, compress=self.compress)
         return Log(self, writer, session_id, created_at)
 
     def add_lead(self, lead_id: str) -> Log:
         log = self.open_log(lead_id, self.now)
         self.lead = log
-        self.members.append(MemberMeta(lead_id, "lead", ["lead"], "lead", None, "active", [],
-                                       self.now, log))
+        self.members.append(
+            MemberMeta(lead_id, "lead", ["lead"], "lead", None, "active", [], self.now, log)
+        )
         return log
 
     def lead_log(self) -> Log:
@@ -408,21 +473,35 @@ class Sim:
         lead.flush()
         return event
 
-    def member_event(self, meta: MemberMeta, phase: str, *, description: str,
-                     error: str | None = None) -> Event:
-        member: dict[str, Any] = {"id": meta.id, "name": meta.aliases[-1],
-                                  "description": description, "provider": "spawn",
-                                  "context": meta.context or "fresh", "phase": phase}
+    def member_event(
+        self, meta: MemberMeta, phase: str, *, description: str, error: str | None = None
+    ) -> Event:
+        member: dict[str, Any] = {
+            "id": meta.id,
+            "name": meta.aliases[-1],
+            "description": description,
+            "provider": "spawn",
+            "context": meta.context or "fresh",
+            "phase": phase,
+        }
         if error is not None:
             member["error"] = error
         meta.phase = phase
-        return self.team_event("team/member", {"version": 2, "teamId": self.team_id,
-                                               "member": member})
+        return self.team_event(
+            "team/member", {"version": 2, "teamId": self.team_id, "member": member}
+        )
 
     def catalog_event(self, meta: MemberMeta, label: str) -> Event:
-        return self.team_event("subagent/catalog", {
-            "version": 1, "childId": meta.id, "childCreatedAt": meta.created_at,
-            "mode": "continuable", "label": label})
+        return self.team_event(
+            "subagent/catalog",
+            {
+                "version": 1,
+                "childId": meta.id,
+                "childCreatedAt": meta.created_at,
+                "mode": "continuable",
+                "label": label,
+            },
+        )
 
     # -- tasks -----------------------------------------------------------------
     def task(self, task_id: str) -> TaskState:
@@ -433,43 +512,86 @@ class Sim:
 
     def _snapshot(self, task: TaskState) -> dict[str, Any]:
         snap: dict[str, Any] = {
-            "id": task.id, "revision": task.revision, "subject": task.subject,
-            "description": task.description, "status": task.status,
-            "blockedBy": list(task.blocked_by), "writeScopes": list(task.write_scopes)}
+            "id": task.id,
+            "revision": task.revision,
+            "subject": task.subject,
+            "description": task.description,
+            "status": task.status,
+            "blockedBy": list(task.blocked_by),
+            "writeScopes": list(task.write_scopes),
+        }
         if task.owner_id is not None:
             snap["ownerId"] = task.owner_id
         return snap
 
-    def _record(self, task: TaskState, prev_status: str | None, tool_action: str, actor: str,
-                event: Event, call: Event) -> None:
-        task.revisions.append(TaskRevisionSpec(
-            revision=task.revision, status=task.status, owner_id=task.owner_id,
-            tool_action=tool_action,
-            expected_action=_derived_action(prev_status, task.status, task.revision),
-            actor_id=actor, time=event.time, lead_seq=event.seq, call_seq=call.seq,
-            call_time=call.time, call_id=call.data["callId"]))
+    def _record(
+        self,
+        task: TaskState,
+        prev_status: str | None,
+        tool_action: str,
+        actor: str,
+        event: Event,
+        call: Event,
+    ) -> None:
+        task.revisions.append(
+            TaskRevisionSpec(
+                revision=task.revision,
+                status=task.status,
+                owner_id=task.owner_id,
+                tool_action=tool_action,
+                expected_action=_derived_action(prev_status, task.status, task.revision),
+                actor_id=actor,
+                time=event.time,
+                lead_seq=event.seq,
+                call_seq=call.seq,
+                call_time=call.time,
+                call_id=call.data["callId"],
+            )
+        )
 
-    def create_task(self, actor: str, subject: str, *, blocked_by: list[str] | None = None,
-                    write_scopes: list[str] | None = None, traits: list[str] | None = None) -> str:
+    def create_task(
+        self,
+        actor: str,
+        subject: str,
+        *,
+        blocked_by: list[str] | None = None,
+        write_scopes: list[str] | None = None,
+        traits: list[str] | None = None,
+    ) -> str:
         """A team_task_create in the actor's log (inside an open step), then revision 1."""
         task_id = f"task-{len(self.tasks) + 1}"
         description = f"Owner: {self.name_of(actor)}. " + self.text.take(self.rng.randint(80, 400))
-        task = TaskState(task_id, subject, description, list(blocked_by or []),
-                         list(write_scopes or []), list(traits or []), [])
+        task = TaskState(
+            task_id,
+            subject,
+            description,
+            list(blocked_by or []),
+            list(write_scopes or []),
+            list(traits or []),
+            [],
+        )
         self.tasks.append(task)
         log = self.log_of(actor)
 
         def on_call(call: Event) -> None:
             self.now = max(self.now, call.time)
             task.revision = 1
-            event = self.team_event("team/task", {"version": 2, "teamId": self.team_id,
-                                                  "task": self._snapshot(task)})
+            event = self.team_event(
+                "team/task", {"version": 2, "teamId": self.team_id, "task": self._snapshot(task)}
+            )
             self._record(task, None, "create", actor, event, call)
 
-        log.tool("team_task_create", {"subject": subject, "description": description,
-                                      "blocked_by": task.blocked_by,
-                                      "write_scopes": task.write_scopes},
-                 on_call, result_text=f'{{"ok":true,"task_id":"{task_id}"}}')
+        log.tool(
+            "team_task_create",
+            {
+                "subject": subject,
+                "description": description,
+                "blocked_by": task.blocked_by,
+                "write_scopes": task.write_scopes,
+            },
+            on_call,
+            result_text=f'{{"ok":true,"task_id":"{task_id}"}}',
+        )
         return task_id
 
     def update_task(self, actor: str, task_id: str, action: str) -> None:
@@ -486,13 +608,17 @@ class Sim:
                 task.owner_id = actor
             elif action in ("release", "reopen"):
                 task.owner_id = None
-            event = self.team_event("team/task", {"version": 2, "teamId": self.team_id,
-                                                  "task": self._snapshot(task)})
+            event = self.team_event(
+                "team/task", {"version": 2, "teamId": self.team_id, "task": self._snapshot(task)}
+            )
             self._record(task, prev, action, actor, event, call)
 
-        log.tool("team_task_update", {"task_id": task_id, "expected_revision": task.revision,
-                                      "action": action}, on_call,
-                 result_text=f'{{"ok":true,"task_id":"{task_id}"}}')
+        log.tool(
+            "team_task_update",
+            {"task_id": task_id, "expected_revision": task.revision, "action": action},
+            on_call,
+            result_text=f'{{"ok":true,"task_id":"{task_id}"}}',
+        )
 
     def rewind(self, task_id: str, revision: int) -> None:
         """Re-emit an old snapshot (a duplicate/rewound revision) in the lead log."""
@@ -510,15 +636,25 @@ class Sim:
             task.traits.append("rewound")
 
     # -- messages ------------------------------------------------------------
-    def message(self, sender: str, target: str, kind: str, text: str | None = None, *,
-                queue: bool = True, deliver: bool = True, reply: bool = True) -> MessageSpec:
+    def message(
+        self,
+        sender: str,
+        target: str,
+        kind: str,
+        text: str | None = None,
+        *,
+        queue: bool = True,
+        deliver: bool = True,
+        reply: bool = True,
+    ) -> MessageSpec:
         """A team message: the sender's tool call, queued/delivered in the lead log, and
         the recipient's team-message user/message (when the target has a log)."""
         rng = self.rng
         msg_id = f"msg-{rng.getrandbits(48):012x}"
         if text is None:
-            text = self.text.take(lognormal(rng, self.scale.message_median, 0.6, 200,
-                                            self.scale.message_max))
+            text = self.text.take(
+                lognormal(rng, self.scale.message_median, 0.6, 200, self.scale.message_max)
+            )
         sender_name = self.name_of(sender)
         slog = self.log_of(sender)
         self.sync(slog)
@@ -531,13 +667,20 @@ class Sim:
             nonlocal queued
             self.now = max(self.now, call.time)
             if queue:
-                message = {"id": msg_id, "senderId": sender, "senderName": sender_name,
-                           "targetId": target, "content": [{"type": "text", "text": text}]}
-                queued = self.team_event("team/message/queued",
-                                         {"teamId": self.team_id, "message": message})
+                message = {
+                    "id": msg_id,
+                    "senderId": sender,
+                    "senderName": sender_name,
+                    "targetId": target,
+                    "content": [{"type": "text", "text": text}],
+                }
+                queued = self.team_event(
+                    "team/message/queued", {"teamId": self.team_id, "message": message}
+                )
 
-        slog.tool("team_message_send", {"to": target, "content": text}, on_call,
-                  result_text='{"ok":true}')
+        slog.tool(
+            "team_message_send", {"to": target, "content": text}, on_call, result_text='{"ok":true}'
+        )
         slog.end_step()
         if fresh:
             slog.end_turn()
@@ -547,17 +690,20 @@ class Sim:
         rec_seq: int | None = None
         if deliver:
             self.now += self.dt(300, 20_000)
-            delivered = self.team_event("team/message/delivered",
-                                        {"teamId": self.team_id, "messageId": msg_id,
-                                         "targetId": target})
+            delivered = self.team_event(
+                "team/message/delivered",
+                {"teamId": self.team_id, "messageId": msg_id, "targetId": target},
+            )
             target_meta = next((m for m in self.members if m.id == target), None)
             if target_meta is not None and target_meta.log is not None:
                 rlog = target_meta.log
                 self.sync(rlog)
                 rlog.t = max(rlog.t, delivered.time)
-                ev = rlog.user_message("team-message",
-                                       f"Team message {msg_id} from {sender_name}:\n{text}",
-                                       extra_source={"messageId": msg_id})
+                ev = rlog.user_message(
+                    "team-message",
+                    f"Team message {msg_id} from {sender_name}:\n{text}",
+                    extra_source={"messageId": msg_id},
+                )
                 rlog.received.append(msg_id)
                 rec_id, rec_seq = target, ev.seq
                 if reply:
@@ -567,12 +713,19 @@ class Sim:
                         rlog.end_turn()
                 self.now = max(self.now, rlog.t)
         spec = MessageSpec(
-            id=msg_id, kind=kind, sender_id=sender, sender_name=sender_name, target_id=target,
-            text=text, queued_seq=queued.seq if queued else None,
+            id=msg_id,
+            kind=kind,
+            sender_id=sender,
+            sender_name=sender_name,
+            target_id=target,
+            text=text,
+            queued_seq=queued.seq if queued else None,
             queued_time=queued.time if queued else None,
             delivered_seq=delivered.seq if delivered else None,
             delivered_time=delivered.time if delivered else None,
-            recipient_id=rec_id, recipient_seq=rec_seq)
+            recipient_id=rec_id,
+            recipient_seq=rec_seq,
+        )
         self.messages.append(spec)
         return spec
 
@@ -632,36 +785,64 @@ class Sim:
                 last = max(last, log.last_time)
                 own = log.own_first_time or log.last_time
                 first = own if first is None else min(first, own)
-            members.append(MemberSpec(
-                id=m.id, name=m.name, aliases=tuple(m.aliases), role=m.role, context=m.context,
-                phase=m.phase, traits=tuple(m.traits),
-                rel_path=log.writer.path.relative_to(self.root).as_posix() if log else None,
-                created_at=m.created_at,
-                inherited_count=log.inherited if log else 0,
-                event_count=log.next_seq if log else 0,
-                line_count=log.writer.line_count if log else 0,
-                frame_count=log.writer.frame_count if log else 0,
-                own_first_time=log.own_first_time if log else None,
-                last_time=log.last_time if log else None,
-                turn_count=log.turn_count if log else 0,
-                closed_turn_count=log.closed_turn_count if log else 0,
-                open_turn=log.open_turn if log else None,
-                open_step=log.open_step if log else None,
-                last_turn=log.turn if log else 0,
-                next_seq=log.next_seq if log else 0,
-                human_prompt_ids=tuple(log.human_prompt_ids) if log else (),
-                injected_counts=dict(sorted(log.injected.items())) if log else {},
-                received_message_ids=tuple(log.received) if log else (),
-            ))
-        tasks = tuple(TaskSpec(t.id, t.subject, t.description, tuple(t.blocked_by),
-                               tuple(t.write_scopes), tuple(t.traits), tuple(t.revisions))
-                      for t in self.tasks)
+            members.append(
+                MemberSpec(
+                    id=m.id,
+                    name=m.name,
+                    aliases=tuple(m.aliases),
+                    role=m.role,
+                    context=m.context,
+                    phase=m.phase,
+                    traits=tuple(m.traits),
+                    rel_path=log.writer.path.relative_to(self.root).as_posix() if log else None,
+                    created_at=m.created_at,
+                    inherited_count=log.inherited if log else 0,
+                    event_count=log.next_seq if log else 0,
+                    line_count=log.writer.line_count if log else 0,
+                    frame_count=log.writer.frame_count if log else 0,
+                    own_first_time=log.own_first_time if log else None,
+                    last_time=log.last_time if log else None,
+                    turn_count=log.turn_count if log else 0,
+                    closed_turn_count=log.closed_turn_count if log else 0,
+                    open_turn=log.open_turn if log else None,
+                    open_step=log.open_step if log else None,
+                    last_turn=log.turn if log else 0,
+                    next_seq=log.next_seq if log else 0,
+                    human_prompt_ids=tuple(log.human_prompt_ids) if log else (),
+                    injected_counts=dict(sorted(log.injected.items())) if log else {},
+                    received_message_ids=tuple(log.received) if log else (),
+                )
+            )
+        tasks = tuple(
+            TaskSpec(
+                t.id,
+                t.subject,
+                t.description,
+                tuple(t.blocked_by),
+                tuple(t.write_scopes),
+                tuple(t.traits),
+                tuple(t.revisions),
+            )
+            for t in self.tasks
+        )
         lead = self.lead_log()
         return TeamSpec(
-            name=self.name, seed=self.seed, scale=self.scale.name, root=str(self.root),
-            cwd=self.cwd, project_key=project_key(self.cwd), lead_id=lead.member_id,
-            team_id=self.team_id, live=self.live, start_ms=self.start_ms,
+            name=self.name,
+            seed=self.seed,
+            scale=self.scale.name,
+            root=str(self.root),
+            cwd=self.cwd,
+            project_key=project_key(self.cwd),
+            lead_id=lead.member_id,
+            team_id=self.team_id,
+            live=self.live,
+            start_ms=self.start_ms,
             first_event_time=first if first is not None else self.start_ms,
-            last_event_time=last, members=tuple(members), tasks=tasks,
-            rewinds=tuple(self.rewinds), messages=tuple(self.messages),
-            human_prompts=tuple(self.prompts), stray_end_seed=self.stray_end_seed)
+            last_event_time=last,
+            members=tuple(members),
+            tasks=tasks,
+            rewinds=tuple(self.rewinds),
+            messages=tuple(self.messages),
+            human_prompts=tuple(self.prompts),
+            stray_end_seed=self.stray_end_seed,
+        )

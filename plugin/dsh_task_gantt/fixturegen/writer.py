@@ -85,9 +85,7 @@ class SessionLogWriter:
     :meth:`append` is one frame (one ``write``), as the host's writer does.
     """
 
-    def __init__(
-        self, root: Path, header: Mapping[str, Any], *, compress: bool = True
-    ) -> None:
+    def __init__(self, root: Path, header: Mapping[str, Any], *, compress: bool = True) -> None:
         session_id = header.get("id")
         if not isinstance(session_id, str) or not session_id:
             raise ValueError("header needs a string id")

@@ -336,8 +336,10 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
         # reader's LogEvent with a safe seq and time. Everything else goes the long way.
         if type(event) is LogEvent and event.type in _SEQ_TIME_ONLY:
             seq, time = event.seq, event.time
-            if type(seq) is int and 0 <= seq <= MAX_SAFE_INT and (
-                time is None or (type(time) is int and 0 <= time <= MAX_SAFE_INT)
+            if (
+                type(seq) is int
+                and 0 <= seq <= MAX_SAFE_INT
+                and (time is None or (type(time) is int and 0 <= time <= MAX_SAFE_INT))
             ):
                 st.new_seqs.append(seq)
                 if time is not None and (st.last_time is None or time > st.last_time):
