@@ -1,0 +1,226 @@
+"""The I/O shell: team root, roster, the two channels, and change-keyed caching.
+
+Every fake here keeps its live snapshot and its persisted log apart, so the tests
+see which channel answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+
+from dsh_task_gantt.service import TimelineService
+from tests.fakehost import (
+    FakeAgent,
+    FakeAgents,
+    FakeContext,
+    FakePersistence,
+    FakeSession,
+    ev,
+    header,
+)
+
+LEAD, MATE, OTHER = "lead-1", "mate-1", "mate-2"
+
+
+class IdentityTeams:
+    """``agentTeams`` as the host has it: it takes the very Agent object ``agents.get``
+    returned (a look-alike is refused), and raises for a non-member."""
+
+    def __init__(self, agents: FakeAgents, members: list[dict[str, Any]]) -> None:
+        self.agents = agents
+        self.members = members
+        self.tasks: list[dict[str, Any]] = []
+
+    def _check(self, agent: Any) -> None:
+        if self.agents.get(getattr(agent, "id", "")) is not agent:
+            raise TypeError("not the live agent")
+
+    def try_membership(self, agent: Any) -> dict[str, Any] | None:
+        self._check(agent)
+        ids = {m["id"] for m in self.members}
+        if agent.id not in ids:
+            return None
+        role = "lead" if agent.id == LEAD else "teammate"
+        return {"root": LEAD, "id": agent.id, "role": role, "name": agent.id}
+
+    def list_members(self, agent: Any) -> list[dict[str, Any]]:
+        self._check(agent)
+        return list(self.members)
+
+    def list_tasks(self, agent: Any) -> list[dict[str, Any]]:
+        self._check(agent)
+        return list(self.tasks)
+
+
+def member_event(seq: int, time: int, member_id: str, name: str) -> dict[str, Any]:
+    member = {"id": member_id, "name": name, "provider": "spawn", "context": "fresh"}
+    return ev("team/member", seq, time, {"version": 2, "teamId": LEAD, "member": member})
+
+
+def lead_log() -> list[dict[str, Any]]:
+    return [
+        ev("turn/start", 0, 10_000, {"turn": "t1"}),
+        member_event(1, 10_100, MATE, "verify"),
+        member_event(2, 10_200, OTHER, "docs"),
+        ev("turn/end", 3, 11_000, {"turn": "t1", "reason": {"kind": "completed"}}),
+    ]
+
+
+def mate_log(n: int = 2) -> list[dict[str, Any]]:
+    events = []
+    for i in range(n):
+        events.append(ev("turn/start", 2 * i, 10_400 + 100 * i, {"turn": f"x{i}"}))
+        events.append(ev("turn/end", 2 * i + 1, 10_450 + 100 * i, {"turn": f"x{i}"}))
+    return events
+
+
+def persisted_team() -> FakePersistence:
+    persistence = FakePersistence()
+    persistence.put(LEAD, header(LEAD), lead_log())
+    persistence.put(MATE, header(MATE, parent=LEAD), mate_log())
+    persistence.put(OTHER, header(OTHER, parent=LEAD), mate_log(1))
+    return persistence
+
+
+def service(**services: Any) -> TimelineService:
+    return TimelineService(FakeContext(**services).get, clock=lambda: 99_000)
+
+
+def timeline(svc: TimelineService, session: str = LEAD) -> dict[str, Any]:
+    result = asyncio.run(svc.timeline(session))
+    assert result is not None
+    assert orjson.loads(result.body) == dict(result.data)
+    return dict(result.data)
+
+
+def turns(data: dict[str, Any], lane_id: str) -> list[str]:
+    lane = next(lane for lane in data["lanes"] if lane["id"] == lane_id)
+    return [span["id"] for span in lane["spans"] if span["kind"] == "turn"]
+
+
+def test_an_unchanged_team_costs_stats_only_and_keeps_its_etag() -> None:
+    persistence = persisted_team()
+    svc = service(sessionPersistence=persistence)
+    first = asyncio.run(svc.timeline(LEAD))
+    opened = persistence.read_calls
+    again = asyncio.run(svc.timeline(LEAD))
+    assert first is not None and again is not None
+    assert persistence.read_calls == opened  # no log opened, nothing decoded
+    assert again.etag == first.etag and again.body == first.body
+    assert asyncio.run(svc.current_etag(LEAD)) == first.etag
+
+
+def test_an_append_is_read_from_where_the_last_read_stopped() -> None:
+    persistence = persisted_team()
+    svc = service(sessionPersistence=persistence)
+    before = timeline(svc)
+    persistence.append(MATE, [ev("turn/start", 4, 12_000, {"turn": "x9"})])
+    handles_before = len(persistence.handles)
+    after = timeline(svc)
+    new_handles = persistence.handles[handles_before:]
+    assert [h.id for h in new_handles] == [MATE]  # only the grown lane was opened
+    assert turns(after, MATE) == [*turns(before, MATE), "x9"]
+    fresh = timeline(service(sessionPersistence=persistence))
+    assert fresh["lanes"] == after["lanes"]  # incremental equals a cold read
+
+
+def test_a_shrunk_log_is_folded_from_scratch_not_onto_the_old_one() -> None:
+    persistence = persisted_team()
+    svc = service(sessionPersistence=persistence)
+    timeline(svc)
+    replacement = [ev("turn/start", 0, 20_000, {"turn": "new"})]
+    persistence.put(MATE, header(MATE, parent=LEAD), replacement)  # shorter than what was read
+    after = timeline(svc)
+    assert turns(after, MATE) == ["new"]
+
+
+def test_a_running_live_agent_is_read_live_and_makes_the_team_live() -> None:
+    persistence = persisted_team()
+    agents = FakeAgents()
+    live_events = [*mate_log(), ev("turn/start", 4, 13_000, {"turn": "live-only"})]
+    agents.add(FakeAgent(MATE, FakeSession(header(MATE, parent=LEAD), live_events), "running"))
+    svc = service(sessionPersistence=persistence, agents=agents)
+    data = timeline(svc)
+    lane = next(lane for lane in data["lanes"] if lane["id"] == MATE)
+    assert lane["channel"] == "snapshot" and lane["status"] == "running"
+    assert "live-only" in turns(data, MATE)
+    assert data["live"] is True and data["range"]["end"] is None
+    # The agent goes away: the lane falls back to the disk, the team freezes.
+    del agents.agents[MATE]
+    frozen = timeline(svc)
+    lane = next(lane for lane in frozen["lanes"] if lane["id"] == MATE)
+    assert lane["channel"] == "persisted" and "live-only" not in turns(frozen, MATE)
+    assert frozen["live"] is False and frozen["range"]["end"] == 11_000
+
+
+def test_root_from_agent_teams_needs_the_live_agent_object() -> None:
+    persistence = persisted_team()
+    agents = FakeAgents()
+    for sid, parent in ((LEAD, None), (MATE, LEAD)):
+        agents.add(FakeAgent(sid, FakeSession(header(sid, parent=parent), [])))
+    members = [{"id": LEAD, "name": "lead", "role": "lead"},
+               {"id": OTHER, "name": "docs", "role": "teammate"},
+               {"id": MATE, "name": "verify", "role": "teammate"}]  # fmt: skip
+    teams = IdentityTeams(agents, members)
+    svc = service(sessionPersistence=persistence, agents=agents, agentTeams=teams)
+    data = timeline(svc, MATE)
+    assert data["rootSessionId"] == LEAD
+    # The live roster's order wins over the order of the lead's log.
+    assert [lane["id"] for lane in data["lanes"]] == ["lead", OTHER, MATE]
+    assert not any("agentTeams" in note for note in data["notes"])
+
+
+def test_without_services_the_parent_walk_finds_the_root() -> None:
+    persistence = persisted_team()
+    persistence.put("grandchild", header("grandchild", parent=MATE), [])
+    data = timeline(service(sessionPersistence=persistence), "grandchild")
+    assert data["rootSessionId"] == LEAD and data["sessionId"] == "grandchild"
+
+
+def test_a_parent_cycle_ends_the_walk() -> None:
+    persistence = FakePersistence()
+    persistence.put("a", header("a", parent="b"), [])
+    persistence.put("b", header("b", parent="a"), [])
+    data = timeline(service(sessionPersistence=persistence), "a")
+    assert data["rootSessionId"] in {"a", "b"}
+
+
+def test_a_running_child_missing_from_the_log_still_gets_a_lane() -> None:
+    persistence = persisted_team()
+    agents = FakeAgents()
+    late = "late-1"
+    agents.add(
+        FakeAgent(late, FakeSession(header(late, parent=LEAD), mate_log(1)), status="running")
+    )
+    data = timeline(service(sessionPersistence=persistence, agents=agents))
+    assert late in [lane["id"] for lane in data["lanes"]]
+    assert data["live"] is True
+
+
+def test_a_task_only_the_live_board_knows_is_dated_from_tool_calls() -> None:
+    persistence = persisted_team()
+    call = {
+        "turn": "x0",
+        "step": 1,
+        "callId": "c1",
+        "name": "team_task_update",
+        "arguments": orjson.dumps(
+            {"task_id": "task-9", "expected_revision": 1, "action": "claim"}
+        ).decode(),
+    }
+    persistence.append(MATE, [ev("tool/call", 4, 12_345, call)])
+    agents = FakeAgents()
+    agents.add(FakeAgent(LEAD, FakeSession(header(LEAD), [])))
+    teams = IdentityTeams(agents, [{"id": LEAD, "name": "lead", "role": "lead"}])
+    teams.tasks = [
+        {"id": "task-9", "revision": 2, "subject": "s", "description": "", "status": "in_progress",
+         "blockedBy": [], "writeScopes": [], "ownerName": "verify"},
+    ]  # fmt: skip
+    data = timeline(service(sessionPersistence=persistence, agents=agents, agentTeams=teams))
+    task = next(t for t in data["tasks"] if t["id"] == "task-9")
+    assert [(h["time"], h["revision"]) for h in task["history"]] == [(12_345, 2)]
+    assert task["history"][0]["sessionId"] == MATE
+    assert any("task-9" in note or "tool call" in note for note in data["notes"])
