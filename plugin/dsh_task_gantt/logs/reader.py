@@ -32,18 +32,21 @@ from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import compress
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import orjson
 import zstandard
 
 from dsh_task_gantt.events import (
     MAX_SAFE_INT,
+    EventRun,
     LogEvent,
     SessionHeader,
     as_int,
@@ -95,7 +98,8 @@ class ReadBatch:
     """
 
     header: SessionHeader | None
-    events: list[LogEvent]
+    #: With ``runs=True`` the skippable lines come as one :class:`EventRun` at the end.
+    events: list[LogEvent | EventRun]
     first_index: int
     total_events: int
     bad_lines: int = 0
@@ -162,6 +166,8 @@ def _split_frame_lines(carry: bytes, out: bytes) -> tuple[bytes, bytes]:
 _new_event: Callable[[tuple[str, int, int | None, Any, int]], LogEvent] = functools.partial(
     tuple.__new__, LogEvent
 )
+
+_PREFIX_GROUPS = operator.methodcaller("groups")
 
 #: First bytes of a line that may be blank (``bytes.isspace`` whitespace).
 _BLANK = frozenset(b" \t\n\r\x0b\x0c")
@@ -350,6 +356,11 @@ class _LineDecoder:
     header: SessionHeader | None = None
     bad_lines: int = 0
     events: list[LogEvent] = field(default_factory=list)
+    #: Runs mode (:meth:`feed_runs`): the skippable lines summarised so far.
+    run_count: int = 0
+    run_seqs: list[int] = field(default_factory=list)
+    run_last_time: int | None = None
+    run_marks: dict[bytes, int] = field(default_factory=dict)
 
     def feed(self, text: bytes, keep_from: int = 0, keep_to: int | None = None) -> None:
         """Decode the ``\n``-separated lines of ``text``; keep only events with index in
@@ -403,6 +414,75 @@ class _LineDecoder:
         self.next_index = index
         self.lines_seen = lines_seen
 
+    def feed_runs(self, text: bytes, marks: tuple[bytes, ...] = ()) -> None:
+        """Like :meth:`feed`, but the lines :meth:`feed` would return with ``data=None``
+        are summarised into the run fields (count, seqs, latest time, latest seq of
+        each type in ``marks``) instead of becoming one event each. Same indices,
+        counts and bad lines as :meth:`feed`; it falls back to it when the header
+        may still be ahead or a prefix holds a number past the safe range."""
+        skip = self.skip
+        if skip is None or self.lines_seen == 0:
+            self.feed(text)
+            return
+        match_prefix = skip.prefix.match
+        markers = dict(skip.markers)
+        matched: list[re.Match[bytes]] = []
+        keep = matched.append
+        events_before = len(self.events)
+        append = self.events.append
+        find = text.find
+        index = self.next_index
+        lines_seen = self.lines_seen
+        bad = 0
+        pos, size = 0, len(text)
+        while pos < size:
+            end = find(b"\n", pos)
+            if end == -1:
+                end = size
+            start, pos = pos, end + 1
+            if start == end or (text[start] in _BLANK and text[start:end].isspace()):
+                continue
+            lines_seen += 1
+            match = match_prefix(text, start, end)
+            if match is not None:
+                marker = markers.get(match[1]) if markers else None
+                if marker is None or find(marker, start, end) == -1:
+                    keep(match)
+                    index += 1
+                    continue
+            event = _parse(text[start:end], index)
+            if event is None:
+                bad += 1  # bad lines take no index
+                continue
+            append(event)
+            index += 1
+        if matched:
+            names, raw_seqs, raw_times = zip(*map(_PREFIX_GROUPS, matched), strict=True)
+            seqs = list(map(int, raw_seqs))
+            last_time = max(map(int, raw_times))
+            if max(seqs) > MAX_SAFE_INT or last_time > MAX_SAFE_INT:
+                del self.events[events_before:]  # feed parses such lines in full
+                self.feed(text)
+                return
+            self.run_count += len(seqs)
+            self.run_seqs.extend(seqs)
+            if self.run_last_time is None or last_time > self.run_last_time:
+                self.run_last_time = last_time
+            for mark in marks:
+                latest = max(compress(seqs, map(mark.__eq__, names)), default=None)
+                if latest is not None and latest > self.run_marks.get(mark, -1):
+                    self.run_marks[mark] = latest
+        self.next_index = index
+        self.lines_seen = lines_seen
+        self.bad_lines += bad
+
+    def take_run(self) -> EventRun | None:
+        """The run summarised by :meth:`feed_runs` so far (``None`` when empty)."""
+        if not self.run_count:
+            return None
+        marks = tuple(sorted((name.decode(), seq) for name, seq in self.run_marks.items()))
+        return EventRun(self.run_count, tuple(self.run_seqs), self.run_last_time, marks)
+
     def _header_line(self, line: bytes) -> bool:
         try:
             obj = orjson.loads(line)
@@ -431,8 +511,10 @@ class LogReader:
         *,
         skip_types: SkipTypes = (),
         checkpoint_every: int = 256,
+        run_marks: Iterable[str] = (),
     ) -> None:
         self.path = Path(path)
+        self._run_marks = tuple(sorted({m.encode() for m in run_marks}))
         self.zstd = is_zstd_path(self.path)
         self.skip_types = skip_types
         self._skip = _skip_rule(skip_types)
@@ -477,15 +559,20 @@ class LogReader:
         return tuple(self._checkpoints)
 
     # -- reading ----------------------------------------------------------------
-    def read_new(self) -> ReadBatch:
-        """The events appended since the last call (all of them the first time)."""
+    def read_new(self, *, runs: bool = False) -> ReadBatch:
+        """The events appended since the last call (all of them the first time).
+
+        ``runs=True``: the lines that would come back with ``data=None`` come as one
+        :class:`EventRun` (last in ``events``) rather than one event each; indices,
+        counts, checkpoints and offsets are the same as without it.
+        """
         try:
             with open(self.path, "rb") as f:
-                return self._read_new(f)
+                return self._read_new(f, runs)
         except OSError as exc:
             return self._batch([], self._count, error=_os_reason(exc))
 
-    def _read_new(self, f: BinaryIO) -> ReadBatch:
+    def _read_new(self, f: BinaryIO, runs: bool) -> ReadBatch:
         st = os.fstat(f.fileno())
         identity = (st.st_dev, st.st_ino)
         restarted = False
@@ -514,7 +601,14 @@ class LogReader:
                 self._checkpoint_every
             ):
                 self._add_checkpoint(Checkpoint(decoder.next_index, unit.start, decoder.lines_seen))
-            decoder.feed(unit.text)
+            if runs:
+                decoder.feed_runs(unit.text, self._run_marks)
+            else:
+                decoder.feed(unit.text)
+        events = cast("list[LogEvent | EventRun]", decoder.events)
+        run = decoder.take_run()
+        if run is not None:
+            events.append(run)
         if self._pending_checkpoint is not None and decoder.next_index > self._count:
             self._insert_checkpoint(self._pending_checkpoint)
         self._progress = progress
@@ -524,7 +618,7 @@ class LogReader:
         self._header = decoder.header
         self._remember_fingerprint(f)
         return self._batch(
-            decoder.events,
+            events,
             first_index,
             bad_lines=decoder.bad_lines,
             restarted=restarted,
@@ -594,7 +688,7 @@ class LogReader:
 
     def _batch(
         self,
-        events: list[LogEvent],
+        events: list[LogEvent | EventRun],
         first_index: int,
         *,
         bad_lines: int = 0,
