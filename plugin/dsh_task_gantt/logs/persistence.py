@@ -114,6 +114,8 @@ class _Entry:
     path: Path
     reader: LogReader
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Shared by every log of one persistence: one decode at a time (see ``decoding``).
+    decoding: threading.Lock = field(default_factory=threading.Lock)
 
 
 class DirectoryReadHandle:
@@ -163,7 +165,7 @@ class DirectoryReadHandle:
 
     def _read(self, offset: int, length: int | None, runs: bool) -> list[LogEvent | EventRun]:
         entry = self._entry
-        with entry.lock:
+        with entry.lock, entry.decoding:
             batch = entry.reader.read_new(runs=runs)
             if batch.error is not None:
                 raise SessionLogError(batch.error)
@@ -209,6 +211,10 @@ class DirectorySessionPersistence:
         self._headers: dict[Path, tuple[tuple[int, int], SessionHeader | None]] = {}
         self._located: dict[str, Path] = {}
         self._guard = threading.Lock()
+        # Decoding is Python work under the GIL (a reader already decompresses ahead in
+        # a thread of its own): logs decoded side by side only contend for the GIL and
+        # hold more memory at once, so this persistence decodes one log at a time.
+        self._decoding = threading.Lock()
 
     # -- finding logs -------------------------------------------------------------
     def locate(self, session_id: str) -> Path | None:
@@ -250,7 +256,7 @@ class DirectorySessionPersistence:
             entry = self._entries.get(path)
             if entry is None:
                 reader = LogReader(path, skip_types=self.skip_types, run_marks=self.run_marks)
-                entry = _Entry(path, reader)
+                entry = _Entry(path, reader, decoding=self._decoding)
                 self._entries[path] = entry
             return entry
 
