@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import sub
 from typing import Any, TypeVar
 
 import orjson
@@ -275,23 +277,28 @@ _STEP_MARKERS = {"step/start": _step_start, "step/end": _step_end}
 _SEQ_TIME_ONLY = frozenset(t for t, h in _HANDLERS.items() if h is _ignore) | set(_STEP_MARKERS)
 
 
+def _runs_of(seqs: list[int]) -> list[tuple[int, int]]:
+    """Sorted disjoint runs of consecutive integers covering ``seqs`` (C-level loops:
+    a cold read hands over tens of thousands of seqs)."""
+    distinct = sorted(set(seqs))
+    if not distinct:
+        return []
+    # Where the next seq is not this one plus one, a run ends.
+    breaks = list(
+        compress(range(1, len(distinct)), map((1).__ne__, map(sub, distinct[1:], distinct)))
+    )
+    firsts = map(distinct.__getitem__, [0, *breaks])
+    lasts = map(distinct.__getitem__, [b - 1 for b in breaks] + [len(distinct) - 1])
+    return list(zip(firsts, lasts, strict=True))
+
+
 def _merge_ranges(
     ranges: tuple[tuple[int, int], ...], new_seqs: list[int]
 ) -> tuple[tuple[int, int], ...]:
     """Canonical sorted disjoint ranges covering ``ranges`` and ``new_seqs``."""
     if not new_seqs:
         return ranges
-    # A reader hands over consecutive seqs: collapse runs before sorting.
-    runs: list[tuple[int, int]] = []
-    run_lo = run_hi = new_seqs[0]
-    for s in new_seqs[1:]:
-        if s == run_hi + 1:
-            run_hi = s
-        else:
-            runs.append((run_lo, run_hi))
-            run_lo = run_hi = s
-    runs.append((run_lo, run_hi))
-    spans = sorted([*ranges, *runs])
+    spans = sorted([*ranges, *_runs_of(new_seqs)])
     merged: list[tuple[int, int]] = []
     lo, hi = spans[0]
     for a, b in spans[1:]:

@@ -37,6 +37,7 @@ import os
 import queue
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
@@ -71,6 +72,7 @@ BULK_TYPES: frozenset[str] = frozenset(
 )
 
 _CHUNK_BYTES = 4 * 1024 * 1024
+_FIRST_CHUNK_BYTES = 128 * 1024
 #: Plain logs are cut into units of about this size so checkpoints stay sparse.
 _PLAIN_UNIT_BYTES = 256 * 1024
 #: Bytes before the remembered offset compared on each read to catch in-place rewrites.
@@ -237,8 +239,10 @@ def _zstd_batches(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterat
     dctx = zstandard.ZstdDecompressor()
     pending = b""
     base = progress.end
+    step = _FIRST_CHUNK_BYTES  # small first: the first frames are handed out sooner
     while True:
-        want = _CHUNK_BYTES if limit is None else min(_CHUNK_BYTES, limit - base - len(pending))
+        want = step if limit is None else min(step, limit - base - len(pending))
+        step = min(2 * step, _CHUNK_BYTES)
         chunk = f.read(want) if want > 0 else b""
         if not chunk:
             break
@@ -332,6 +336,9 @@ def _ahead(items: Iterator[_T], depth: int = _AHEAD_BATCHES) -> Iterator[_T]:
             kind, value = channel.get()
             if kind == 0:
                 yield value
+                # Let the producer take the GIL now if it waits for it (it would
+                # otherwise wait for the interpreter's switch interval, 5 ms).
+                time.sleep(0)
             elif kind == 1:
                 return
             else:
