@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from dsh_task_gantt.events import EventRun, LogEvent, event_count
+from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA, fold_lane
 from dsh_task_gantt.logs.channels import NO_SERVICES, LaneRead, read_lane
 from dsh_task_gantt.logs.persistence import DirectorySessionPersistence
 from tests.logwriting import event, header, write_session
@@ -247,3 +249,17 @@ def test_with_the_real_directory_persistence(tmp_path: Path) -> None:
     assert again.channel == "persisted" and again.events == [] and again.total_events == 3
     missing = asyncio.run(read_lane("nobody", agents=None, persistence=persistence, timeout=1))
     assert missing.channel == "unreadable" and str(tmp_path) not in (missing.error or "")
+
+
+def test_runs_come_only_from_a_handle_that_offers_them(tmp_path: Path) -> None:
+    kinds = ["step/start", "assistant/message", "step/end", "turn/start"]
+    write_session(tmp_path, SID, [event(i, kinds[i % 4]) for i in range(12)], per_frame=3)
+    ours = DirectorySessionPersistence(tmp_path, skip_types=UNREAD_DATA, run_marks=RUN_MARKS)
+    runs = lane(Agents(None), ours, runs=True)
+    plain = lane(Agents(None), Persistence([event(i, kinds[i % 4]) for i in range(12)]), runs=True)
+    assert any(type(e) is EventRun for e in runs.events)
+    assert all(type(e) is LogEvent for e in plain.events)
+    assert runs.total_events == plain.total_events == 12 == event_count(runs.events)
+    assert fold_lane(runs.events) == fold_lane(plain.events)
+    again = lane(Agents(None), ours, since=12, runs=True)
+    assert again.events == [] and again.total_events == 12

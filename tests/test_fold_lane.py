@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsh_task_gantt.events import LogEvent
-from dsh_task_gantt.fold import EMPTY_FOLD, fold_lane, last_event_time, seqs_below
+from dsh_task_gantt.events import EventRun, LogEvent, event_count
+from dsh_task_gantt.fold import EMPTY_FOLD, RUN_MARKS, fold_lane, last_event_time, seqs_below
 from dsh_task_gantt.timeline import build_timeline
-from tests.foldkit import LEAD, Log, source, team
+from tests.foldkit import LEAD, T0, Log, source, team
 
 TYPES = [
     "turn/start",
@@ -232,3 +233,85 @@ def test_same_seq_twice_keeps_one_record_whatever_the_order() -> None:
     two = LogEvent("turn/start", 3, 11, {"turn": "b"}, 3)
     assert fold_lane([one, two]) == fold_lane([two, one])
     assert len(fold_lane([one, two]).turn_starts) == 1
+
+
+# -- EventRun: many seq/time-only events in one item (a reader's runs mode) ------------
+
+_RUN_TYPES = ["step/start", "step/end", "assistant/message", "tool/result", "tool/call"]
+
+
+def _run_of(events: list[LogEvent]) -> EventRun:
+    """The run a reader makes of these data-less events."""
+    marks = tuple(
+        (t, max(e.seq for e in events if e.type == t))
+        for t in RUN_MARKS
+        if any(e.type == t for e in events)
+    )
+    times = [e.time for e in events if e.time is not None]
+    return EventRun(len(events), tuple(e.seq for e in events), max(times, default=None), marks)
+
+
+@st.composite
+def _runs_and_events(draw: st.DrawFn) -> tuple[list[LogEvent | EventRun], list[LogEvent]]:
+    """The team log's events plus data-less ones, some of them grouped into runs; and
+    the same events one by one."""
+    bulk = [
+        LogEvent(draw(st.sampled_from(_RUN_TYPES)), seq, T0 + draw(st.integers(0, 99)), None, 0)
+        for seq in draw(st.lists(st.integers(0, 60), max_size=25))
+    ]
+    cuts = sorted(draw(st.sets(st.integers(0, len(bulk)), max_size=4)))
+    groups = [bulk[a:b] for a, b in zip([0, *cuts], [*cuts, len(bulk)], strict=True)]
+    items: list[LogEvent | EventRun] = list(_events())
+    for group in groups:
+        items.extend([_run_of(group)] if draw(st.booleans()) and group else group)
+    return items, [*_events(), *bulk]
+
+
+@settings(max_examples=100, deadline=None)
+@given(_runs_and_events(), st.data())
+def test_runs_fold_like_their_events_in_any_order_and_split(
+    drawn: tuple[list[LogEvent | EventRun], list[LogEvent]], data: st.DataObject
+) -> None:
+    items, one_by_one = drawn
+    perm = data.draw(st.permutations(items))
+    cut = data.draw(st.integers(0, len(items)))
+    whole = fold_lane(items)
+    assert whole == fold_lane(one_by_one)
+    assert fold_lane(perm) == whole
+    first = fold_lane(perm[:cut])
+    assert fold_lane(perm[cut:], start=first) == whole
+    assert whole.events_seen == event_count(items) == len(one_by_one)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_RUN_TYPES), st.integers(0, 10**6), st.integers(0, 10**4)),
+        max_size=40,
+    )
+)
+def test_a_run_folds_to_what_its_events_fold_to(rows: list[tuple[str, int, int]]) -> None:
+    events = [LogEvent(t, seq, T0 + at, None, i) for i, (t, seq, at) in enumerate(rows)]
+    assert fold_lane([_run_of(events)]) == fold_lane(events)
+    # seq_ranges: the distinct seqs, as sorted disjoint ranges
+    covered = {s for lo, hi in fold_lane([_run_of(events)]).seq_ranges for s in range(lo, hi + 1)}
+    assert covered == {e.seq for e in events}
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        EventRun(3, (1, 2), T0, ()),  # size is not the number of seqs
+        EventRun(1, ("1",), T0, ()),  # type: ignore[arg-type]
+        EventRun(1, (True,), T0, ()),
+        EventRun(1, (2**60,), T0, ()),
+        EventRun(1, (1,), -5, ()),
+        EventRun(1, (1,), T0, (("step/start", "x"),)),  # type: ignore[arg-type]
+        EventRun(1, (1,), T0, "junk"),  # type: ignore[arg-type]
+        EventRun(None, None, None, None),  # type: ignore[arg-type]
+    ],
+)
+def test_a_run_that_is_not_what_a_reader_makes_is_one_malformed_event(run: EventRun) -> None:
+    fold = fold_lane([run, LogEvent("step/start", 7, T0, None, 0)])
+    assert fold.malformed_events == 1 and fold.events_seen == 2
+    assert fold.seq_ranges == ((7, 7),) and fold.step_marks == (7, -1)

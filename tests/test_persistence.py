@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from dsh_task_gantt.events import event_count
+from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA, fold_lane
 from dsh_task_gantt.logs import reader as reader_module
 from dsh_task_gantt.logs.persistence import (
     DirectorySessionPersistence,
@@ -211,3 +213,49 @@ def test_a_vanished_log_raises_a_short_reason(tmp_path: Path) -> None:
 
     run(go())
     assert run(p.stat("s")) is None
+
+
+def _bulk_log(n: int) -> list[dict[str, Any]]:
+    kinds = ["turn/start", "step/start", "assistant/message", "step/end", "tool/result"]
+    return [event(i, kinds[i % len(kinds)], {"i": i}) for i in range(n)]
+
+
+def test_read_runs_stands_for_the_same_events_as_read(tmp_path: Path) -> None:
+    write_session(tmp_path, "s", _bulk_log(40), per_frame=4)
+    p = DirectorySessionPersistence(tmp_path, skip_types=UNREAD_DATA, run_marks=RUN_MARKS)
+    plain = DirectorySessionPersistence(tmp_path, skip_types=UNREAD_DATA)
+
+    async def go() -> None:
+        h, ref = await p.open("s"), await plain.open("s")
+        items, events = await h.read_runs(), await ref.read()
+        assert event_count(items) == len(events) == 40 == h.event_count
+        assert [type(i).__name__ for i in items].count("EventRun") == 1
+        assert fold_lane(items) == fold_lane(events)
+        # From an index inside what was already read: plain events, re-decoded.
+        assert await h.read_runs(30) == events[30:]
+        # The plain read of the same handle still gives one event per line.
+        assert await h.read(10, 5) == events[10:15]
+
+    run(go())
+
+
+def test_read_runs_after_an_append_gives_only_the_new_events(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", _bulk_log(20), per_frame=4)
+    p = DirectorySessionPersistence(tmp_path, skip_types=UNREAD_DATA, run_marks=RUN_MARKS)
+
+    async def go() -> None:
+        h = await p.open("s")
+        first = await h.read_runs()
+        with path.open("ab") as f:
+            f.write(frame(batch(_bulk_log(30)[20:])))
+        new = await h.read_runs(20)
+        assert event_count(first) == 20 and event_count(new) == 10 == h.event_count - 20
+        assert fold_lane(new, start=fold_lane(first)) == fold_lane(await h.read())
+        # Asked from an older index: the older events come plain, the new batch as read.
+        with path.open("ab") as f:
+            f.write(frame(batch(_bulk_log(33)[30:])))
+        mixed = await h.read_runs(25)
+        assert event_count(mixed) == 8
+        assert fold_lane(mixed) == fold_lane((await h.read())[25:])
+
+    run(go())

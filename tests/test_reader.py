@@ -14,7 +14,8 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsh_task_gantt.events import LogEvent
+from dsh_task_gantt.events import EventRun, LogEvent, event_count
+from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA, fold_lane
 from dsh_task_gantt.logs import reader as reader_module
 from dsh_task_gantt.logs.frames import walk_frames
 from dsh_task_gantt.logs.reader import BULK_TYPES, LogReader, ReadBatch, read_header
@@ -519,3 +520,170 @@ def test_the_fast_line_decoder_agrees_with_the_event_model(obj: Any, position: i
 
     raw = orjson.dumps(obj)
     assert reader_module._parse(raw, position) == parse_line(raw, position)
+
+
+# -- runs mode (read_new(runs=True)): the fold's fast path ---------------------------
+
+RUN_TYPES = [
+    "turn/start",
+    "step/start",
+    "step/end",
+    "assistant/message",
+    "tool/result",
+    "tool/call",
+    "user/message",
+]
+
+run_lines_strategy = st.lists(
+    st.one_of(
+        st.builds(
+            lambda t, d, big: {"type": t, "seq": 2**53 + 5 if big else 0, "time": T0, "data": d},
+            st.sampled_from(RUN_TYPES),
+            st.one_of(
+                st.none(),
+                st.text(max_size=20),
+                st.builds(
+                    lambda n: {"name": n, "arguments": "{}"},
+                    st.sampled_from(["team_task_update", "team_task_create", "read_file"]),
+                ),
+            ),
+            st.booleans(),
+        ),
+        st.just("not json"),
+        st.just("   "),
+        st.just('{"type":"tool/result","seq":1,"time":2,'),  # a skippable prefix, junk after
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+def _runs_read(path: Path, **kw: Any) -> LogReader:
+    return LogReader(path, skip_types=UNREAD_DATA, run_marks=RUN_MARKS, **kw)
+
+
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(objs=run_lines_strategy, data=st.data())
+def test_runs_mode_folds_like_one_event_per_line_after_arbitrary_appends(
+    tmp_path_factory: pytest.TempPathFactory, objs: list[Any], data: st.DataObject
+) -> None:
+    """Reads in runs mode, at arbitrary byte positions, fold to what a plain full read
+    folds to, with the same counts, bad lines, offsets and checkpoints."""
+    text = line(header()) + b"".join(
+        (o.encode() + b"\n")
+        if isinstance(o, str)
+        else line({**o, "seq": o["seq"] or i, "time": T0 + i})
+        for i, o in enumerate(objs)
+    )
+    splits = sorted(data.draw(st.sets(st.integers(1, len(text) - 1), max_size=5)))
+    payloads = [text[a:b] for a, b in zip([0, *splits], [*splits, len(text)], strict=True)]
+    blob = b"".join(frame(p) for p in payloads)
+    read_points = [*sorted(data.draw(st.sets(st.integers(0, len(blob)), max_size=5))), len(blob)]
+
+    path = tmp_path_factory.mktemp("runs") / "session.v4.jsonl.zstd"
+    path.write_bytes(b"")
+    runs_reader = _runs_read(path, checkpoint_every=2)
+    plain_reader = LogReader(path, skip_types=UNREAD_DATA, checkpoint_every=2)
+    items: list[Any] = []
+    written = 0
+    for point in read_points:
+        with path.open("ab") as f:
+            f.write(blob[written:point])
+        written = point
+        got, plain = runs_reader.read_new(runs=True), plain_reader.read_new()
+        assert got.first_index == plain.first_index == event_count(items)
+        assert (got.total_events, got.bad_lines, got.offset) == (
+            plain.total_events,
+            plain.bad_lines,
+            plain.offset,
+        )
+        assert event_count(got.events) == len(plain.events)
+        assert runs_reader.checkpoints == plain_reader.checkpoints
+        items += got.events
+    # One event per line, the same lines skipped (a skipped line is not validated
+    # beyond its prefix, in either mode).
+    whole = LogReader(path, skip_types=UNREAD_DATA).read_new()
+    assert fold_lane(items) == fold_lane(whole.events)
+    assert fold_lane(items).events_seen == whole.total_events
+
+
+def test_runs_keep_task_calls_and_unsafe_numbers_as_events(tmp_path: Path) -> None:
+    objs = [
+        event(1, "tool/call", {"name": "team_task_update", "arguments": "{}"}),
+        event(2, "tool/call", {"name": "read_file"}),
+        event(3, "step/start"),
+        event(2**53 + 1, "step/end"),  # past the safe range: parsed, seq falls back
+        event(5, "assistant/message", {"text": "team_task_ in the text"}),
+        event(6, "step/end"),
+    ]
+    path = write_session(tmp_path, "s", objs)
+    batch_ = _runs_read(path).read_new(runs=True)
+    *plain, run = batch_.events
+    assert [(e.type, e.seq) for e in plain] == [("tool/call", 1), ("step/end", 3)]
+    assert plain[0].data == objs[0]["data"]
+    assert run == EventRun(4, (2, 3, 5, 6), T0 + 60, (("step/end", 6), ("step/start", 3)))
+    assert batch_.total_events == 6
+
+
+def _big_log(tmp_path: Path, frames: int = 60) -> tuple[Path, list[dict[str, Any]]]:
+    objs = [
+        event(i, ("assistant/message", "step/start", "turn/start")[i % 3], {"text": "y" * 6000})
+        for i in range(frames * 10)
+    ]
+    return write_session(tmp_path, "s", objs, per_frame=10), objs
+
+
+def test_decompressing_ahead_gives_what_reading_in_line_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, objs = _big_log(tmp_path)
+    assert path.stat().st_size < reader_module._AHEAD_MIN_BYTES  # compresses well
+    in_line = _runs_read(path).read_new(runs=True)
+    monkeypatch.setattr(reader_module, "_AHEAD_MIN_BYTES", 0)
+    reader = _runs_read(path)
+    ahead = reader.read_new(runs=True)
+    assert ahead == in_line and ahead.total_events == len(objs)
+    assert reader.read_range(7, 9) == LogReader(path, skip_types=UNREAD_DATA).read_new().events[7:9]
+
+
+def test_a_bad_frame_inside_a_batch_is_garbage_at_that_frame(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    objs = [event(i, "turn/start") for i in range(40)]
+    frames_ = [frame(line(header()))] + [frame(batch(objs[i : i + 4])) for i in range(0, 40, 4)]
+    broken = bytearray(frames_[6])
+    broken[-3] ^= 0xFF  # the content size still says how much: a batch is tried, then fails
+    frames_[6] = bytes(broken)
+    path = tmp_path / "session.v4.jsonl.zstd"
+    path.write_bytes(b"".join(frames_))
+    bad_at = sum(map(len, frames_[:6]))
+    for ahead_min in (0, 1 << 40):
+        monkeypatch.setattr(reader_module, "_AHEAD_MIN_BYTES", ahead_min)
+        got = LogReader(path).read_new()
+        assert got.garbage == f"the zstd frame at byte {bad_at} does not decompress"
+        assert [e.seq for e in got.events] == list(range(20)) and got.offset == bad_at
+
+
+def test_a_reader_stopped_early_stops_its_decompressing_thread() -> None:
+    produced: list[int] = []
+
+    def items() -> Any:
+        for i in range(1000):
+            produced.append(i)
+            yield i
+
+    ahead = reader_module._ahead(items(), depth=2)
+    assert next(ahead) == 0
+    ahead.close()  # the consumer leaves: the producer must not run on
+    assert len(produced) <= 4
+
+
+def test_an_error_while_decompressing_ahead_is_raised_to_the_reader() -> None:
+    def items() -> Any:
+        yield 1
+        raise OSError(5, "boom")
+
+    with pytest.raises(OSError):
+        list(reader_module._ahead(items()))

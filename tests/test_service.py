@@ -7,10 +7,19 @@ see which channel answered.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from dsh_task_gantt import host
+from dsh_task_gantt.events import EventRun, event_count
+from dsh_task_gantt.fixturegen import generate_team
+from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA
+from dsh_task_gantt.logs.persistence import DirectorySessionPersistence
 from dsh_task_gantt.service import TimelineService
 from tests.fakehost import (
     FakeAgent,
@@ -224,3 +233,61 @@ def test_a_task_only_the_live_board_knows_is_dated_from_tool_calls() -> None:
     assert [(h["time"], h["revision"]) for h in task["history"]] == [(12_345, 2)]
     assert task["history"][0]["sessionId"] == MATE
     assert any("task-9" in note or "tool call" in note for note in data["notes"])
+
+
+# -- the fast path (skipped data, runs) builds what one parsed event per line builds ---
+
+
+def _dir_service(persistence: DirectorySessionPersistence) -> TimelineService:
+    services = {host.SESSION_PERSISTENCE: persistence}
+    return TimelineService(services.get, clock=lambda: 1_800_000_000_000)
+
+
+def _fast(root: Path) -> DirectorySessionPersistence:
+    return DirectorySessionPersistence(root, skip_types=UNREAD_DATA, run_marks=RUN_MARKS)
+
+
+def _timeline_json(service: TimelineService, session_id: str) -> bytes:
+    result = asyncio.run(service.timeline(session_id))
+    assert result is not None
+    return orjson.dumps(result.data)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_fast_path_builds_the_timeline_of_the_plain_path(tmp_path: Path, seed: int) -> None:
+    spec = generate_team(tmp_path, seed=seed, scale="small")
+    plain = _timeline_json(_dir_service(DirectorySessionPersistence(tmp_path)), spec.lead_id)
+    assert _timeline_json(_dir_service(_fast(tmp_path)), spec.lead_id) == plain
+    # The reader's fast path is on: the lead came back as runs, not one event per line.
+    handle = asyncio.run(_fast(tmp_path).open(spec.lead_id))
+    items = asyncio.run(handle.read_runs())
+    assert any(type(i) is EventRun for i in items) and event_count(items) > len(items)
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(seed=st.sampled_from([1, 2]), data=st.data())
+def test_the_fast_path_after_random_appends_equals_a_cold_plain_read(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, data: st.DataObject
+) -> None:
+    """Every log grows by arbitrary byte cuts (torn frames included) and the team is
+    polled after each growth; the last timeline equals a cold plain read's."""
+    source = tmp_path_factory.mktemp("team")
+    spec = generate_team(source, seed=seed, scale="small")
+    target = tmp_path_factory.mktemp("live")
+    blobs = {p.relative_to(source): p.read_bytes() for p in source.rglob("session.v4.*")}
+    for rel in blobs:
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        (target / rel).write_bytes(b"")
+    fast = _dir_service(_fast(target))
+    steps = data.draw(st.integers(1, 4))
+    for step in range(1, steps + 1):
+        for rel, blob in blobs.items():
+            written = (target / rel).stat().st_size
+            cut = len(blob) if step == steps else data.draw(st.integers(written, len(blob)))
+            with (target / rel).open("ab") as f:
+                f.write(blob[written:cut])
+        asyncio.run(fast.timeline(spec.lead_id))
+    plain = _dir_service(DirectorySessionPersistence(target))
+    assert _timeline_json(fast, spec.lead_id) == _timeline_json(plain, spec.lead_id)

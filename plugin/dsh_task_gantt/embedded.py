@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import ROUTE_PREFIX, __version__, host
 from .events import coerce_header
-from .fold import UNREAD_DATA
+from .fold import RUN_MARKS, UNREAD_DATA
 from .logs.persistence import DirectorySessionPersistence
 from .plugin import MountedPlugin, apply
 from .resources import resource_path
@@ -167,7 +167,9 @@ class EmbeddedHost:
         self.sessions_root = sessions_root
         self.web = EmbeddedWebServer()
         # The fold needs only type, seq and time of most lines (and most of the bytes).
-        self.persistence = DirectorySessionPersistence(sessions_root, skip_types=UNREAD_DATA)
+        self.persistence = DirectorySessionPersistence(
+            sessions_root, skip_types=UNREAD_DATA, run_marks=RUN_MARKS
+        )
         self.connection = LoopbackConnection(bind_host, port, token)
         self.title = title
         self.ctx = EmbeddedContext(

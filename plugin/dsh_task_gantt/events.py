@@ -9,7 +9,7 @@ is never invented.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -29,6 +29,27 @@ class LogEvent(NamedTuple):
     data: Any
     #: Position of the line in its log (0 = first event after the header).
     position: int = 0
+
+
+class EventRun(NamedTuple):
+    """Many events whose data nobody reads, summarised (a reader's opt-in compact mode).
+
+    It stands for ``size`` events: ``seqs`` are their seqs (any order), ``last_time``
+    the latest of their times, ``marks`` the latest seq of each type the reader was
+    asked to mark (for example ``step/start``). Folding a run equals folding the
+    events it stands for with ``data=None``; the events of one run need not be
+    consecutive in the log (a frame's other lines come as plain events beside it).
+    """
+
+    size: int
+    seqs: tuple[int, ...]
+    last_time: int | None
+    marks: tuple[tuple[str, int], ...] = ()
+
+
+def event_count(items: Iterable[Any]) -> int:
+    """How many log events ``items`` stand for (an :class:`EventRun` counts ``size``)."""
+    return sum(item.size if type(item) is EventRun else 1 for item in items)
 
 
 @dataclass(frozen=True, slots=True)

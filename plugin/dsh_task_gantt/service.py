@@ -318,6 +318,7 @@ class TimelineService:
             persistence=services.persistence,
             since=since,
             timeout=host.HOST_CALL_TIMEOUT_S,
+            runs=True,
         )
         resumable = (
             cached is not None
@@ -333,6 +334,7 @@ class TimelineService:
                 persistence=services.persistence,
                 since=0,
                 timeout=host.HOST_CALL_TIMEOUT_S,
+                runs=True,
             )
         start = cached.fold if resumable and cached is not None else None
         fold = fold_lane(read.events, start=start) if read.events or start is None else start

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import sub
 from typing import Any, TypeVar
 
 import orjson
 
-from ..events import MAX_SAFE_INT, LogEvent, as_int, as_time
+from ..events import MAX_SAFE_INT, EventRun, LogEvent, as_int, as_time
 from .records import (
     EMPTY_FOLD,
     CatalogRec,
@@ -275,23 +277,28 @@ _STEP_MARKERS = {"step/start": _step_start, "step/end": _step_end}
 _SEQ_TIME_ONLY = frozenset(t for t, h in _HANDLERS.items() if h is _ignore) | set(_STEP_MARKERS)
 
 
+def _runs_of(seqs: list[int]) -> list[tuple[int, int]]:
+    """Sorted disjoint runs of consecutive integers covering ``seqs`` (C-level loops:
+    a cold read hands over tens of thousands of seqs)."""
+    distinct = sorted(set(seqs))
+    if not distinct:
+        return []
+    # Where the next seq is not this one plus one, a run ends.
+    breaks = list(
+        compress(range(1, len(distinct)), map((1).__ne__, map(sub, distinct[1:], distinct)))
+    )
+    firsts = map(distinct.__getitem__, [0, *breaks])
+    lasts = map(distinct.__getitem__, [b - 1 for b in breaks] + [len(distinct) - 1])
+    return list(zip(firsts, lasts, strict=True))
+
+
 def _merge_ranges(
     ranges: tuple[tuple[int, int], ...], new_seqs: list[int]
 ) -> tuple[tuple[int, int], ...]:
     """Canonical sorted disjoint ranges covering ``ranges`` and ``new_seqs``."""
     if not new_seqs:
         return ranges
-    # A reader hands over consecutive seqs: collapse runs before sorting.
-    runs: list[tuple[int, int]] = []
-    run_lo = run_hi = new_seqs[0]
-    for s in new_seqs[1:]:
-        if s == run_hi + 1:
-            run_hi = s
-        else:
-            runs.append((run_lo, run_hi))
-            run_lo = run_hi = s
-    runs.append((run_lo, run_hi))
-    spans = sorted([*ranges, *runs])
+    spans = sorted([*ranges, *_runs_of(new_seqs)])
     merged: list[tuple[int, int]] = []
     lo, hi = spans[0]
     for a, b in spans[1:]:
@@ -332,6 +339,12 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
     seen = 0
     for event in iterator:
         seen += 1
+        if type(event) is EventRun:
+            try:
+                seen += _fold_run(st, event) - 1
+            except Exception:  # a run built by someone else: malformed, not fatal
+                st.malformed_events += 1
+            continue
         # Fast path for the lines whose data the fold never reads (most of them): a
         # reader's LogEvent with a safe seq and time. Everything else goes the long way.
         if type(event) is LogEvent and event.type in _SEQ_TIME_ONLY:
@@ -374,6 +387,41 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
     )
 
 
+#: Types whose latest seq a reader's :class:`EventRun` should carry (``run_marks``).
+RUN_MARKS: tuple[str, ...] = ("step/end", "step/start")
+
+
+def _safe(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= MAX_SAFE_INT
+
+
+def _fold_run(st: _State, run: EventRun) -> int:
+    """Fold a run as the ``size`` seq/time-only events it stands for; returns ``size``.
+
+    Raises (the caller counts one malformed event) when the run does not hold what
+    a reader puts in one: a size equal to its number of safe integer seqs, a safe
+    time, and (type, seq) marks.
+    """
+    size, seqs, last_time, marks = run
+    if type(size) is not int or size != len(seqs):
+        raise ValueError("a run's size is its number of seqs")
+    if seqs and not (set(map(type, seqs)) == {int} and _safe(min(seqs)) and _safe(max(seqs))):
+        raise ValueError("a run's seqs are safe integers")
+    if last_time is not None and not _safe(last_time):
+        raise ValueError("a run's time is a safe integer")
+    checked = [(name, seq) for name, seq in marks if type(name) is str and _safe(seq)]
+    if len(checked) != len(marks):
+        raise ValueError("a run's marks are (type, seq) pairs")
+    st.new_seqs.extend(seqs)
+    if last_time is not None and (st.last_time is None or last_time > st.last_time):
+        st.last_time = last_time
+    for name, seq in checked:
+        marker = _STEP_MARKERS.get(name)
+        if marker is not None:
+            marker(st, seq, None, None)
+    return size
+
+
 def _fold_one(st: _State, event: Any) -> None:
     etype, seq, time = event.type, event.seq, event.time
     # Fast path: a reader's LogEvent already holds a safe seq and time; anything else
@@ -397,4 +445,4 @@ def _fold_one(st: _State, event: Any) -> None:
         handler(st, seq, time, event.data)
 
 
-__all__ = ["BULK_TYPES", "LABEL_CAP", "UNREAD_DATA", "fold_lane"]
+__all__ = ["BULK_TYPES", "LABEL_CAP", "RUN_MARKS", "UNREAD_DATA", "fold_lane"]

@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dsh_task_gantt.events import (
+    EventRun,
     LogEvent,
     SessionHeader,
     as_int,
     coerce_event,
     coerce_header,
+    event_count,
     is_header_line,
 )
 from dsh_task_gantt.host import HOST_CALL_TIMEOUT_S, HostCallError, call_host, service_method
@@ -45,8 +47,9 @@ class LaneRead:
 
     channel: Channel
     header: SessionHeader | None
-    #: Events with index ``since``, ``since + 1``, … (empty when there are no new ones).
-    events: list[LogEvent]
+    #: Events with index ``since``, ``since + 1``, … (empty when there are no new ones);
+    #: with ``runs=True`` some may come summarised in :class:`EventRun` items.
+    events: list[LogEvent | EventRun]
     #: Events in the log read (all of them, not only the new ones).
     total_events: int
     inherited_event_count: int | None = None
@@ -64,7 +67,7 @@ class LaneRead:
 class _Channel:
     """What one channel gave: ``events is None`` means it could not be read."""
 
-    events: list[LogEvent] | None = None
+    events: list[LogEvent | EventRun] | None = None
     total: int = 0
     header: SessionHeader | None = None
     inherited: int | None = None
@@ -109,11 +112,14 @@ def _header(obj: Any) -> SessionHeader | None:
 
 
 def _coerce_all(raw: Sequence[Any], first_position: int, out: _Channel, where: str) -> None:
-    events: list[LogEvent] = []
+    events: list[LogEvent | EventRun] = []
     skipped = 0
     for i, obj in enumerate(raw):
-        # A reader's own events pass as they are; anything else is checked.
-        event = obj if type(obj) is LogEvent else coerce_event(obj, first_position + i)
+        # A reader's own events (and runs) pass as they are; anything else is checked.
+        kind = type(obj)
+        event = (
+            obj if kind is LogEvent or kind is EventRun else coerce_event(obj, first_position + i)
+        )
         if event is None:
             skipped += 1
         else:
@@ -190,7 +196,7 @@ def _damage_notes(handle: Any, session_id: str) -> list[str]:
 
 
 async def _read_persisted(
-    session_id: str, persistence: Any, since: int, timeout: float
+    session_id: str, persistence: Any, since: int, timeout: float, runs: bool = False
 ) -> _Channel:
     out = _Channel()
     stat = service_method(persistence, "stat")
@@ -222,7 +228,10 @@ async def _read_persisted(
         out.error = _reason(exc)
         return out
     try:
-        read = service_method(handle, "read")
+        # Our own persistence can summarise the lines the fold reads no data of.
+        read = (service_method(handle, "read_runs") if runs else None) or service_method(
+            handle, "read"
+        )
         if read is None:
             out.error = "the read handle has no read()"
             return out
@@ -244,7 +253,7 @@ async def _read_persisted(
         # replaced) in between has fewer events than the caller has already seen.
         counted = _event_count(handle, counted)
         out.restarted = _attr(handle, "restarted") is True
-        seen = since + len(raw) if raw else since
+        seen = since + event_count(raw) if raw else since
         out.total = seen if counted is None else (max(counted, seen) if raw else counted)
     finally:
         close = service_method(handle, "close")
@@ -263,11 +272,16 @@ async def read_lane(
     persistence: Any | None,
     since: int = 0,
     timeout: float = HOST_CALL_TIMEOUT_S,
+    runs: bool = False,
 ) -> LaneRead:
-    """The lane's events from index ``since``, live first, disk second. Never raises."""
+    """The lane's events from index ``since``, live first, disk second. Never raises.
+
+    ``runs=True``: a persisted read may summarise the lines whose data is not read in
+    :class:`EventRun` items (when the handle offers ``read_runs``); for a fold only.
+    """
     since = max(0, since)
     try:
-        return await _read_lane(session_id, agents, persistence, since, timeout)
+        return await _read_lane(session_id, agents, persistence, since, timeout, runs)
     except Exception as exc:  # a host object broken in a way not foreseen above
         return LaneRead(
             "unreadable",
@@ -279,7 +293,7 @@ async def read_lane(
 
 
 async def _read_lane(
-    session_id: str, agents: Any, persistence: Any, since: int, timeout: float
+    session_id: str, agents: Any, persistence: Any, since: int, timeout: float, runs: bool
 ) -> LaneRead:
     notes: list[str] = []
     live = await _read_live(session_id, agents, since, timeout) if agents is not None else None
@@ -301,7 +315,7 @@ async def _read_lane(
             error = f"{live.error}; no sessionPersistence service"
         return _result("unreadable", _Channel(error=error), live, notes)
 
-    disk = await _read_persisted(session_id, persistence, since, timeout)
+    disk = await _read_persisted(session_id, persistence, since, timeout, runs)
     notes.extend(disk.notes)
     if disk.events is not None:
         return _result("persisted" if disk.total > 0 else "empty", disk, live, notes)

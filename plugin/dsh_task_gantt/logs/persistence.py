@@ -15,14 +15,15 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import zstandard
 
-from dsh_task_gantt.events import LogEvent, SessionHeader, coerce_header
+from dsh_task_gantt.events import EventRun, LogEvent, SessionHeader, coerce_header
 from dsh_task_gantt.ids import valid_session_id
 from dsh_task_gantt.logs.frames import walk_frames
 from dsh_task_gantt.logs.reader import (
@@ -113,6 +114,8 @@ class _Entry:
     path: Path
     reader: LogReader
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Shared by every log of one persistence: one decode at a time (see ``decoding``).
+    decoding: threading.Lock = field(default_factory=threading.Lock)
 
 
 class DirectoryReadHandle:
@@ -147,12 +150,23 @@ class DirectoryReadHandle:
     async def read(self, offset: int = 0, length: int | None = None) -> list[LogEvent]:
         if self.closed:
             raise SessionLogError("the read handle is closed")
-        return await asyncio.to_thread(self._read, max(0, offset), length)
+        items = await asyncio.to_thread(self._read, max(0, offset), length, False)
+        return cast("list[LogEvent]", items)  # without runs every item is a LogEvent
 
-    def _read(self, offset: int, length: int | None) -> list[LogEvent]:
+    async def read_runs(self, offset: int = 0) -> list[LogEvent | EventRun]:
+        """``read(offset)``, except that the lines the reader may skip (``skip_types``)
+        can come summarised in :class:`EventRun` items, which stand for
+        ``EventRun.size`` events each (``events.event_count`` counts them). An extra
+        of this persistence for the plugin's own fold, not part of the host's handle.
+        """
+        if self.closed:
+            raise SessionLogError("the read handle is closed")
+        return await asyncio.to_thread(self._read, max(0, offset), None, True)
+
+    def _read(self, offset: int, length: int | None, runs: bool) -> list[LogEvent | EventRun]:
         entry = self._entry
-        with entry.lock:
-            batch = entry.reader.read_new()
+        with entry.lock, entry.decoding:
+            batch = entry.reader.read_new(runs=runs)
             if batch.error is not None:
                 raise SessionLogError(batch.error)
             self.bad_lines = batch.total_bad_lines
@@ -164,9 +178,15 @@ class DirectoryReadHandle:
             if offset >= stop:
                 return []
             first = batch.first_index
+            older: list[LogEvent | EventRun] = []
+            if offset < first:
+                older.extend(entry.reader.read_range(offset, min(stop, first)))
+            if runs and offset <= first and stop == total:
+                return older + batch.events  # the whole new batch, its run included
+            if runs:  # a run cannot be cut at an index: decode the events again
+                return older + list(entry.reader.read_range(max(offset, first), stop))
             if offset >= first:  # all of it was just decoded: no second pass
                 return batch.events[offset - first : stop - first]
-            older = entry.reader.read_range(offset, min(stop, first))
             return older + batch.events[: max(0, stop - first)]
 
     async def close(self) -> None:
@@ -180,13 +200,21 @@ class DirectorySessionPersistence:
     types then come back with ``data=None``.
     """
 
-    def __init__(self, root: Path, *, skip_types: SkipTypes = ()) -> None:
+    def __init__(
+        self, root: Path, *, skip_types: SkipTypes = (), run_marks: Iterable[str] = ()
+    ) -> None:
         self.root = Path(root)
         self.skip_types = skip_types
+        #: Types whose latest seq an ``EventRun`` from ``read_runs`` carries.
+        self.run_marks = tuple(run_marks)
         self._entries: dict[Path, _Entry] = {}
         self._headers: dict[Path, tuple[tuple[int, int], SessionHeader | None]] = {}
         self._located: dict[str, Path] = {}
         self._guard = threading.Lock()
+        # Decoding is Python work under the GIL (a reader already decompresses ahead in
+        # a thread of its own): logs decoded side by side only contend for the GIL and
+        # hold more memory at once, so this persistence decodes one log at a time.
+        self._decoding = threading.Lock()
 
     # -- finding logs -------------------------------------------------------------
     def locate(self, session_id: str) -> Path | None:
@@ -227,7 +255,8 @@ class DirectorySessionPersistence:
         with self._guard:
             entry = self._entries.get(path)
             if entry is None:
-                entry = _Entry(path, LogReader(path, skip_types=self.skip_types))
+                reader = LogReader(path, skip_types=self.skip_types, run_marks=self.run_marks)
+                entry = _Entry(path, reader, decoding=self._decoding)
                 self._entries[path] = entry
             return entry
 

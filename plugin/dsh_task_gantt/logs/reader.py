@@ -26,24 +26,36 @@ Decisions (the "why" of the edge cases):
   the remembered offset changed is read again from the start (``restarted``).
 - Errors opening or reading the file never raise: ``ReadBatch.error`` holds a short
   reason without the file system path.
+- Speed of a cold read (most of a log's bytes are lines nobody folds the data of):
+  ``read_new(runs=True)`` hands the lines ``skip_types`` lets pass unparsed over as one
+  :class:`~dsh_task_gantt.events.EventRun` (their seqs, latest time, latest seq of the
+  ``run_marks`` types) instead of one event each — same indices, counts, offsets and
+  checkpoints; the default stays one event per line. A big read decompresses ahead
+  in a second thread, frames batched into one GIL-free call, while this one parses.
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import os
+import queue
 import re
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import compress
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar, cast
 
 import orjson
 import zstandard
 
 from dsh_task_gantt.events import (
     MAX_SAFE_INT,
+    EventRun,
     LogEvent,
     SessionHeader,
     as_int,
@@ -66,6 +78,7 @@ BULK_TYPES: frozenset[str] = frozenset(
 )
 
 _CHUNK_BYTES = 4 * 1024 * 1024
+_FIRST_CHUNK_BYTES = 128 * 1024
 #: Plain logs are cut into units of about this size so checkpoints stay sparse.
 _PLAIN_UNIT_BYTES = 256 * 1024
 #: Bytes before the remembered offset compared on each read to catch in-place rewrites.
@@ -95,7 +108,8 @@ class ReadBatch:
     """
 
     header: SessionHeader | None
-    events: list[LogEvent]
+    #: With ``runs=True`` the skippable lines come as one :class:`EventRun` at the end.
+    events: list[LogEvent | EventRun]
     first_index: int
     total_events: int
     bad_lines: int = 0
@@ -163,6 +177,8 @@ _new_event: Callable[[tuple[str, int, int | None, Any, int]], LogEvent] = functo
     tuple.__new__, LogEvent
 )
 
+_PREFIX_GROUPS = operator.methodcaller("groups")
+
 #: First bytes of a line that may be blank (``bytes.isspace`` whitespace).
 _BLANK = frozenset(b" \t\n\r\x0b\x0c")
 
@@ -197,25 +213,80 @@ def decompress_frame(
     return b"".join(chunks)
 
 
-def _zstd_units(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterator[_Unit]:
+#: Frames decompressed in one call (``multi_decompress_to_buffer`` releases the GIL
+#: once for all of them): at most this many, holding at most this many bytes.
+_BATCH_FRAMES = 32
+_BATCH_BYTES = 512 * 1024
+#: A read of more than this many new bytes decompresses ahead in a second thread.
+_AHEAD_MIN_BYTES = 256 * 1024
+#: Batches decompressed ahead of the parser (bounds the memory held in between).
+_AHEAD_BATCHES = 4
+
+#: One complete frame's content: ``(start, end, content)`` in the file.
+_FrameOut = tuple[int, int, bytes]
+
+
+def _decompress_batch(
+    dctx: zstandard.ZstdDecompressor, raws: list[bytes | bytearray | memoryview]
+) -> list[bytes] | None:
+    """The contents of ``raws`` (frames that declare a size within _BATCH_BYTES) in one
+    call; ``None`` when one of them fails (the caller then finds which, frame by frame)."""
+    try:
+        found = dctx.multi_decompress_to_buffer(raws)
+        outs = [found[k].tobytes() for k in range(len(found))]
+    except Exception:  # ZstdError, or anything odd: frame by frame says what and where
+        return None
+    return outs if len(outs) == len(raws) else None
+
+
+def _zstd_batches(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterator[list[_FrameOut]]:
+    """The complete frames' contents, in order and in batches; sets ``progress.end``
+    (after the last frame handed out), ``garbage`` and ``torn_tail_bytes``."""
     dctx = zstandard.ZstdDecompressor()
     pending = b""
     base = progress.end
+    step = _FIRST_CHUNK_BYTES  # small first: the first frames are handed out sooner
     while True:
-        want = _CHUNK_BYTES if limit is None else min(_CHUNK_BYTES, limit - base - len(pending))
+        want = step if limit is None else min(step, limit - base - len(pending))
+        step = min(2 * step, _CHUNK_BYTES)
         chunk = f.read(want) if want > 0 else b""
         if not chunk:
             break
         pending = pending + chunk if pending else chunk
         walk = walk_frames(pending)
-        for frame in walk.frames:
+        frames = walk.frames
+        i = 0
+        while i < len(frames):
+            # Frames that declare a small size go together; any other frame alone.
+            j, declared = i, 0
+            while j < len(frames) and j - i < _BATCH_FRAMES:
+                frame = frames[j]
+                size = frame.content_size
+                if frame.skippable or size is None or declared + size > _BATCH_BYTES:
+                    break
+                declared += size
+                j += 1
+            raws: list[bytes | bytearray | memoryview] = [
+                pending[fr.start : fr.end] for fr in frames[i:j]
+            ]
+            outs = _decompress_batch(dctx, raws) if len(raws) > 1 else None
+            if outs is not None:
+                batch = [
+                    (base + fr.start, base + fr.end, out)
+                    for fr, out in zip(frames[i:j], outs, strict=True)
+                ]
+                progress.end = batch[-1][1]
+                yield batch
+                i = j
+                continue
+            frame = frames[i]  # one frame, or a batch that failed: the first frame alone
+            i += 1
             start = base + frame.start
             if frame.skippable:
                 progress.end = base + frame.end
                 continue
-            raw = pending[frame.start : frame.end]
             try:
-                out = decompress_frame(dctx, raw, frame.content_size)
+                out = decompress_frame(dctx, pending[frame.start : frame.end], frame.content_size)
             except zstandard.ZstdError:
                 progress.garbage = f"the zstd frame at byte {start} does not decompress"
                 return
@@ -223,16 +294,75 @@ def _zstd_units(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterator
                 limit_mb = MAX_FRAME_BYTES >> 20
                 progress.garbage = f"the zstd frame at byte {start} holds more than {limit_mb} MB"
                 return
-            starts_clean = not progress.carry
-            text, progress.carry = _split_frame_lines(progress.carry, out)
             progress.end = base + frame.end
-            yield _Unit(start, progress.end, starts_clean, text)
+            yield [(start, progress.end, out)]
         if walk.stop == "garbage":
             progress.garbage = f"not a zstd frame: {walk.reason and _rebase(walk.reason, base)}"
             return
         pending = pending[walk.end :]
         base += walk.end
     progress.torn_tail_bytes = len(pending)
+
+
+_T = TypeVar("_T")
+
+
+def _ahead(items: Iterator[_T], depth: int = _AHEAD_BATCHES) -> Iterator[_T]:
+    """``items``, produced in a second thread up to ``depth`` ahead of the consumer.
+
+    zstd releases the GIL while it decompresses, so the next frames decompress while
+    this thread parses. Errors in the producer are raised here; a consumer that stops
+    early stops the producer too.
+    """
+    channel: queue.Queue[tuple[int, Any]] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(kind: int, value: Any) -> bool:
+        while not stop.is_set():
+            try:
+                channel.put((kind, value), timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put(0, item):
+                    return
+            put(1, None)
+        except BaseException as exc:  # handed to the consumer, which raises it
+            put(2, exc)
+
+    thread = threading.Thread(target=produce, name="dsh-gantt-zstd", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = channel.get()
+            if kind == 0:
+                yield value
+                # Let the producer take the GIL now if it waits for it (it would
+                # otherwise wait for the interpreter's switch interval, 5 ms).
+                time.sleep(0)
+            elif kind == 1:
+                return
+            else:
+                raise value
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _zstd_units(
+    f: BinaryIO, progress: _Progress, limit: int | None, ahead: bool = False
+) -> Iterator[_Unit]:
+    batches = _zstd_batches(f, progress, limit)
+    for batch in _ahead(batches) if ahead else batches:
+        for start, end, out in batch:
+            starts_clean = not progress.carry
+            text, progress.carry = _split_frame_lines(progress.carry, out)
+            yield _Unit(start, end, starts_clean, text)
 
 
 def _rebase(reason: str, base: int) -> str:
@@ -263,9 +393,13 @@ def _plain_units(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterato
     progress.torn_tail_bytes = len(pending)
 
 
-def _units(f: BinaryIO, zstd: bool, progress: _Progress, limit: int | None) -> Iterator[_Unit]:
+def _units(
+    f: BinaryIO, zstd: bool, progress: _Progress, limit: int | None, ahead: bool = False
+) -> Iterator[_Unit]:
+    """``ahead``: decompress in a second thread (only for a consumer that reads on to
+    the end: ``progress`` may run ahead of the units handed out)."""
     f.seek(progress.end)
-    return _zstd_units(f, progress, limit) if zstd else _plain_units(f, progress, limit)
+    return _zstd_units(f, progress, limit, ahead) if zstd else _plain_units(f, progress, limit)
 
 
 def _os_reason(exc: OSError) -> str:
@@ -319,6 +453,10 @@ SkipTypes = Iterable[str] | Mapping[str, bytes | None]
 class _SkipRule:
     prefix: re.Pattern[bytes]
     markers: tuple[tuple[bytes, bytes], ...]
+    #: ``prefix`` for runs mode: a marker type matches only on a line without its
+    #: marker, and numbers have at most 15 digits, so every match is a safe integer
+    #: (a 16-digit one is parsed in full instead: the fold reads the same from it).
+    run_prefix: re.Pattern[bytes]
 
 
 def _skip_rule(skip_types: SkipTypes) -> _SkipRule | None:
@@ -337,7 +475,16 @@ def _cached_skip_rule(items: tuple[tuple[str, bytes | None], ...]) -> _SkipRule 
     names = b"|".join(re.escape(t.encode()) for t, _ in items)
     prefix = re.compile(rb'\{"type":"(' + names + rb')","seq":(\d{1,16}),"time":(\d{1,16})[,}]')
     markers = tuple((t.encode(), m) for t, m in items if m)
-    return _SkipRule(prefix, markers)
+    # At the line start: a line of a marker type has no marker (looked for only once
+    # the type is known: the other lines are long and need not be scanned).
+    typed = [(rb'\{"type":"' + re.escape(t.encode()) + b'"', re.escape(m)) for t, m in items if m]
+    guards = [rb"(?=" + t + rb")(?![^\n]*" + m + b")" for t, m in typed]
+    guards.append(rb"(?!" + b"|".join(t for t, _ in typed) + b")" if typed else b"")
+    run_prefix = re.compile(
+        b"(?:" + b"|".join(guards) + rb')\{"type":"(' + names + rb')","seq":(\d{1,15}),'
+        rb'"time":(\d{1,15})[,}]'
+    )
+    return _SkipRule(prefix, markers, run_prefix)
 
 
 @dataclass(slots=True)
@@ -350,6 +497,10 @@ class _LineDecoder:
     header: SessionHeader | None = None
     bad_lines: int = 0
     events: list[LogEvent] = field(default_factory=list)
+    #: Runs mode (:meth:`feed_runs`): type, seq and time of each matched line, as bytes.
+    run_names: list[bytes] = field(default_factory=list)
+    run_seqs: list[bytes] = field(default_factory=list)
+    run_times: list[bytes] = field(default_factory=list)
 
     def feed(self, text: bytes, keep_from: int = 0, keep_to: int | None = None) -> None:
         """Decode the ``\n``-separated lines of ``text``; keep only events with index in
@@ -403,6 +554,64 @@ class _LineDecoder:
         self.next_index = index
         self.lines_seen = lines_seen
 
+    def feed_runs(self, text: bytes) -> None:
+        """Like :meth:`feed`, but the lines :meth:`feed` would return with ``data=None``
+        are only matched here; :meth:`take_run` summarises them, for the whole read,
+        as one :class:`EventRun`. Same indices, counts and bad lines as :meth:`feed`
+        (it is :meth:`feed` while the header may still be ahead)."""
+        skip = self.skip
+        if skip is None or self.lines_seen == 0:
+            self.feed(text)
+            return
+        match_prefix = skip.run_prefix.match
+        matched: list[re.Match[bytes]] = []
+        keep = matched.append
+        append = self.events.append
+        find = text.find
+        index = self.next_index  # of the next event, not counting matched lines
+        others = 0  # non-blank lines that are not matched
+        bad = 0
+        pos, size = 0, len(text)
+        while pos < size:
+            end = find(b"\n", pos)
+            if end == -1:
+                end = size
+            match = match_prefix(text, pos, end)
+            if match is not None:
+                keep(match)
+            elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
+                others += 1
+                event = _parse(text[pos:end], index + len(matched))
+                if event is None:
+                    bad += 1  # bad lines take no index
+                else:
+                    append(event)
+                    index += 1
+            pos = end + 1
+        if matched:
+            # Columns of bytes, not a tuple per line: nothing here for the GC to track.
+            names, seqs, times = zip(*map(_PREFIX_GROUPS, matched), strict=True)
+            self.run_names.extend(names)
+            self.run_seqs.extend(seqs)
+            self.run_times.extend(times)
+        self.next_index = index + len(matched)
+        self.lines_seen += len(matched) + others
+        self.bad_lines += bad
+
+    def take_run(self, marks: tuple[bytes, ...] = ()) -> EventRun | None:
+        """The lines matched by :meth:`feed_runs` as one run (``None`` when none):
+        their seqs, latest time and the latest seq of each type in ``marks``."""
+        if not self.run_seqs:
+            return None
+        names = self.run_names
+        seqs = tuple(map(int, self.run_seqs))
+        latest = tuple(
+            (mark.decode(), seq)
+            for mark in marks
+            if (seq := max(compress(seqs, map(mark.__eq__, names)), default=None)) is not None
+        )
+        return EventRun(len(seqs), seqs, max(map(int, self.run_times)), latest)
+
     def _header_line(self, line: bytes) -> bool:
         try:
             obj = orjson.loads(line)
@@ -431,8 +640,10 @@ class LogReader:
         *,
         skip_types: SkipTypes = (),
         checkpoint_every: int = 256,
+        run_marks: Iterable[str] = (),
     ) -> None:
         self.path = Path(path)
+        self._run_marks = tuple(sorted({m.encode() for m in run_marks}))
         self.zstd = is_zstd_path(self.path)
         self.skip_types = skip_types
         self._skip = _skip_rule(skip_types)
@@ -477,15 +688,20 @@ class LogReader:
         return tuple(self._checkpoints)
 
     # -- reading ----------------------------------------------------------------
-    def read_new(self) -> ReadBatch:
-        """The events appended since the last call (all of them the first time)."""
+    def read_new(self, *, runs: bool = False) -> ReadBatch:
+        """The events appended since the last call (all of them the first time).
+
+        ``runs=True``: the lines that would come back with ``data=None`` come as one
+        :class:`EventRun` (last in ``events``) rather than one event each; indices,
+        counts, checkpoints and offsets are the same as without it.
+        """
         try:
             with open(self.path, "rb") as f:
-                return self._read_new(f)
+                return self._read_new(f, runs)
         except OSError as exc:
             return self._batch([], self._count, error=_os_reason(exc))
 
-    def _read_new(self, f: BinaryIO) -> ReadBatch:
+    def _read_new(self, f: BinaryIO, runs: bool) -> ReadBatch:
         st = os.fstat(f.fileno())
         identity = (st.st_dev, st.st_ino)
         restarted = False
@@ -509,12 +725,20 @@ class LogReader:
             self._pending_checkpoint = Checkpoint(self._count, progress.end, self._lines_seen)
         else:
             self._pending_checkpoint = None
-        for unit in _units(f, self.zstd, progress, None):
+        ahead = st.st_size - progress.end > _AHEAD_MIN_BYTES
+        for unit in _units(f, self.zstd, progress, None, ahead):
             if unit.starts_clean and decoder.next_index - self._checkpoint_indices[-1] >= (
                 self._checkpoint_every
             ):
                 self._add_checkpoint(Checkpoint(decoder.next_index, unit.start, decoder.lines_seen))
-            decoder.feed(unit.text)
+            if runs:
+                decoder.feed_runs(unit.text)
+            else:
+                decoder.feed(unit.text)
+        events = cast("list[LogEvent | EventRun]", decoder.events)
+        run = decoder.take_run(self._run_marks)
+        if run is not None:
+            events.append(run)
         if self._pending_checkpoint is not None and decoder.next_index > self._count:
             self._insert_checkpoint(self._pending_checkpoint)
         self._progress = progress
@@ -524,7 +748,7 @@ class LogReader:
         self._header = decoder.header
         self._remember_fingerprint(f)
         return self._batch(
-            decoder.events,
+            events,
             first_index,
             bad_lines=decoder.bad_lines,
             restarted=restarted,
@@ -594,7 +818,7 @@ class LogReader:
 
     def _batch(
         self,
-        events: list[LogEvent],
+        events: list[LogEvent | EventRun],
         first_index: int,
         *,
         bad_lines: int = 0,
