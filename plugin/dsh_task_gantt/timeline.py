@@ -274,21 +274,9 @@ class _Model:
             if skipped:
                 c.skipped_inherited[lane.id] = skipped
             pairing: TurnPairing = pair_turns(lane.fold, lane.cut)
-            for turn in pairing.spans:
-                label = turn.reason if turn.closed else "no end recorded"
-                lane.add(
-                    {
-                        "kind": "turn",
-                        "id": turn.turn_id,
-                        "time": turn.time,
-                        "end": turn.end,
-                        "from": lane.party(),
-                        "to": None,
-                        "direction": None,
-                        "preview": preview(f"turn {turn.turn_id} · {label}"),
-                        "sessionId": lane.session_id or self.lead_session,
-                    }
-                )
+            session = lane.session_id or self.lead_session
+            for span in _turn_spans(pairing, lane.party(), session):
+                lane.add(span)
             c.turns += len(pairing.spans)
             c.open_turns += pairing.open_turns
             c.orphan_ends += pairing.orphan_ends
@@ -480,6 +468,41 @@ class _Model:
         # An open span in a cold teammate's log is history: only the requested log counts.
         pairing = pair_turns(lane.fold, lane.cut)
         return pairing.open_turns > 0 or open_steps(lane.fold, lane.cut) > 0
+
+
+#: Turn spans drawn recently, by pairing identity and the lane they are drawn for. A
+#: poll after an append redraws every lane; unchanged lanes reuse their spans (the
+#: span dicts are never mutated once built). The entry holds the pairing, so its id
+#: cannot be reused while the entry lives.
+_TURN_SPANS: dict[tuple[int, str, str, str, str], tuple[TurnPairing, list[dict[str, Any]]]] = {}
+_TURN_SPANS_MAX = 256
+
+
+def _turn_spans(pairing: TurnPairing, party: dict[str, str], session: str) -> list[dict[str, Any]]:
+    key = (id(pairing), party["kind"], party["id"], party["name"], session)
+    hit = _TURN_SPANS.get(key)
+    if hit is not None and hit[0] is pairing:
+        return hit[1]
+    spans = []
+    for turn in pairing.spans:
+        label = turn.reason if turn.closed else "no end recorded"
+        spans.append(
+            {
+                "kind": "turn",
+                "id": turn.turn_id,
+                "time": turn.time,
+                "end": turn.end,
+                "from": dict(party),
+                "to": None,
+                "direction": None,
+                "preview": preview(f"turn {turn.turn_id} · {label}"),
+                "sessionId": session,
+            }
+        )
+    if len(_TURN_SPANS) >= _TURN_SPANS_MAX:
+        _TURN_SPANS.pop(next(iter(_TURN_SPANS)))
+    _TURN_SPANS[key] = (pairing, spans)
+    return spans
 
 
 #: Member phases in which having no log is expected rather than a loss.
