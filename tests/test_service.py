@@ -114,10 +114,14 @@ def test_an_unchanged_team_costs_stats_only_and_keeps_its_etag() -> None:
     persistence = persisted_team()
     svc = service(sessionPersistence=persistence)
     first = asyncio.run(svc.timeline(LEAD))
-    opened = persistence.read_calls
+    opened, stats = persistence.read_calls, persistence.stat_calls
     again = asyncio.run(svc.timeline(LEAD))
     assert first is not None and again is not None
     assert persistence.read_calls == opened  # no log opened, nothing decoded
+    assert persistence.stat_calls - stats == 3  # one stat per log, the lead's included
+    stats = persistence.stat_calls
+    assert asyncio.run(svc.timeline(MATE)) is not None  # via a teammate: the same
+    assert persistence.stat_calls - stats == 3
     assert again.etag == first.etag and again.body == first.body
     assert asyncio.run(svc.current_etag(LEAD)) == first.etag
 

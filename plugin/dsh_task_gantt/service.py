@@ -73,6 +73,11 @@ class _Services:
     #: Services that failed or hung during this request: not asked again in it, so one
     #: hung service costs one bound per request, not one per lane.
     broken: set[str] = field(default_factory=set)
+    #: Answers already had in this request: the root walk, the existence check and the
+    #: lane read all ask about the lead, and an unchanged poll should cost one stat per
+    #: log. Within one request the answers cannot usefully change.
+    stats: dict[str, Any] = field(default_factory=dict)
+    agents_by_id: dict[str, Any] = field(default_factory=dict)
 
     def live_agents(self) -> Any:
         return None if host.AGENTS in self.broken else self.agents
@@ -175,12 +180,7 @@ class TimelineService:
         (the route answers 503 with its short reason rather than a false 404)."""
         if await self._agent(services, session_id) is not None:
             return True
-        stat_fn = (
-            host.service_method(services.persistence, "stat") if services.persistence else None
-        )
-        if stat_fn is None:
-            return False
-        stat = await host.call_host(stat_fn, session_id, what="sessionPersistence.stat")
+        stat = await self._stat_or_raise(services, session_id)
         if stat is not None and not isinstance(stat, Mapping):
             raise host.HostCallError(
                 f"sessionPersistence.stat answered with a {type(stat).__name__}"
@@ -188,23 +188,43 @@ class TimelineService:
         return stat is not None
 
     async def _agent(self, services: _Services, session_id: str) -> Any:
+        if session_id in services.agents_by_id:
+            return services.agents_by_id[session_id]
         agents = services.live_agents()
         get = host.service_method(agents, "get") if agents is not None else None
-        if get is None:
-            return None
-        try:
-            return await host.call_host(get, session_id, what="agents.get")
-        except host.HostCallError as exc:
-            services.broken.add(host.AGENTS)
-            _note_once(services.notes, f"{exc}; reading persisted logs")
-            return None
+        agent = None
+        if get is not None:
+            try:
+                agent = await host.call_host(get, session_id, what="agents.get")
+            except host.HostCallError as exc:
+                services.broken.add(host.AGENTS)
+                _note_once(services.notes, f"{exc}; reading persisted logs")
+        services.agents_by_id[session_id] = agent
+        return agent
+
+    async def _stat_or_raise(self, services: _Services, session_id: str) -> Any:
+        """``persistence.stat``, asked once per session per request (an error too)."""
+        if session_id not in services.stats:
+            stat = (
+                host.service_method(services.persistence, "stat") if services.persistence else None
+            )
+            if stat is None:
+                services.stats[session_id] = None
+            else:
+                try:
+                    services.stats[session_id] = await host.call_host(
+                        stat, session_id, what="sessionPersistence.stat"
+                    )
+                except host.HostCallError as exc:
+                    services.stats[session_id] = exc
+        answer = services.stats[session_id]
+        if isinstance(answer, host.HostCallError):
+            raise answer
+        return answer
 
     async def _stat(self, services: _Services, session_id: str) -> Any:
-        stat = host.service_method(services.persistence, "stat") if services.persistence else None
-        if stat is None:
-            return None
         try:
-            return await host.call_host(stat, session_id, what="sessionPersistence.stat")
+            return await self._stat_or_raise(services, session_id)
         except host.HostCallError as exc:
             _note_once(services.notes, str(exc))
             return None
