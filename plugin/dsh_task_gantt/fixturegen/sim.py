@@ -349,7 +349,11 @@ class TaskState:
 
 
 def _derived_action(prev_status: str | None, status: str, revision: int) -> str:
-    """HOST.md §4: what a reader derives from consecutive snapshots."""
+    """HOST.md §4: what a reader derives from consecutive snapshots.
+
+    Written again here on purpose rather than imported from ``fold.tasks``: the spec's
+    ``expected_action`` is the tests' independent oracle for the fold, and an oracle
+    that called the code under test could not catch its mistakes."""
     if prev_status is None:
         if revision == 1:
             return "created"
