@@ -9,6 +9,7 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dsh_task_gantt.logs import frames as frames_module
 from dsh_task_gantt.logs.frames import walk_frames
 from tests.logwriting import frame, skippable, stream_frame
 
@@ -107,3 +108,33 @@ def test_any_prefix_is_complete_frames_then_a_torn_tail(
     expected_end = max([0, *[e for e in ends if e <= cut]])
     assert walk.end == expected_end
     assert walk.stop == ("end" if cut == expected_end else "torn")
+
+
+@settings(max_examples=200)
+@given(st.integers(0, len(PAYLOADS) * 4 + 1), st.data())
+def test_the_fast_path_agrees_with_the_careful_walker_on_damaged_frames(
+    kind: int, data: st.DataObject
+) -> None:
+    """``_common_frame_at`` (the hot path) either declines or finds exactly the frame
+    the RFC-following ``_frame_at`` finds, however the header bytes are damaged."""
+    buf = bytearray(frames_of_every_kind()[kind])
+    for _ in range(data.draw(st.integers(0, 3))):
+        at = data.draw(st.integers(0, min(len(buf) - 1, 24)))
+        buf[at] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(buf)))
+    damaged = bytes(buf[:cut])
+    fast = frames_module._common_frame_at(damaged, 0, len(damaged))
+    if fast is not None:
+        assert fast == frames_module._frame_at(damaged, 0)
+
+
+def test_the_fast_path_takes_the_frames_writers_write() -> None:
+    for payload in PAYLOADS:
+        for blob in (
+            frame(payload),
+            frame(payload, content_size=False),
+            frame(payload, checksum=True),
+            stream_frame(payload),
+        ):
+            found = frames_module._common_frame_at(blob, 0, len(blob))
+            assert found is not None and found.end == len(blob)

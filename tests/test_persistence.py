@@ -122,14 +122,14 @@ def test_repeated_calls_decode_only_new_frames(
     path = write_session(tmp_path, "s", evs(30), per_frame=1)
     p = DirectorySessionPersistence(tmp_path)
     assert len(run(run(p.open("s", "read")).read())) == 30
-    decoded: list[int] = []
-    real = reader_module._split_frame_lines
+    decoded: list[int] = []  # the offsets of the frames decompressed
+    real = reader_module._decompress_job
 
-    def counting(carry: bytes, out: bytes) -> Any:
-        decoded.append(len(out))
-        return real(carry, out)
+    def counting(dctx: Any, job: Any) -> Any:
+        decoded.extend(job.base + f.start for f in job.frames)
+        return real(dctx, job)
 
-    monkeypatch.setattr(reader_module, "_split_frame_lines", counting)
+    monkeypatch.setattr(reader_module, "_decompress_job", counting)
     with path.open("ab") as f:
         f.write(frame(batch(evs(1, start=30))))
 

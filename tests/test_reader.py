@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import os
 import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -387,7 +388,10 @@ def test_read_range_from_a_checkpoint_equals_the_slice_of_a_full_read(tmp_path: 
     path = write_session(tmp_path, "s", events_of(600), per_frame=3)
     reader = LogReader(path, checkpoint_every=32)
     full = reader.read_new().events
-    assert len(reader.checkpoints) >= 600 // 32
+    # A checkpoint goes at the start of a batch of frames decompressed together (at
+    # most _BATCH_FRAMES frames), at least checkpoint_every events after the last one.
+    per_batch = max(32, 3 * reader_module._BATCH_FRAMES)
+    assert len(reader.checkpoints) >= 600 // per_batch
     for lo, hi in [(0, 5), (31, 33), (500, 600), (599, None), (250, 251)]:
         assert as_tuples(reader.read_range(lo, hi)) == as_tuples(full[lo:hi])
     assert reader.read_range(600) == [] and reader.read_range(10, 5) == []
@@ -474,14 +478,14 @@ def test_reading_from_the_last_count_decodes_only_the_new_frames(
     with path.open("ab") as f:
         f.write(frame(batch(events_of(2, start=100))))
     reader.read_new()
-    decoded: list[bytes] = []
-    real = reader_module._split_frame_lines
+    decoded: list[int] = []  # the offsets of the frames decompressed
+    real = reader_module._decompress_job
 
-    def counting(carry: bytes, out: bytes) -> Any:
-        decoded.append(out)
-        return real(carry, out)
+    def counting(dctx: Any, job: Any) -> Any:
+        decoded.extend(job.base + f.start for f in job.frames)
+        return real(dctx, job)
 
-    monkeypatch.setattr(reader_module, "_split_frame_lines", counting)
+    monkeypatch.setattr(reader_module, "_decompress_job", counting)
     assert [e.seq for e in reader.read_range(100)] == [100, 101]
     assert len(decoded) == 1
 
@@ -668,16 +672,26 @@ def test_a_bad_frame_inside_a_batch_is_garbage_at_that_frame(
 
 def test_a_reader_stopped_early_stops_its_decompressing_thread() -> None:
     produced: list[int] = []
+    worked: list[int] = []
 
     def items() -> Any:
         for i in range(1000):
             produced.append(i)
             yield i
 
-    ahead = reader_module._ahead(items(), depth=2)
-    assert next(ahead) == 0
-    ahead.close()  # the consumer leaves: the producer must not run on
-    assert len(produced) <= 4
+    def work(i: int) -> int:
+        worked.append(i)
+        return i * 10
+
+    ahead = reader_module._ahead(items(), work)
+    assert next(ahead) == (0, 0)
+    ahead.close()  # the consumer leaves: the worker must not run on
+    assert len(produced) <= 3 and len(worked) <= 2
+    assert not any(t.name == "dsh-gantt-zstd" for t in threading.enumerate())
+
+
+def test_decompressing_ahead_keeps_the_order_of_the_jobs() -> None:
+    assert list(reader_module._ahead(iter(range(50)), lambda i: -i)) == [(i, -i) for i in range(50)]
 
 
 def test_an_error_while_decompressing_ahead_is_raised_to_the_reader() -> None:
@@ -686,4 +700,10 @@ def test_an_error_while_decompressing_ahead_is_raised_to_the_reader() -> None:
         raise OSError(5, "boom")
 
     with pytest.raises(OSError):
-        list(reader_module._ahead(items()))
+        list(reader_module._ahead(items(), lambda i: i))
+
+    def failing(i: int) -> int:
+        raise ValueError(f"job {i}")
+
+    with pytest.raises(ValueError, match="job 0"):
+        list(reader_module._ahead(iter(range(3)), failing))

@@ -10,7 +10,7 @@ apart from garbage (bytes that can never become a frame).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 ZSTD_MAGIC = 0xFD2FB528
 SKIPPABLE_MAGIC_MIN = 0x184D2A50
@@ -26,9 +26,8 @@ _FCS_SIZES = (0, 2, 4, 8)
 StopKind = Literal["end", "torn", "garbage"]
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One complete frame: ``buf[start:end]``."""
+class Frame(NamedTuple):
+    """One complete frame: ``buf[start:end]`` (a named tuple: a log has thousands)."""
 
     start: int
     end: int
@@ -129,13 +128,58 @@ def walk_frames(buf: bytes | memoryview, start: int = 0) -> FrameWalk:
     """Every complete frame of ``buf`` from ``start``, stopping at a torn tail or garbage."""
     frames: list[Frame] = []
     pos = start
-    while pos < len(buf):
-        try:
-            frame = _frame_at(buf, pos)
-        except _Torn:
-            return FrameWalk(tuple(frames), pos, "torn")
-        except _Garbage as exc:
-            return FrameWalk(tuple(frames), pos, "garbage", str(exc))
+    size = len(buf)
+    while pos < size:
+        frame = _common_frame_at(buf, pos, size)
+        if frame is None:
+            try:
+                frame = _frame_at(buf, pos)
+            except _Torn:
+                return FrameWalk(tuple(frames), pos, "torn")
+            except _Garbage as exc:
+                return FrameWalk(tuple(frames), pos, "garbage", str(exc))
         frames.append(frame)
         pos = frame.end
     return FrameWalk(tuple(frames), pos, "end")
+
+
+def _common_frame_at(buf: bytes | memoryview, start: int, size: int) -> Frame | None:
+    """The frame at ``start`` when it is what writers write — a zstd frame with no
+    dictionary, a content size of 1, 2, 4 or 8 bytes or none, complete in ``buf``,
+    without reserved bits or oversized blocks — else ``None`` (:func:`_frame_at`
+    then decides, and says why). A log has thousands of frames: this is the hot path.
+    """
+    if buf[start : start + 4] != _ZSTD_MAGIC_BYTES or start + 6 > size:
+        return None
+    descriptor = buf[start + 4]
+    if descriptor & 0x0B:  # reserved bit, or a dictionary id
+        return None
+    fcs_flag = descriptor >> 6
+    pos = start + 5
+    if descriptor & 0x20:  # single segment: no window descriptor
+        fcs_size = 1 if fcs_flag == 0 else _FCS_SIZES[fcs_flag]
+    else:
+        pos += 1
+        fcs_size = _FCS_SIZES[fcs_flag]
+    content_size = None
+    if fcs_size:
+        if pos + fcs_size > size:
+            return None
+        content_size = int.from_bytes(buf[pos : pos + fcs_size], "little")
+        if fcs_size == 2:
+            content_size += 256
+        pos += fcs_size
+    while True:
+        if pos + 3 > size:
+            return None
+        header = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
+        block_type = (header >> 1) & 0x03
+        block_size = header >> 3
+        if block_type == 3 or block_size > MAX_BLOCK_SIZE:
+            return None
+        pos += 3 + (1 if block_type == 1 else block_size)
+        if header & 1:
+            break
+    if descriptor & 0x04:  # content checksum
+        pos += 4
+    return Frame(start, pos, False, content_size) if pos <= size else None

@@ -43,10 +43,9 @@ import os
 import queue
 import re
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, repeat
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar, cast
 
@@ -62,7 +61,7 @@ from dsh_task_gantt.events import (
     as_time,
     coerce_header,
 )
-from dsh_task_gantt.logs.frames import walk_frames
+from dsh_task_gantt.logs.frames import Frame, walk_frames
 
 #: The bulk the timeline never folds (most of a log's bytes): ``BULK_TYPES`` is a
 #: sensible ``skip_types`` for callers that only fold the rest.
@@ -177,10 +176,11 @@ _new_event: Callable[[tuple[str, int, int | None, Any, int]], LogEvent] = functo
     tuple.__new__, LogEvent
 )
 
-_PREFIX_GROUPS = operator.methodcaller("groups")
+_GROUPS = operator.methodcaller("groups")
 
 #: First bytes of a line that may be blank (``bytes.isspace`` whitespace).
 _BLANK = frozenset(b" \t\n\r\x0b\x0c")
+_LEADING_BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]*")
 
 
 def _is_json_object(line: bytes) -> bool:
@@ -191,7 +191,9 @@ def _is_json_object(line: bytes) -> bool:
 
 
 def decompress_frame(
-    dctx: zstandard.ZstdDecompressor, raw: bytes, content_size: int | None
+    dctx: zstandard.ZstdDecompressor,
+    raw: bytes | bytearray | memoryview,
+    content_size: int | None,
 ) -> bytes | None:
     """One complete frame's content; ``None`` when it holds more than MAX_FRAME_BYTES.
 
@@ -214,37 +216,44 @@ def decompress_frame(
 
 
 #: Frames decompressed in one call (``multi_decompress_to_buffer`` releases the GIL
-#: once for all of them): at most this many, holding at most this many bytes.
-_BATCH_FRAMES = 32
+#: once for all of them): at most this many, holding at most this many bytes. A batch
+#: is also one unit for the line decoder, and a checkpoint may go at its start.
+_BATCH_FRAMES = 64
 _BATCH_BYTES = 512 * 1024
 #: A read of more than this many new bytes decompresses ahead in a second thread.
 _AHEAD_MIN_BYTES = 256 * 1024
-#: Batches decompressed ahead of the parser (bounds the memory held in between).
-_AHEAD_BATCHES = 4
-
-#: One complete frame's content: ``(start, end, content)`` in the file.
-_FrameOut = tuple[int, int, bytes]
 
 
-def _decompress_batch(
-    dctx: zstandard.ZstdDecompressor, raws: list[bytes | bytearray | memoryview]
-) -> list[bytes] | None:
-    """The contents of ``raws`` (frames that declare a size within _BATCH_BYTES) in one
-    call; ``None`` when one of them fails (the caller then finds which, frame by frame)."""
-    try:
-        found = dctx.multi_decompress_to_buffer(raws)
-        outs = [found[k].tobytes() for k in range(len(found))]
-    except Exception:  # ZstdError, or anything odd: frame by frame says what and where
-        return None
-    return outs if len(outs) == len(raws) else None
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """Consecutive complete frames, decompressed together: ``frames`` (offsets in
+    the chunk that starts at byte ``base`` of the file) and their bytes."""
+
+    base: int
+    frames: tuple[Frame, ...]
+    raws: list[bytes | bytearray | memoryview]
 
 
-def _zstd_batches(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterator[list[_FrameOut]]:
-    """The complete frames' contents, in order and in batches; sets ``progress.end``
-    (after the last frame handed out), ``garbage`` and ``torn_tail_bytes``."""
-    dctx = zstandard.ZstdDecompressor()
+@dataclass(frozen=True, slots=True)
+class _JobOut:
+    """Each frame's content (``None`` for a skippable frame), up to the first frame
+    that does not decompress; ``garbage`` then says why, and nothing after it counts."""
+
+    contents: list[bytes | memoryview | None]
+    garbage: str | None = None
+
+
+@dataclass(slots=True)
+class _WalkEnd:
+    torn_tail_bytes: int = 0
+    garbage: str | None = None
+
+
+def _zstd_jobs(f: BinaryIO, start: int, limit: int | None, walk_end: _WalkEnd) -> Iterator[_Job]:
+    """The complete frames from byte ``start``, grouped: frames that declare a small
+    size go together, any other frame alone. How the walk ended goes to ``walk_end``."""
     pending = b""
-    base = progress.end
+    base = start
     step = _FIRST_CHUNK_BYTES  # small first: the first frames are handed out sooner
     while True:
         want = step if limit is None else min(step, limit - base - len(pending))
@@ -257,7 +266,6 @@ def _zstd_batches(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterat
         frames = walk.frames
         i = 0
         while i < len(frames):
-            # Frames that declare a small size go together; any other frame alone.
             j, declared = i, 0
             while j < len(frames) and j - i < _BATCH_FRAMES:
                 frame = frames[j]
@@ -266,103 +274,136 @@ def _zstd_batches(f: BinaryIO, progress: _Progress, limit: int | None) -> Iterat
                     break
                 declared += size
                 j += 1
-            raws: list[bytes | bytearray | memoryview] = [
-                pending[fr.start : fr.end] for fr in frames[i:j]
-            ]
-            outs = _decompress_batch(dctx, raws) if len(raws) > 1 else None
-            if outs is not None:
-                batch = [
-                    (base + fr.start, base + fr.end, out)
-                    for fr, out in zip(frames[i:j], outs, strict=True)
-                ]
-                progress.end = batch[-1][1]
-                yield batch
-                i = j
-                continue
-            frame = frames[i]  # one frame, or a batch that failed: the first frame alone
-            i += 1
-            start = base + frame.start
-            if frame.skippable:
-                progress.end = base + frame.end
-                continue
-            try:
-                out = decompress_frame(dctx, pending[frame.start : frame.end], frame.content_size)
-            except zstandard.ZstdError:
-                progress.garbage = f"the zstd frame at byte {start} does not decompress"
-                return
-            if out is None:
-                limit_mb = MAX_FRAME_BYTES >> 20
-                progress.garbage = f"the zstd frame at byte {start} holds more than {limit_mb} MB"
-                return
-            progress.end = base + frame.end
-            yield [(start, progress.end, out)]
+            j = max(j, i + 1)
+            group = frames[i:j]
+            yield _Job(base, group, [pending[fr.start : fr.end] for fr in group])
+            i = j
         if walk.stop == "garbage":
-            progress.garbage = f"not a zstd frame: {walk.reason and _rebase(walk.reason, base)}"
+            walk_end.garbage = f"not a zstd frame: {walk.reason and _rebase(walk.reason, base)}"
             return
         pending = pending[walk.end :]
         base += walk.end
-    progress.torn_tail_bytes = len(pending)
+    walk_end.torn_tail_bytes = len(pending)
 
 
-_T = TypeVar("_T")
-
-
-def _ahead(items: Iterator[_T], depth: int = _AHEAD_BATCHES) -> Iterator[_T]:
-    """``items``, produced in a second thread up to ``depth`` ahead of the consumer.
-
-    zstd releases the GIL while it decompresses, so the next frames decompress while
-    this thread parses. Errors in the producer are raised here; a consumer that stops
-    early stops the producer too.
-    """
-    channel: queue.Queue[tuple[int, Any]] = queue.Queue(depth)
-    stop = threading.Event()
-
-    def put(kind: int, value: Any) -> bool:
-        while not stop.is_set():
-            try:
-                channel.put((kind, value), timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
+def _decompress_job(dctx: zstandard.ZstdDecompressor, job: _Job) -> _JobOut:
+    """A job's contents: the whole batch in one GIL-free call, or (a single frame, or a
+    batch that failed) frame by frame, which finds the frame that fails."""
+    if len(job.raws) > 1:
         try:
-            for item in items:
-                if not put(0, item):
-                    return
-            put(1, None)
-        except BaseException as exc:  # handed to the consumer, which raises it
-            put(2, exc)
+            found = dctx.multi_decompress_to_buffer(job.raws)
+            if len(found) == len(job.raws):
+                # A segment exports its part of the batch's buffer (typed loosely upstream).
+                return _JobOut([memoryview(cast(Any, found[k])) for k in range(len(found))])
+        except Exception:  # ZstdError, or anything odd: frame by frame says what and where
+            pass
+    contents: list[bytes | memoryview | None] = []
+    for frame, raw in zip(job.frames, job.raws, strict=True):
+        if frame.skippable:
+            contents.append(None)
+            continue
+        at = job.base + frame.start
+        try:
+            out = decompress_frame(dctx, raw, frame.content_size)
+        except zstandard.ZstdError:
+            return _JobOut(contents, f"the zstd frame at byte {at} does not decompress")
+        if out is None:
+            limit_mb = MAX_FRAME_BYTES >> 20
+            return _JobOut(contents, f"the zstd frame at byte {at} holds more than {limit_mb} MB")
+        contents.append(out)
+    return _JobOut(contents)
 
-    thread = threading.Thread(target=produce, name="dsh-gantt-zstd", daemon=True)
+
+_J = TypeVar("_J")
+_R = TypeVar("_R")
+
+
+def _ahead(jobs: Iterator[_J], work: Callable[[_J], _R]) -> Iterator[tuple[_J, _R]]:
+    """``(job, work(job))`` in order, ``work`` running in a second thread one job ahead.
+
+    zstd releases the GIL while it decompresses, so the next batch decompresses while
+    this thread decodes lines. The hand-over matters more than the thread: a thread
+    that merely waits for the GIL gets it only after the interpreter's switch interval
+    (5 ms), which once made decompressing "ahead" slower than not. So each job is
+    handed over with the GIL, until the worker is inside zstd; the result is taken
+    when this thread has nothing else to do. Errors in ``work`` are raised here;
+    a consumer that stops early stops the worker too (after its current job).
+    """
+    inbox: queue.SimpleQueue[tuple[_J, list[tuple[bool, Any]], threading.Event] | None]
+    inbox = queue.SimpleQueue()
+    entered = threading.Semaphore(0)
+
+    def serve() -> None:
+        while (item := inbox.get()) is not None:
+            job, box, done = item
+            entered.release()
+            try:
+                box.append((True, work(job)))
+            except BaseException as exc:  # handed to the consumer, which raises it
+                box.append((False, exc))
+            done.set()
+
+    def submit(job: _J) -> tuple[_J, list[tuple[bool, Any]], threading.Event]:
+        box: list[tuple[bool, Any]] = []
+        done = threading.Event()
+        inbox.put((job, box, done))
+        entered.acquire()  # the GIL goes to the worker now, not in 5 ms
+        return job, box, done
+
+    thread = threading.Thread(target=serve, name="dsh-gantt-zstd", daemon=True)
     thread.start()
+    end = object()
     try:
-        while True:
-            kind, value = channel.get()
-            if kind == 0:
-                yield value
-                # Let the producer take the GIL now if it waits for it (it would
-                # otherwise wait for the interpreter's switch interval, 5 ms).
-                time.sleep(0)
-            elif kind == 1:
-                return
-            else:
+        first = next(jobs, end)
+        pending = submit(cast("_J", first)) if first is not end else None
+        upcoming = next(jobs, end) if pending is not None else end
+        while pending is not None:
+            job, box, done = pending
+            done.wait()
+            pending = submit(cast("_J", upcoming)) if upcoming is not end else None
+            ok, value = box[0]
+            if not ok:
                 raise value
+            yield job, value
+            if pending is not None:
+                upcoming = next(jobs, end)  # walked while the worker decompresses
     finally:
-        stop.set()
+        inbox.put(None)
         thread.join()
+
+
+def _ends_lines(content: bytes | memoryview | None) -> bool:
+    return content is not None and len(content) > 0 and content[-1] == 0x0A
 
 
 def _zstd_units(
     f: BinaryIO, progress: _Progress, limit: int | None, ahead: bool = False
 ) -> Iterator[_Unit]:
-    batches = _zstd_batches(f, progress, limit)
-    for batch in _ahead(batches) if ahead else batches:
-        for start, end, out in batch:
-            starts_clean = not progress.carry
-            text, progress.carry = _split_frame_lines(progress.carry, out)
-            yield _Unit(start, end, starts_clean, text)
+    """One unit per job whose frames all end in a line end (nearly always), else one
+    per frame (a line split across frames, or a frame's unterminated last line)."""
+    walk_end = _WalkEnd()
+    jobs = _zstd_jobs(f, progress.end, limit, walk_end)
+    work = functools.partial(_decompress_job, zstandard.ZstdDecompressor())
+    results = _ahead(jobs, work) if ahead else ((job, work(job)) for job in jobs)
+    for job, out in results:
+        frames, contents = job.frames, out.contents
+        if not progress.carry and len(contents) == len(frames) and all(map(_ends_lines, contents)):
+            text = b"".join(cast("list[bytes | memoryview]", contents))
+            progress.end = job.base + frames[-1].end
+            yield _Unit(job.base + frames[0].start, progress.end, True, text)
+        else:
+            for frame, content in zip(frames, contents, strict=False):
+                progress.end = job.base + frame.end
+                if content is None:
+                    continue
+                starts_clean = not progress.carry
+                text, progress.carry = _split_frame_lines(progress.carry, bytes(content))
+                yield _Unit(job.base + frame.start, progress.end, starts_clean, text)
+        if out.garbage is not None:
+            progress.garbage = out.garbage
+            return
+    progress.garbage = walk_end.garbage
+    progress.torn_tail_bytes = walk_end.torn_tail_bytes
 
 
 def _rebase(reason: str, base: int) -> str:
@@ -453,10 +494,12 @@ SkipTypes = Iterable[str] | Mapping[str, bytes | None]
 class _SkipRule:
     prefix: re.Pattern[bytes]
     markers: tuple[tuple[bytes, bytes], ...]
-    #: ``prefix`` for runs mode: a marker type matches only on a line without its
-    #: marker, and numbers have at most 15 digits, so every match is a safe integer
-    #: (a 16-digit one is parsed in full instead: the fold reads the same from it).
-    run_prefix: re.Pattern[bytes]
+    #: Runs mode: the writer's prefix of the types without a marker. Numbers have at
+    #: most 15 digits, so every match is a safe integer (a 16-digit one is parsed in
+    #: full instead: the fold reads the same from it).
+    run_unmarked: re.Pattern[bytes]
+    #: The same for the types with a marker (their lines are checked one by one).
+    run_marked: re.Pattern[bytes] | None
 
 
 def _skip_rule(skip_types: SkipTypes) -> _SkipRule | None:
@@ -467,24 +510,29 @@ def _skip_rule(skip_types: SkipTypes) -> _SkipRule | None:
     return _cached_skip_rule(items)
 
 
+def _writer_prefix(names: list[str], digits: int) -> re.Pattern[bytes]:
+    """``{"type":"<one of names>","seq":N,"time":T`` then ``,`` or ``}``; groups: the
+    three values. It cannot match across a line end."""
+    alternatives = b"|".join(re.escape(t.encode()) for t in names) or b"(?!)"
+    return re.compile(
+        rb'\{"type":"('
+        + alternatives
+        + rb')","seq":(\d{1,%d}),"time":(\d{1,%d})[,}]' % (digits, digits)
+    )
+
+
 @functools.cache
 def _cached_skip_rule(items: tuple[tuple[str, bytes | None], ...]) -> _SkipRule | None:
     """The writer's own line prefix for exactly these types (others fail at the type)."""
     if not items:
         return None
-    names = b"|".join(re.escape(t.encode()) for t, _ in items)
-    prefix = re.compile(rb'\{"type":"(' + names + rb')","seq":(\d{1,16}),"time":(\d{1,16})[,}]')
-    markers = tuple((t.encode(), m) for t, m in items if m)
-    # At the line start: a line of a marker type has no marker (looked for only once
-    # the type is known: the other lines are long and need not be scanned).
-    typed = [(rb'\{"type":"' + re.escape(t.encode()) + b'"', re.escape(m)) for t, m in items if m]
-    guards = [rb"(?=" + t + rb")(?![^\n]*" + m + b")" for t, m in typed]
-    guards.append(rb"(?!" + b"|".join(t for t, _ in typed) + b")" if typed else b"")
-    run_prefix = re.compile(
-        b"(?:" + b"|".join(guards) + rb')\{"type":"(' + names + rb')","seq":(\d{1,15}),'
-        rb'"time":(\d{1,15})[,}]'
+    marked = [t for t, m in items if m]
+    return _SkipRule(
+        prefix=_writer_prefix([t for t, _ in items], 16),
+        markers=tuple((t.encode(), m) for t, m in items if m),
+        run_unmarked=_writer_prefix([t for t, m in items if not m], 15),
+        run_marked=_writer_prefix(marked, 15) if marked else None,
     )
-    return _SkipRule(prefix, markers, run_prefix)
 
 
 @dataclass(slots=True)
@@ -558,45 +606,68 @@ class _LineDecoder:
         """Like :meth:`feed`, but the lines :meth:`feed` would return with ``data=None``
         are only matched here; :meth:`take_run` summarises them, for the whole read,
         as one :class:`EventRun`. Same indices, counts and bad lines as :meth:`feed`
-        (it is :meth:`feed` while the header may still be ahead)."""
+        (it is :meth:`feed` while the header may still be ahead).
+
+        Per line only a ``find`` runs in Python; the prefixes are matched by a C-level
+        ``map`` and only the other lines (a few in ten) are looked at one by one.
+        """
         skip = self.skip
-        if skip is None or self.lines_seen == 0:
+        if skip is None:
             self.feed(text)
             return
-        match_prefix = skip.run_prefix.match
-        matched: list[re.Match[bytes]] = []
-        keep = matched.append
-        append = self.events.append
+        if self.lines_seen == 0:
+            # Up to and with the first line that is not blank (the header, or not).
+            leading = _LEADING_BLANK.match(text)
+            cut = text.find(b"\n", leading.end() if leading else 0) + 1 or len(text)
+            self.feed(text[:cut])
+            text = text[cut:]
         find = text.find
-        index = self.next_index  # of the next event, not counting matched lines
-        others = 0  # non-blank lines that are not matched
-        bad = 0
-        pos, size = 0, len(text)
-        while pos < size:
-            end = find(b"\n", pos)
-            if end == -1:
-                end = size
-            match = match_prefix(text, pos, end)
-            if match is not None:
-                keep(match)
-            elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
-                others += 1
-                event = _parse(text[pos:end], index + len(matched))
+        starts = [0]
+        push = starts.append
+        pos = 0
+        while (end := find(b"\n", pos)) != -1:
+            pos = end + 1
+            push(pos)
+        size = len(text)
+        if starts[-1] == size:
+            starts.pop()  # nothing after the last line end
+        count = len(starts)
+        matches: list[re.Match[bytes] | None] = list(
+            map(skip.run_unmarked.match, repeat(text, count), starts)
+        )
+        base = self.next_index
+        dropped = 0  # lines so far that take no index (blank or bad)
+        blank = 0
+        if None in matches:
+            marked = skip.run_marked.match if skip.run_marked is not None else None
+            markers = dict(skip.markers)
+            append = self.events.append
+            for i in compress(range(count), map(operator.not_, matches)):
+                start = starts[i]
+                end = starts[i + 1] - 1 if i + 1 < count else size
+                if start == end or (text[start] in _BLANK and text[start:end].isspace()):
+                    dropped += 1
+                    blank += 1
+                    continue
+                match = marked(text, start, end) if marked is not None else None
+                if match is not None and find(markers[match[1]], start, end) == -1:
+                    matches[i] = match  # a run line after all
+                    continue
+                event = _parse(text[start:end], base + i - dropped)
                 if event is None:
-                    bad += 1  # bad lines take no index
+                    dropped += 1  # bad lines take no index
+                    self.bad_lines += 1
                 else:
                     append(event)
-                    index += 1
-            pos = end + 1
-        if matched:
+        found = list(map(_GROUPS, filter(None, matches)))
+        if found:
             # Columns of bytes, not a tuple per line: nothing here for the GC to track.
-            names, seqs, times = zip(*map(_PREFIX_GROUPS, matched), strict=True)
+            names, seqs, times = zip(*found, strict=True)
             self.run_names.extend(names)
             self.run_seqs.extend(seqs)
             self.run_times.extend(times)
-        self.next_index = index + len(matched)
-        self.lines_seen += len(matched) + others
-        self.bad_lines += bad
+        self.next_index = base + count - dropped
+        self.lines_seen += count - blank
 
     def take_run(self, marks: tuple[bytes, ...] = ()) -> EventRun | None:
         """The lines matched by :meth:`feed_runs` as one run (``None`` when none):
