@@ -11,7 +11,8 @@ import pytest
 import zstandard
 
 from dsh_task_gantt.events import LogEvent, SessionHeader, coerce_header, parse_line
-from dsh_task_gantt.fold import fold_lane, roster_hints
+from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA, fold_lane, roster_hints
+from dsh_task_gantt.logs.reader import LogReader
 from dsh_task_gantt.timeline import LaneSource, TeamSnapshot, build_timeline, seed_cut
 
 SESSIONS = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
@@ -90,3 +91,14 @@ def test_fixture_team_obeys_the_major_rules(project: Path) -> None:
         assert [h["revision"] for h in task["history"]] == sorted(
             h["revision"] for h in task["history"]
         )
+
+
+@pytest.mark.skipif(not _teams(), reason="fixtures/sessions is not in this checkout")
+@pytest.mark.parametrize("log", sorted(SESSIONS.rglob("session.v4.jsonl.zstd")), ids=str)
+def test_what_the_reader_leaves_unparsed_never_changes_the_fold(log: Path) -> None:
+    """UNREAD_DATA (types whose data the fold never reads, and tool calls parsed only
+    when they create or update a task) folds exactly like parsing every line."""
+    skipped = LogReader(log, skip_types=UNREAD_DATA, run_marks=RUN_MARKS).read_new(runs=True)
+    everything = LogReader(log).read_new()
+    assert fold_lane(skipped.events) == fold_lane(everything.events)
+    assert any(e.data is not None for e in everything.events if e.type == "tool/call")

@@ -84,13 +84,14 @@ def _put(records: dict[int, _R], seq: int, record: _R) -> None:
 
 
 #: What a reader may leave unparsed for this fold: the data of these types is never
-#: read (only type, seq and time), and a ``tool/call`` matters only when it is a
-#: task-board call (its line then contains ``team_task_``).
-UNREAD_DATA: Mapping[str, bytes | None] = {
+#: read (only type, seq and time), and a ``tool/call`` matters only when it creates or
+#: updates a task (its line then contains the tool's name; other task-board calls,
+#: ``team_task_list`` and ``team_task_get``, are most of a lead's tool calls).
+UNREAD_DATA: Mapping[str, bytes | tuple[bytes, ...] | None] = {
     **{t: None for t in BULK_TYPES if t != "session"},
     "step/start": None,
     "step/end": None,
-    "tool/call": b"team_task_",
+    "tool/call": (b"team_task_update", b"team_task_create"),
 }
 
 _STEP_MARKERS: Mapping[str, Callable[[_State, int, int | None, Any], None]] = {}
@@ -98,6 +99,8 @@ _SEQ_TIME_ONLY: frozenset[str] = frozenset()
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
+    if type(value) is dict:  # what a reader gives: skip the ABC check (a hot path)
+        return value
     return value if isinstance(value, Mapping) else {}
 
 

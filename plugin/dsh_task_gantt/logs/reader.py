@@ -45,7 +45,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import compress
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar, cast
 
@@ -76,7 +76,7 @@ BULK_TYPES: frozenset[str] = frozenset(
     }
 )
 
-_CHUNK_BYTES = 4 * 1024 * 1024
+_CHUNK_BYTES = 524288
 _FIRST_CHUNK_BYTES = 128 * 1024
 #: Plain logs are cut into units of about this size so checkpoints stay sparse.
 _PLAIN_UNIT_BYTES = 256 * 1024
@@ -176,7 +176,9 @@ _new_event: Callable[[tuple[str, int, int | None, Any, int]], LogEvent] = functo
     tuple.__new__, LogEvent
 )
 
-_GROUPS = operator.methodcaller("groups")
+_NAME = operator.methodcaller("group", 1)
+_SEQ = operator.methodcaller("group", 2)
+_TIME = operator.methodcaller("group", 3)
 
 #: First bytes of a line that may be blank (``bytes.isspace`` whitespace).
 _BLANK = frozenset(b" \t\n\r\x0b\x0c")
@@ -219,7 +221,11 @@ def decompress_frame(
 #: once for all of them): at most this many, holding at most this many bytes. A batch
 #: is also one unit for the line decoder, and a checkpoint may go at its start.
 _BATCH_FRAMES = 64
-_BATCH_BYTES = 512 * 1024
+_BATCH_BYTES = 262144
+#: Consecutive frames are decoded as one unit of about this size: few calls per log,
+#: and small enough to stay in the CPU cache and below malloc's mmap threshold (bigger
+#: transient buffers made the heap keep twice the memory after a cold read).
+_UNIT_BYTES = 64 * 1024
 #: A read of more than this many new bytes decompresses ahead in a second thread.
 _AHEAD_MIN_BYTES = 256 * 1024
 
@@ -379,26 +385,36 @@ def _ends_lines(content: bytes | memoryview | None) -> bool:
 def _zstd_units(
     f: BinaryIO, progress: _Progress, limit: int | None, ahead: bool = False
 ) -> Iterator[_Unit]:
-    """One unit per job whose frames all end in a line end (nearly always), else one
-    per frame (a line split across frames, or a frame's unterminated last line)."""
+    """Frames that end in a line end (nearly all) are joined into units of about
+    _UNIT_BYTES; any other frame (a line split across frames, or an unterminated last
+    line) is a unit of its own."""
     walk_end = _WalkEnd()
     jobs = _zstd_jobs(f, progress.end, limit, walk_end)
     work = functools.partial(_decompress_job, zstandard.ZstdDecompressor())
     results = _ahead(jobs, work) if ahead else ((job, work(job)) for job in jobs)
     for job, out in results:
-        frames, contents = job.frames, out.contents
-        if not progress.carry and len(contents) == len(frames) and all(map(_ends_lines, contents)):
-            text = b"".join(cast("list[bytes | memoryview]", contents))
-            progress.end = job.base + frames[-1].end
-            yield _Unit(job.base + frames[0].start, progress.end, True, text)
-        else:
-            for frame, content in zip(frames, contents, strict=False):
-                progress.end = job.base + frame.end
-                if content is None:
-                    continue
-                starts_clean = not progress.carry
-                text, progress.carry = _split_frame_lines(progress.carry, bytes(content))
-                yield _Unit(job.base + frame.start, progress.end, starts_clean, text)
+        base, frames = job.base, job.frames
+        group: list[bytes | memoryview] = []
+        group_start = group_bytes = 0
+        for frame, content in zip(frames, out.contents, strict=False):
+            if group and (group_bytes >= _UNIT_BYTES or not _ends_lines(content)):
+                yield _Unit(group_start, progress.end, True, b"".join(group))
+                group = []
+            if content is not None and not progress.carry and _ends_lines(content):
+                if not group:
+                    group_start, group_bytes = base + frame.start, 0
+                group.append(content)
+                group_bytes += len(content)
+                progress.end = base + frame.end
+                continue
+            progress.end = base + frame.end
+            if content is None:
+                continue
+            starts_clean = not progress.carry
+            text, progress.carry = _split_frame_lines(progress.carry, bytes(content))
+            yield _Unit(base + frame.start, progress.end, starts_clean, text)
+        if group:
+            yield _Unit(group_start, progress.end, True, b"".join(group))
         if out.garbage is not None:
             progress.garbage = out.garbage
             return
@@ -484,30 +500,42 @@ def _parse(line: bytes, position: int) -> LogEvent | None:
     return _event_from_object(obj, position)
 
 
-#: Which lines may skip parsing: a type name, or a type name with a marker — the
-#: line is then parsed in full only when it contains the marker bytes (for example
-#: ``{"tool/call": b"team_task_"}``: only task-board tool calls need their data).
-SkipTypes = Iterable[str] | Mapping[str, bytes | None]
+#: Which lines may skip parsing: a type name, or a type name with markers — the
+#: line is then parsed in full only when it contains one of the marker bytes (for
+#: example ``{"tool/call": (b"team_task_update",)}``: only those calls need their data).
+SkipTypes = Iterable[str] | Mapping[str, bytes | tuple[bytes, ...] | None]
 
 
 @dataclass(frozen=True, slots=True)
 class _SkipRule:
     prefix: re.Pattern[bytes]
-    markers: tuple[tuple[bytes, bytes], ...]
-    #: Runs mode: the writer's prefix of the types without a marker. Numbers have at
-    #: most 15 digits, so every match is a safe integer (a 16-digit one is parsed in
-    #: full instead: the fold reads the same from it).
-    run_unmarked: re.Pattern[bytes]
-    #: The same for the types with a marker (their lines are checked one by one).
-    run_marked: re.Pattern[bytes] | None
+    markers: tuple[tuple[bytes, tuple[bytes, ...]], ...]
+    #: ``prefix`` for runs mode: a marker type matches only on a line without its
+    #: markers, and numbers have at most 15 digits, so every match is a safe integer
+    #: (a 16-digit one is parsed in full instead: the fold reads the same from it).
+    run_prefix: re.Pattern[bytes]
 
 
 def _skip_rule(skip_types: SkipTypes) -> _SkipRule | None:
     if isinstance(skip_types, Mapping):
-        items = tuple(sorted((str(k), v) for k, v in skip_types.items()))
+        items = tuple(sorted((str(k), _markers(v)) for k, v in skip_types.items()))
     else:
         items = tuple(sorted((str(k), None) for k in skip_types))
     return _cached_skip_rule(items)
+
+
+def _markers(value: bytes | tuple[bytes, ...] | None) -> tuple[bytes, ...] | None:
+    if isinstance(value, bytes):
+        value = (value,)
+    if not value:
+        return None
+    return tuple(m for m in value if m) or None
+
+
+def _has_marker(
+    find: Callable[[bytes, int, int], int], markers: tuple[bytes, ...], start: int, end: int
+) -> bool:
+    return any(find(marker, start, end) != -1 for marker in markers)
 
 
 def _writer_prefix(names: list[str], digits: int) -> re.Pattern[bytes]:
@@ -522,16 +550,26 @@ def _writer_prefix(names: list[str], digits: int) -> re.Pattern[bytes]:
 
 
 @functools.cache
-def _cached_skip_rule(items: tuple[tuple[str, bytes | None], ...]) -> _SkipRule | None:
+def _cached_skip_rule(
+    items: tuple[tuple[str, tuple[bytes, ...] | None], ...],
+) -> _SkipRule | None:
     """The writer's own line prefix for exactly these types (others fail at the type)."""
     if not items:
         return None
-    marked = [t for t, m in items if m]
+    # At the line start: a line of a marker type has none of its markers (looked for
+    # only once the type is known: the other lines are long and need not be scanned).
+    typed = [
+        (rb'\{"type":"' + re.escape(t.encode()) + b'"', b"|".join(map(re.escape, m)))
+        for t, m in items
+        if m
+    ]
+    guards = [rb"(?=" + t + rb")(?![^\n]*(?:" + m + b"))" for t, m in typed]
+    guards.append(rb"(?!" + b"|".join(t for t, _ in typed) + b")" if typed else b"")
+    names = [t for t, _ in items]
     return _SkipRule(
-        prefix=_writer_prefix([t for t, _ in items], 16),
+        prefix=_writer_prefix(names, 16),
         markers=tuple((t.encode(), m) for t, m in items if m),
-        run_unmarked=_writer_prefix([t for t, m in items if not m], 15),
-        run_marked=_writer_prefix(marked, 15) if marked else None,
+        run_prefix=re.compile(b"(?:%b)%b" % (b"|".join(guards), _writer_prefix(names, 15).pattern)),
     )
 
 
@@ -546,9 +584,13 @@ class _LineDecoder:
     bad_lines: int = 0
     events: list[LogEvent] = field(default_factory=list)
     #: Runs mode (:meth:`feed_runs`): type, seq and time of each matched line, as bytes.
-    run_names: list[bytes] = field(default_factory=list)
-    run_seqs: list[bytes] = field(default_factory=list)
-    run_times: list[bytes] = field(default_factory=list)
+    #: Runs mode: the types whose latest seq a run carries (``run_marks``).
+    marks: tuple[bytes, ...] = ()
+    #: Runs mode (:meth:`feed_runs`): seqs and latest time of the matched lines, and
+    #: the latest seq of each type in ``marks``.
+    run_seqs: list[int] = field(default_factory=list)
+    run_time: int = -1
+    run_latest: dict[bytes, int] = field(default_factory=dict)
 
     def feed(self, text: bytes, keep_from: int = 0, keep_to: int | None = None) -> None:
         """Decode the ``\n``-separated lines of ``text``; keep only events with index in
@@ -584,7 +626,7 @@ class _LineDecoder:
                     raw_name, raw_seq, raw_time = match.groups()
                     marker = markers.get(raw_name)
                     seq, time = int(raw_seq), int(raw_time)
-                    if (marker is None or find(marker, start, end) == -1) and (
+                    if (marker is None or not _has_marker(find, marker, start, end)) and (
                         seq <= MAX_SAFE_INT and time <= MAX_SAFE_INT
                     ):
                         name = names.get(raw_name)
@@ -606,10 +648,10 @@ class _LineDecoder:
         """Like :meth:`feed`, but the lines :meth:`feed` would return with ``data=None``
         are only matched here; :meth:`take_run` summarises them, for the whole read,
         as one :class:`EventRun`. Same indices, counts and bad lines as :meth:`feed`
-        (it is :meth:`feed` while the header may still be ahead).
+        (which reads the lines up to the header).
 
-        Per line only a ``find`` runs in Python; the prefixes are matched by a C-level
-        ``map`` and only the other lines (a few in ten) are looked at one by one.
+        One pass, one ``find`` and one ``match`` per line: measured against a C-level
+        ``map`` of the matches and a ``findall`` over the unit, this was the fastest.
         """
         skip = self.skip
         if skip is None:
@@ -621,67 +663,60 @@ class _LineDecoder:
             cut = text.find(b"\n", leading.end() if leading else 0) + 1 or len(text)
             self.feed(text[:cut])
             text = text[cut:]
+        match_prefix = skip.run_prefix.match
+        matched: list[re.Match[bytes]] = []
+        keep = matched.append
+        append = self.events.append
         find = text.find
-        starts = [0]
-        push = starts.append
-        pos = 0
-        while (end := find(b"\n", pos)) != -1:
-            pos = end + 1
-            push(pos)
-        size = len(text)
-        if starts[-1] == size:
-            starts.pop()  # nothing after the last line end
-        count = len(starts)
-        matches: list[re.Match[bytes] | None] = list(
-            map(skip.run_unmarked.match, repeat(text, count), starts)
-        )
-        base = self.next_index
-        dropped = 0  # lines so far that take no index (blank or bad)
-        blank = 0
-        if None in matches:
-            marked = skip.run_marked.match if skip.run_marked is not None else None
-            markers = dict(skip.markers)
-            append = self.events.append
-            for i in compress(range(count), map(operator.not_, matches)):
-                start = starts[i]
-                end = starts[i + 1] - 1 if i + 1 < count else size
-                if start == end or (text[start] in _BLANK and text[start:end].isspace()):
-                    dropped += 1
-                    blank += 1
-                    continue
-                match = marked(text, start, end) if marked is not None else None
-                if match is not None and find(markers[match[1]], start, end) == -1:
-                    matches[i] = match  # a run line after all
-                    continue
-                event = _parse(text[start:end], base + i - dropped)
+        index = self.next_index  # of the next event, not counting matched lines
+        others = 0  # non-blank lines that are not matched
+        bad = 0
+        pos, size = 0, len(text)
+        while pos < size:
+            end = find(b"\n", pos)
+            if end == -1:
+                end = size
+            match = match_prefix(text, pos, end)
+            if match is not None:
+                keep(match)
+            elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
+                others += 1
+                event = _parse(text[pos:end], index + len(matched))
                 if event is None:
-                    dropped += 1  # bad lines take no index
-                    self.bad_lines += 1
+                    bad += 1  # bad lines take no index
                 else:
                     append(event)
-        found = list(map(_GROUPS, filter(None, matches)))
-        if found:
-            # Columns of bytes, not a tuple per line: nothing here for the GC to track.
-            names, seqs, times = zip(*found, strict=True)
-            self.run_names.extend(names)
-            self.run_seqs.extend(seqs)
-            self.run_times.extend(times)
-        self.next_index = base + count - dropped
-        self.lines_seen += count - blank
+                    index += 1
+            pos = end + 1
+        if matched:
+            # The digits go to orjson as one JSON array: C makes the ints, where an
+            # int() per line cost as much again as matching the line.
+            seqs = orjson.loads(b"[" + b",".join(map(_SEQ, matched)) + b"]")
+            self.run_seqs += seqs
+            self.run_time = max(
+                self.run_time, max(orjson.loads(b"[" + b",".join(map(_TIME, matched)) + b"]"))
+            )
+            if self.marks:
+                names = list(map(_NAME, matched))
+                latest = self.run_latest
+                for mark in self.marks:
+                    seq = max(compress(seqs, map(mark.__eq__, names)), default=-1)
+                    if seq > latest.get(mark, -1):
+                        latest[mark] = seq
+        self.next_index = index + len(matched)
+        self.lines_seen += len(matched) + others
+        self.bad_lines += bad
 
-    def take_run(self, marks: tuple[bytes, ...] = ()) -> EventRun | None:
+    def take_run(self) -> EventRun | None:
         """The lines matched by :meth:`feed_runs` as one run (``None`` when none):
         their seqs, latest time and the latest seq of each type in ``marks``."""
         if not self.run_seqs:
             return None
-        names = self.run_names
-        seqs = tuple(map(int, self.run_seqs))
+        seqs = tuple(self.run_seqs)
         latest = tuple(
-            (mark.decode(), seq)
-            for mark in marks
-            if (seq := max(compress(seqs, map(mark.__eq__, names)), default=None)) is not None
+            (mark.decode(), self.run_latest[mark]) for mark in self.marks if mark in self.run_latest
         )
-        return EventRun(len(seqs), seqs, max(map(int, self.run_times)), latest)
+        return EventRun(len(seqs), seqs, self.run_time, latest)
 
     def _header_line(self, line: bytes) -> bool:
         try:
@@ -785,7 +820,9 @@ class LogReader:
             restarted = True
         self._identity = identity
 
-        decoder = _LineDecoder(self._skip, self._lines_seen, self._count, self._header)
+        decoder = _LineDecoder(
+            self._skip, self._lines_seen, self._count, self._header, marks=self._run_marks
+        )
         first_index = self._count
         # Work on a copy: a read that fails half-way leaves the remembered state intact.
         progress = _Progress(end=self._progress.end, carry=self._progress.carry)
@@ -807,7 +844,7 @@ class LogReader:
             else:
                 decoder.feed(unit.text)
         events = cast("list[LogEvent | EventRun]", decoder.events)
-        run = decoder.take_run(self._run_marks)
+        run = decoder.take_run()
         if run is not None:
             events.append(run)
         if self._pending_checkpoint is not None and decoder.next_index > self._count:
