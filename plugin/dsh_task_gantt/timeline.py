@@ -32,7 +32,7 @@ from .fold.messages import PairedMessage, pair_messages
 from .fold.records import PromptRec, TaskCallRec
 from .fold.tasks import CallIndex, TaskView, replay_tasks
 from .fold.text import MESSAGE_BODY_CAP, key, preview, text
-from .fold.turns import TurnPairing, open_steps, pair_turns
+from .fold.turns import TurnPairing, TurnSpan, open_steps, pair_turns
 
 __all__ = [
     "MESSAGE_BODY_CAP",
@@ -135,6 +135,11 @@ class _Lane:
 
     def party(self) -> dict[str, str]:
         return {"kind": self.kind, "id": self.id, "name": self.name}
+
+    def add_unique(self, spans: list[dict[str, Any]], keys: frozenset[tuple[str, str]]) -> None:
+        """Add ``spans`` whose ``keys`` are distinct and new to this lane (a lane's turns)."""
+        self.spans.extend(spans)
+        self.span_keys |= keys
 
     def add(self, span: dict[str, Any]) -> bool:
         mark = (span["kind"], span["id"])
@@ -275,8 +280,12 @@ class _Model:
                 c.skipped_inherited[lane.id] = skipped
             pairing: TurnPairing = pair_turns(lane.fold, lane.cut)
             session = lane.session_id or self.lead_session
-            for span in _turn_spans(pairing, lane.party(), session):
-                lane.add(span)
+            spans, keys = _turn_spans(pairing, lane.party(), session)
+            if lane.span_keys.isdisjoint(keys):
+                lane.add_unique(spans, keys)
+            else:
+                for span in spans:
+                    lane.add(span)
             c.turns += len(pairing.spans)
             c.open_turns += pairing.open_turns
             c.orphan_ends += pairing.orphan_ends
@@ -474,20 +483,29 @@ class _Model:
 #: poll after an append redraws every lane; unchanged lanes reuse their spans (the
 #: span dicts are never mutated once built). The entry holds the pairing, so its id
 #: cannot be reused while the entry lives.
-_TURN_SPANS: dict[tuple[int, str, str, str, str], tuple[TurnPairing, list[dict[str, Any]]]] = {}
+_TurnSpans = tuple[list[dict[str, Any]], frozenset[tuple[str, str]]]
+_TURN_SPANS: dict[tuple[int, str, str, str, str], tuple[TurnPairing, _TurnSpans]] = {}
 _TURN_SPANS_MAX = 256
+#: Each turn's span, by value: after an append the lane's pairing is new, but all its
+#: turns except the last few are equal to before and keep their span.
+_TURN_SPAN: dict[tuple[TurnSpan, str, str, str, str], dict[str, Any]] = {}
+_TURN_SPAN_MAX = 1 << 16
 
 
-def _turn_spans(pairing: TurnPairing, party: dict[str, str], session: str) -> list[dict[str, Any]]:
-    key = (id(pairing), party["kind"], party["id"], party["name"], session)
+def _turn_spans(pairing: TurnPairing, party: dict[str, str], session: str) -> _TurnSpans:
+    """The lane's turn spans, and their ``(kind, id)`` keys (distinct: one per turn id)."""
+    lane_key = (party["kind"], party["id"], party["name"], session)
+    key = (id(pairing), *lane_key)
     hit = _TURN_SPANS.get(key)
     if hit is not None and hit[0] is pairing:
         return hit[1]
     spans = []
     for turn in pairing.spans:
-        label = turn.reason if turn.closed else "no end recorded"
-        spans.append(
-            {
+        turn_key = (turn, *lane_key)
+        span = _TURN_SPAN.get(turn_key)
+        if span is None:
+            label = turn.reason if turn.closed else "no end recorded"
+            span = {
                 "kind": "turn",
                 "id": turn.turn_id,
                 "time": turn.time,
@@ -498,11 +516,15 @@ def _turn_spans(pairing: TurnPairing, party: dict[str, str], session: str) -> li
                 "preview": preview(f"turn {turn.turn_id} · {label}"),
                 "sessionId": session,
             }
-        )
+            if len(_TURN_SPAN) >= _TURN_SPAN_MAX:
+                _TURN_SPAN.pop(next(iter(_TURN_SPAN)))
+            _TURN_SPAN[turn_key] = span
+        spans.append(span)
+    drawn = (spans, frozenset(("turn", turn.turn_id) for turn in pairing.spans))
     if len(_TURN_SPANS) >= _TURN_SPANS_MAX:
         _TURN_SPANS.pop(next(iter(_TURN_SPANS)))
-    _TURN_SPANS[key] = (pairing, spans)
-    return spans
+    _TURN_SPANS[key] = (pairing, drawn)
+    return drawn
 
 
 #: Member phases in which having no log is expected rather than a loss.

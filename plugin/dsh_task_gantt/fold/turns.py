@@ -11,13 +11,18 @@ Decisions (each counted, see :class:`TurnPairing`):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from operator import attrgetter
+from typing import NamedTuple
 
 from .records import LaneFold, TurnMark
 
 
-@dataclass(frozen=True, slots=True)
-class TurnSpan:
+class TurnSpan(NamedTuple):
+    """One drawn turn (a named tuple: a lead has thousands, rebuilt after appends)."""
+
     turn_id: str
     time: int
     seq: int
@@ -38,10 +43,8 @@ class TurnPairing:
     ends_before_start: int
     undated_starts: int
     idless_events: int
-
-    @property
-    def open_turns(self) -> int:
-        return sum(1 for span in self.spans if not span.closed)
+    #: Spans with no end recorded (counted once: every poll asks).
+    open_turns: int = 0
 
 
 def _rank(item: tuple[int, TurnMark]) -> tuple[bool, int, int]:
@@ -69,40 +72,61 @@ def pair_turns(fold: LaneFold, cut: int = 0) -> TurnPairing:
     return pairing
 
 
+_SPAN_ORDER = attrgetter("time", "seq", "turn_id")
+#: ``TurnSpan(...)`` without the named tuple's generated ``__new__`` (a hot path).
+_new_span: Callable[[tuple[str, int, int, int | None, str | None]], TurnSpan] = partial(
+    tuple.__new__, TurnSpan
+)
+
+
 def _pair_turns(fold: LaneFold, cut: int) -> TurnPairing:
-    starts: dict[str, list[tuple[int, TurnMark]]] = {}
-    ends: dict[str, list[tuple[int, TurnMark]]] = {}
+    # The first mark of each turn id (by _rank), and how many more there were. Nearly
+    # every turn has one start and one end, so no lists: a later mark only competes.
+    starts: dict[str, tuple[int, TurnMark]] = {}
+    ends: dict[str, tuple[int, TurnMark]] = {}
+    extra_ends: dict[str, int] = {}
+    duplicate_starts = 0
     idless = 0
-    for source, target in ((fold.turn_starts, starts), (fold.turn_ends, ends)):
+    for source, best in ((fold.turn_starts, starts), (fold.turn_ends, ends)):
         for seq, mark in source.items():
             if seq < cut:
                 continue
-            if mark.turn_id is None:
+            turn_id = mark.turn_id
+            if turn_id is None:
                 idless += 1
                 continue
-            target.setdefault(mark.turn_id, []).append((seq, mark))
+            held = best.get(turn_id)
+            if held is None:
+                best[turn_id] = (seq, mark)
+                continue
+            if best is starts:
+                duplicate_starts += 1
+            else:
+                extra_ends[turn_id] = extra_ends.get(turn_id, 0) + 1
+            if _rank((seq, mark)) < _rank(held):
+                best[turn_id] = (seq, mark)
+    # Ends of turns that never started (every one of them, duplicates included).
+    orphans = sum(1 + extra_ends.get(t, 0) for t in ends if t not in starts)
     spans: list[TurnSpan] = []
-    duplicate_starts = undated = before = 0
-    for turn_id, group in starts.items():
-        duplicate_starts += len(group) - 1
-        seq, first = min(group, key=_rank)
+    undated = before = 0
+    for turn_id, (seq, first) in starts.items():
         if first.time is None:
             undated += 1
             continue
         end: int | None = None
         reason: str | None = None
         closing = ends.get(turn_id)
-        if closing:
-            _, last = min(closing, key=_rank)
+        if closing is not None:
+            last = closing[1]
             reason = last.reason or "ended"
             end = last.time
             if end is not None and end < first.time:
                 before += 1
                 end = first.time
-        spans.append(TurnSpan(turn_id, first.time, seq, end, reason))
-    orphans = sum(len(group) for turn_id, group in ends.items() if turn_id not in starts)
-    spans.sort(key=lambda s: (s.time, s.seq, s.turn_id))
-    return TurnPairing(tuple(spans), orphans, duplicate_starts, before, undated, idless)
+        spans.append(_new_span((turn_id, first.time, seq, end, reason)))
+    spans.sort(key=_SPAN_ORDER)
+    open_turns = sum(1 for span in spans if span.reason is None)
+    return TurnPairing(tuple(spans), orphans, duplicate_starts, before, undated, idless, open_turns)
 
 
 def open_steps(fold: LaneFold, cut: int = 0) -> int:
