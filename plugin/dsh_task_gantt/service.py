@@ -141,9 +141,8 @@ class TimelineService:
         running = await self._running_children(services, root)
         member_ids = _roster_ids(lead.fold, live_members, running, root)
 
-        # Member lanes are read concurrently: zstd decompression releases the GIL, so
-        # one lane decompresses while another is parsed. Results keep roster order.
-        reads = await asyncio.gather(*(self._read_lane(services, m) for m in member_ids))
+        # Member lanes are read concurrently, then folded; results keep roster order.
+        reads = await self._read_lanes(services, member_ids)
         lanes = [lead, *reads]
         members: dict[str, LaneSource] = {}
         for member_id, lane in zip(member_ids, reads, strict=True):
@@ -321,6 +320,22 @@ class TimelineService:
 
     async def _read_lane(self, services: _Services, session_id: str) -> _LaneCache:
         """Read one lane, folding only what is new since the last read of it."""
+        fetched = await self._fetch_lane(services, session_id)
+        return fetched if isinstance(fetched, _LaneCache) else self._fold_lane(*fetched)
+
+    async def _read_lanes(
+        self, services: _Services, session_ids: Sequence[str]
+    ) -> list[_LaneCache]:
+        """Several lanes: read side by side (a slow host call delays no other lane),
+        then folded one after another. A fold running beside another lane's decoding
+        only contends for the GIL, which cost a third more than folding afterwards."""
+        fetched = await asyncio.gather(*(self._fetch_lane(services, s) for s in session_ids))
+        return [f if isinstance(f, _LaneCache) else self._fold_lane(*f) for f in fetched]
+
+    async def _fetch_lane(
+        self, services: _Services, session_id: str
+    ) -> _LaneCache | tuple[str, LaneRead, _LaneCache | None]:
+        """The cached lane when its log is unchanged, else what was read since it."""
         cached = self._lanes.get(session_id)
         # Cheapest check first: an unchanged persisted log, and no live agent now.
         if (
@@ -356,8 +371,12 @@ class TimelineService:
                 timeout=host.HOST_CALL_TIMEOUT_S,
                 runs=True,
             )
-        start = cached.fold if resumable and cached is not None else None
-        fold = fold_lane(read.events, start=start) if read.events or start is None else start
+        return session_id, read, cached if resumable else None
+
+    def _fold_lane(self, session_id: str, read: LaneRead, start: _LaneCache | None) -> _LaneCache:
+        fold = start.fold if start is not None else None
+        if read.events or fold is None:
+            fold = fold_lane(read.events, start=fold)
         if read.channel == "unreadable":
             fold = EMPTY_FOLD
         source = LaneSource(
