@@ -1,4 +1,5 @@
-"""Tiny helpers that write session logs the way the host does (one zstd frame per batch)."""
+"""Tiny helpers that write session logs the way the host does (one zstd frame per batch),
+and one that watches what a reader decompresses."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 import zstandard
+
+from dsh_task_gantt.logs import reader as reader_module
 
 T0 = 1_791_648_700_000
 
@@ -100,3 +104,16 @@ def write_session(
         path = d / "session.v4.jsonl.zstd"
         path.write_bytes(zstd_log([first, *rest]))
     return path
+
+
+def record_decoded_frames(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, the file offset of every zstd frame a reader decompresses."""
+    decoded: list[int] = []
+    real = reader_module._decompress_job
+
+    def recording(dctx: Any, job: Any) -> Any:
+        decoded.extend(job.base + f.start for f in job.frames)
+        return real(dctx, job)
+
+    monkeypatch.setattr(reader_module, "_decompress_job", recording)
+    return decoded

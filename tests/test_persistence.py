@@ -11,13 +11,12 @@ import pytest
 
 from dsh_task_gantt.events import event_count
 from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA, fold_lane
-from dsh_task_gantt.logs import reader as reader_module
 from dsh_task_gantt.logs.persistence import (
     DirectorySessionPersistence,
     SessionLogError,
     SessionNotFound,
 )
-from tests.logwriting import batch, event, frame, header, write_session
+from tests.logwriting import batch, event, frame, header, record_decoded_frames, write_session
 
 
 def run(coro: Any) -> Any:
@@ -122,14 +121,7 @@ def test_repeated_calls_decode_only_new_frames(
     path = write_session(tmp_path, "s", evs(30), per_frame=1)
     p = DirectorySessionPersistence(tmp_path)
     assert len(run(run(p.open("s", "read")).read())) == 30
-    decoded: list[int] = []  # the offsets of the frames decompressed
-    real = reader_module._decompress_job
-
-    def counting(dctx: Any, job: Any) -> Any:
-        decoded.extend(job.base + f.start for f in job.frames)
-        return real(dctx, job)
-
-    monkeypatch.setattr(reader_module, "_decompress_job", counting)
+    decoded = record_decoded_frames(monkeypatch)
     with path.open("ab") as f:
         f.write(frame(batch(evs(1, start=30))))
 

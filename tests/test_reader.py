@@ -29,6 +29,7 @@ from tests.logwriting import (
     frame,
     header,
     line,
+    record_decoded_frames,
     skippable,
     stream_frame,
     write_session,
@@ -482,14 +483,7 @@ def test_reading_from_the_last_count_decodes_only_the_new_frames(
     with path.open("ab") as f:
         f.write(frame(batch(events_of(2, start=100))))
     reader.read_new()
-    decoded: list[int] = []  # the offsets of the frames decompressed
-    real = reader_module._decompress_job
-
-    def counting(dctx: Any, job: Any) -> Any:
-        decoded.extend(job.base + f.start for f in job.frames)
-        return real(dctx, job)
-
-    monkeypatch.setattr(reader_module, "_decompress_job", counting)
+    decoded = record_decoded_frames(monkeypatch)
     assert [e.seq for e in reader.read_range(100)] == [100, 101]
     assert len(decoded) == 1
 
