@@ -11,6 +11,7 @@ spans, and is never written back into any data.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -303,7 +304,9 @@ def parse_view(params: Mapping[str, str]) -> View:
 # time text (UTC fallback; the browser rewrites every [data-ms] in local time)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def format_time(ms: int, fmt: str = "hms") -> str:
+    """UTC text of a time (cached: every poll labels the same thousands of times)."""
     moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     if fmt == "hm":
         return moment.strftime("%H:%M")
