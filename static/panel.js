@@ -52,6 +52,8 @@
       live: m.getAttribute("data-live") === "true",
       start: Number(m.getAttribute("data-extent-start")),
       end: Number(m.getAttribute("data-extent-end")),
+      // The live edge ("now" and a little room): the extent end is rounded up past it.
+      liveEnd: Number(m.getAttribute("data-live-end")) || Number(m.getAttribute("data-extent-end")),
       wStart: Number(m.getAttribute("data-window-start")),
       wEnd: Number(m.getAttribute("data-window-end")),
       trackPx: Number(m.getAttribute("data-track-px")),
@@ -74,11 +76,11 @@
     return Math.max(scroller.clientWidth - (board.getBoundingClientRect().width - trackWidth()), 1);
   }
 
-  // Clamp the window into the extent; follow slides it to the live end.
+  // Clamp the window into the extent; follow slides it to the live edge.
   function effectiveWindow(m) {
     if (state.from === null || state.to === null) return null;
     var width = Math.min(Math.max(state.to - state.from, MIN_WINDOW), m.end - m.start);
-    var lo = state.follow && m.live ? m.end - width : state.from;
+    var lo = state.follow && m.live ? Math.min(m.liveEnd, m.end) - width : state.from;
     lo = Math.min(Math.max(lo, m.start), m.end - width);
     if (width >= m.end - m.start) return null;
     return { from: lo, to: lo + width };

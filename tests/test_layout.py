@@ -198,8 +198,26 @@ def test_follow_slides_the_window_to_now() -> None:
     team = TeamBuilder(names=("lead",), live=True, now=T0 + 30 * MIN)
     team.turn("lead", T0, None)
     board = layout_board(team.timeline(), View(start=T0, end=T0 + 5 * MIN, follow=True))
-    assert board.window_end == board.extent_end and board.window_end - board.window_start == 5 * MIN
+    # To the live edge (now and a little headroom), not to the extent's rounded-up end.
+    assert board.live_end is not None and board.now is not None
+    assert board.window_end == board.live_end <= board.extent_end
+    assert board.window_start < board.now < board.window_end
+    assert board.window_end - board.window_start == 5 * MIN
     assert board.follow
+
+
+def test_a_live_extent_end_moves_in_steps_so_positions_stay_put_between_polls() -> None:
+    team = TeamBuilder(names=("lead",), live=True, now=T0 + 60 * MIN)
+    team.turn("lead", T0, T0 + 50 * MIN)
+    first = layout_board(team.timeline(), View())
+    team.now = T0 + 60 * MIN + 2_500  # the next poll, a little later
+    later = layout_board(team.timeline(), View())
+    assert later.live_end is not None and first.live_end is not None
+    assert later.live_end > first.live_end
+    assert later.extent_end == first.extent_end  # within one step: nothing moved
+    assert later.lanes[0].turns == first.lanes[0].turns
+    assert first.extent_end - first.live_end < (first.extent_end - first.extent_start) / 32
+    assert later.open_end_left > first.open_end_left  # the now-line itself did move
 
 
 def test_parse_view_reads_the_url_and_ignores_nonsense() -> None:

@@ -584,3 +584,45 @@ def test_a_message_not_yet_delivered_says_delivery_pending(
 
 def _first_delivered(team: TeamBuilder) -> str:
     return next(m["id"] for m in team.messages.values() if m["deliveredAt"] is not None)
+
+
+def _board_html(client: TestClient, **params: str) -> str:
+    html = client.get(f"{PREFIX}/panel/board", params={"session": "s-lead", **params}).text
+    return re.sub(r'id="board-drawn" name="drawn" value="\d*"', "", html)  # the clock
+
+
+def test_a_kept_lane_is_never_stale_the_board_equals_one_drawn_from_scratch(
+    team: TeamBuilder,
+) -> None:
+    """The panel keeps each lane's markup until the lane changes. Through every kind of
+    change — a message, a rename, a colour, a status, the clock, the zoom, a new lane —
+    the kept board must equal a board drawn by a panel that keeps nothing."""
+    kept = TestClient(make_app(FakeProvider(team)))
+    changes: list[Any] = [
+        lambda: None,
+        lambda: team.message("docs", "perf", team.now - 1000, "fresh", msg_id="fresh-1"),
+        lambda: setattr(team, "now", team.now + 2_500),  # only the clock moved
+        lambda: team.lanes["ui"].update(name="ui-renamed"),
+        lambda: team.lanes["perf"]["color"].update(slot=4),
+        lambda: team.lanes["docs"].update(status="running"),
+        lambda: team.turn("verify", team.now - 500, None),
+        lambda: setattr(team, "now", team.now + 30 * 60_000),  # the extent grows a step
+        lambda: team.lanes.update(late=_lane(len(team.lanes), "late")),
+    ]
+    for change in changes:
+        change()
+        for view in ({}, {"from": str(T0), "to": str(T0 + 5 * 60_000), "px": "900"}):
+            fresh = TestClient(make_app(FakeProvider(team)))
+            assert _board_html(kept, **view) == _board_html(fresh, **view)
+
+
+def test_open_bars_reach_the_now_line_through_the_chart_not_their_own_markup(
+    client: TestClient, team: TeamBuilder
+) -> None:
+    team.turn("verify", team.now - 60_000, None)
+    html = _board_html(client)
+    open_end = re.search(r'class="chart"[^>]*style="--open-end:([\d.]+)%"', html)
+    now_line = re.search(r'class="now" style="left:([\d.]+)%"', html)
+    assert open_end and now_line and open_end.group(1) == now_line.group(1)
+    open_bar = r'class="turn [^"]* open" style="left:[\d.]+%;width:calc\(var\(--open-end\)'
+    assert re.search(open_bar, html)

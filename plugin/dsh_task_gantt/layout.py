@@ -12,11 +12,14 @@ spans, and is never written back into any data.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+import orjson
 
 #: Readable tick steps, seconds to a day.
 TICK_STEPS_MS: tuple[int, ...] = (
@@ -40,6 +43,8 @@ MIN_EXTENT_MS = 10_000
 #: Room after "now" on a live board, so the now-line is not glued to the edge.
 LIVE_HEADROOM_FRACTION = 0.03
 LIVE_HEADROOM_MIN_MS = 5_000
+#: A live extent's end moves in steps of about 1/EXTENT_STEPS of it (see quantized_end).
+EXTENT_STEPS = 64
 #: The window ``t=`` opens on when no window is given.
 DEFAULT_FOCUS_WINDOW_MS = 10 * 60_000
 #: Colours repeat every this many lanes; from then on lanes differ by a pattern too.
@@ -225,6 +230,13 @@ class Board:
     notes: tuple[str, ...]
     message_count: int
     track_px: int  # the visible track width this layout assumed
+    #: Where open spans end, as a percentage of the extent ("now" while live, the
+    #: frozen end otherwise): the board sets it once and open bars reach it in CSS, so
+    #: a lane's markup does not change while only the clock moves.
+    open_end_left: float = 100.0
+    #: The live edge ("now" plus headroom) a following window slides to; the extent end
+    #: is rounded up from it in coarse steps so positions stay put from poll to poll.
+    live_end: int | None = None
 
 
 # ---------------------------------------------------------------------------
@@ -447,6 +459,7 @@ class _Roster:
 
 
 def _extent(timeline: Mapping[str, Any], now: int | None) -> tuple[int, int] | None:
+    """``(start, end)`` of everything drawn; while live, ``end`` is the live edge."""
     times: list[int] = []
     for lane in _seq(timeline.get("lanes")):
         for span in _seq(_map(lane).get("spans")):
@@ -479,13 +492,24 @@ def _extent(timeline: Mapping[str, Any], now: int | None) -> tuple[int, int] | N
     return start, end
 
 
-def _window(view: View, start: int, end: int, live: bool) -> tuple[int, int]:
+def quantized_end(start: int, live_end: int) -> int:
+    """The extent end of a live board: ``live_end`` rounded up to a step of 1/64 to
+    1/32 of the extent (a power of two in ms). Positions are percentages of the
+    extent, so they change only when the live edge crosses a step — not at every
+    poll — and lanes that did not change keep their markup."""
+    step = 1 << max(0, ((live_end - start) // EXTENT_STEPS).bit_length())
+    return start + -(-(live_end - start) // step) * step
+
+
+def _window(
+    view: View, start: int, end: int, live: bool, live_end: int | None = None
+) -> tuple[int, int]:
     if view.start is None or view.end is None:
         return start, end
     width = min(max(view.end - view.start, MIN_WINDOW_MS), end - start)
     lo = view.start
     if view.follow and live:
-        lo = end - width
+        lo = (live_end if live_end is not None else end) - width
     lo = min(max(lo, start), end - width)
     return lo, lo + width
 
@@ -772,51 +796,115 @@ def _list_items(lanes: Sequence[LaneRow], tasks: Sequence[TaskRow]) -> tuple[Lis
     return tuple(item for _, _, item in items)
 
 
-def layout_board(timeline: Mapping[str, Any], view: View) -> Board:
-    """Everything the board template draws, for this timeline seen through this view."""
+@dataclass(frozen=True, slots=True)
+class BoardPlan:
+    """The board-wide geometry, decided before any lane is laid out (see lane_key)."""
+
+    timeline: Mapping[str, Any]
+    view: View
+    live: bool
+    now: int | None
+    extent: tuple[int, int]
+    live_end: int | None
+    clamp_to: int
+    window: tuple[int, int]
+    zoom: float
+    px_per_ms: float
+    roster: _Roster
+    lanes_raw: tuple[Mapping[str, Any], ...]
+    #: Names and colours of every lane: what a lane's marks say of the other parties.
+    roster_key: tuple[tuple[str, str, str], ...]
+
+    def lane_key(self, position: int) -> tuple[Any, ...] | None:
+        """Everything a lane's row depends on except "now" (open bars reach the board's
+        ``open_end_left`` in CSS), or ``None`` when the lane cannot be keyed."""
+        try:
+            content = orjson.dumps(self.lanes_raw[position], option=orjson.OPT_SORT_KEYS)
+        except (TypeError, orjson.JSONEncodeError):
+            return None
+        digest = hashlib.blake2b(content, digest_size=16).digest()
+        return (digest, position, self.extent, self.px_per_ms, self.roster_key)
+
+    def lane_row(self, position: int) -> LaneRow:
+        lane = self.lanes_raw[position]
+        return _lane_row(lane, position, self.roster, self.extent, self.clamp_to, self.px_per_ms)
+
+
+def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
+    """The plan of a board, or the (finished) board when there is nothing to draw."""
     live = bool(timeline.get("live"))
     now = _int(timeline.get("generatedAt")) if live else None
-    lanes_raw = [_map(lane) for lane in _seq(timeline.get("lanes"))]
-    tasks_raw = [_map(task) for task in _seq(timeline.get("tasks"))]
-    notes = tuple(n for n in _seq(timeline.get("notes")) if isinstance(n, str))
-    partial = timeline.get("source") == "partial"
-    rng = _map(timeline.get("range"))
-    frozen_at = None if live else _int(rng.get("end"))
+    lanes_raw = tuple(_map(lane) for lane in _seq(timeline.get("lanes")))
     extent = _extent(timeline, now)
     if extent is None:
+        rng = _map(timeline.get("range"))
+        frozen_at = None if live else _int(rng.get("end"))
         anchor = now or frozen_at or 0
         return Board(
-            empty=True, live=live, partial=partial, extent_start=anchor,
-            extent_end=anchor + MIN_EXTENT_MS, window_start=anchor,
+            empty=True, live=live, partial=timeline.get("source") == "partial",
+            extent_start=anchor, extent_end=anchor + MIN_EXTENT_MS, window_start=anchor,
             window_end=anchor + MIN_EXTENT_MS, follow=view.follow, zoom=1.0, scroll=0.0,
             now=now, now_left=None, frozen_at=frozen_at,
             frozen_text=format_time(frozen_at, "full") if frozen_at is not None else None,
-            tick_fmt="hms", ticks=(), lanes=(), tasks=(), items=(), notes=notes,
+            tick_fmt="hms", ticks=(), lanes=(), tasks=(), items=(),
+            notes=tuple(n for n in _seq(timeline.get("notes")) if isinstance(n, str)),
             message_count=0, track_px=view.track_px,
         )  # fmt: skip
     start, end = extent
+    live_end = None
+    if now is not None and _int(_map(timeline.get("range")).get("end")) is None:
+        live_end = end
+        end = quantized_end(start, live_end)
     # Open spans run to "now" while live, to the frozen end otherwise; never past the extent.
     clamp_to = min(now if now is not None else end, end)
-    win_start, win_end = _window(view, start, end, live)
+    win_start, win_end = _window(view, start, end, live, live_end)
     zoom = round((end - start) / max(win_end - win_start, 1), 4)
-    px_per_ms = view.track_px * zoom / max(end - start, 1)
     roster = _Roster(lanes_raw)
-    lanes = tuple(
-        _lane_row(lane, n, roster, extent, clamp_to, px_per_ms) for n, lane in enumerate(lanes_raw)
+    return BoardPlan(
+        timeline=timeline,
+        view=view,
+        live=live,
+        now=now,
+        extent=(start, end),
+        live_end=live_end,
+        clamp_to=clamp_to,
+        window=(win_start, win_end),
+        zoom=zoom,
+        px_per_ms=view.track_px * zoom / max(end - start, 1),
+        roster=roster,
+        lanes_raw=lanes_raw,
+        roster_key=tuple(
+            (_str(lane.get("id")), _str(lane.get("name")), lane_tone(lane).classes)
+            for lane in lanes_raw
+        ),
     )
-    tasks = tuple(_task_row(task, n, roster, extent, clamp_to) for n, task in enumerate(tasks_raw))
+
+
+def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
+    """The board of ``plan`` with these lane rows (one per ``plan.lanes_raw``)."""
+    timeline, view = plan.timeline, plan.view
+    start, end = plan.extent
+    win_start, win_end = plan.window
+    rng = _map(timeline.get("range"))
+    frozen_at = None if plan.live else _int(rng.get("end"))
+    tasks_raw = [_map(task) for task in _seq(timeline.get("tasks"))]
+    tasks = tuple(
+        _task_row(task, n, plan.roster, plan.extent, plan.clamp_to)
+        for n, task in enumerate(tasks_raw)
+    )
     fmt, ticks = make_ticks(start, end, win_start, win_end, view.track_px)
     items = _list_items(lanes, tasks)
+    now = plan.now
     return Board(
         empty=False,
-        live=live,
-        partial=partial,
+        live=plan.live,
+        partial=timeline.get("source") == "partial",
         extent_start=start,
         extent_end=end,
         window_start=win_start,
         window_end=win_end,
-        follow=view.follow and live,
-        zoom=zoom,
+        follow=view.follow and plan.live,
+        zoom=plan.zoom,
         scroll=round((win_start - start) / max(end - start, 1), 6),
         now=now,
         now_left=_pct(now, start, end) if now is not None else None,
@@ -827,10 +915,20 @@ def layout_board(timeline: Mapping[str, Any], view: View) -> Board:
         lanes=lanes,
         tasks=tasks,
         items=items,
-        notes=notes,
+        notes=tuple(n for n in _seq(timeline.get("notes")) if isinstance(n, str)),
         message_count=sum(1 for item in items if item.kind in {"message", "system"}),
         track_px=view.track_px,
+        open_end_left=_pct(plan.clamp_to, start, end),
+        live_end=plan.live_end,
     )
+
+
+def layout_board(timeline: Mapping[str, Any], view: View) -> Board:
+    """Everything the board template draws, for this timeline seen through this view."""
+    plan = plan_board(timeline, view)
+    if isinstance(plan, Board):
+        return plan
+    return finish_board(plan, tuple(plan.lane_row(n) for n in range(len(plan.lanes_raw))))
 
 
 def find_span_time(timeline: Mapping[str, Any], span_id: str) -> int | None:

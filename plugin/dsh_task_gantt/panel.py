@@ -2,30 +2,36 @@
 
 ``web.py`` calls these after it has checked the method, the connection guard and the
 parameters (a valid session id). The panel only talks to a :class:`TimelineProvider`
-and renders its timeline dict through :func:`layout.layout_board`; the templates do
-no arithmetic. Every text from a log reaches the page through Jinja2 autoescaping.
+and renders its timeline dict through :mod:`layout`, keeping each lane's markup until
+the lane changes; the templates do no arithmetic. Every text from a log reaches the
+page through Jinja2 autoescaping.
 """
 
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import jinja2
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from .layout import (
     DEFAULT_FOCUS_WINDOW_MS,
+    Board,
+    LaneRow,
     View,
     find_span_time,
+    finish_board,
     format_time,
-    layout_board,
     parse_view,
     parties,
+    plan_board,
 )
 from .provider import TimelineProvider
 from .resources import resource_path
@@ -47,6 +53,8 @@ PANEL_CSP = (
     "base-uri 'none'; form-action 'none'; object-src 'none'"
 )
 MESSAGE_CAP = 16_384
+#: Rendered lanes kept for reuse (a few teams' worth of lanes, each at a few zooms).
+LANE_CACHE_SIZE = 256
 
 _HEADERS = {"Cache-Control": "no-store", "Content-Security-Policy": PANEL_CSP, "Vary": "HX-Request"}
 
@@ -71,8 +79,39 @@ class Panel:
         self._provider = provider
         self._prefix = route_prefix.rstrip("/")
         self._env = _environment(resource_path("templates"))
+        #: Each lane's row and markup, by everything they depend on (layout.lane_key):
+        #: a poll after an append lays out and renders only the lanes that changed.
+        self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, Markup]] = OrderedDict()
 
     # -- helpers -----------------------------------------------------------------
+
+    def _layout(
+        self, timeline: Mapping[str, Any], view: View, session_id: str
+    ) -> tuple[Board, list[Markup]]:
+        """The board, and each lane's markup (reused when the lane did not change)."""
+        plan = plan_board(timeline, view)
+        if isinstance(plan, Board):
+            return plan, []
+        template = self._env.get_template("lane.html")
+        rows: list[LaneRow] = []
+        markup: list[Markup] = []
+        for position in range(len(plan.lanes_raw)):
+            lane_key = plan.lane_key(position)
+            key = None if lane_key is None else (*lane_key, session_id)
+            hit = self._lanes.get(key) if key is not None else None
+            if hit is not None:
+                self._lanes.move_to_end(key)  # type: ignore[arg-type]
+                row, html = hit
+            else:
+                row = plan.lane_row(position)
+                html = Markup(template.render(lane=row, prefix=self._prefix, session_id=session_id))
+                if key is not None:
+                    self._lanes[key] = (row, html)
+                    if len(self._lanes) > LANE_CACHE_SIZE:
+                        self._lanes.popitem(last=False)
+            rows.append(row)
+            markup.append(html)
+        return finish_board(plan, tuple(rows)), markup
 
     def _render(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         html = self._env.get_template(name).render(prefix=self._prefix, **context)
@@ -99,11 +138,12 @@ class Panel:
             if at is not None and view.start is None:
                 half = DEFAULT_FOCUS_WINDOW_MS // 2
                 view = View(start=at - half, end=at + half, track_px=view.track_px)
-        board = layout_board(result.data, view)
+        board, lanes_html = self._layout(result.data, view, session_id)
         return self._render(
             "page.html",
             session_id=session_id,
             board=board,
+            lanes_html=lanes_html,
             etag=result.etag,
             drawn=_now_ms(),
             list_mode=params.get("list") == "1",
@@ -126,12 +166,13 @@ class Panel:
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
-        board = layout_board(result.data, parse_view(params))
+        board, lanes_html = self._layout(result.data, parse_view(params), session_id)
         return self._render(
             "board.html",
             status=200 if result.live else HTMX_STOP_POLLING,
             session_id=session_id,
             board=board,
+            lanes_html=lanes_html,
             etag=result.etag,
             drawn=_now_ms(),
             oob=True,
@@ -153,7 +194,7 @@ class Panel:
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
-        board = layout_board(result.data, View())
+        board, _ = self._layout(result.data, View(), session_id)
         for row in board.tasks:
             if row.task_id == task_id:
                 return self._render(
