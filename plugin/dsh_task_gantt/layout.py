@@ -463,6 +463,13 @@ def _extent(timeline: Mapping[str, Any], now: int | None) -> tuple[int, int] | N
     times: list[int] = []
     for lane in _seq(timeline.get("lanes")):
         for span in _seq(_map(lane).get("spans")):
+            if type(span) is dict:  # our builder's spans: exact types first (a hot path)
+                time, end = span.get("time"), span.get("end")
+                if type(time) is int and (end is None or type(end) is int):
+                    times.append(time)
+                    if end is not None:
+                        times.append(end)
+                    continue
             span = _map(span)
             for key in ("time", "end"):
                 value = _int(span.get(key))
