@@ -328,7 +328,7 @@ class TimelineService:
     ) -> list[_LaneCache]:
         """Several lanes: read side by side (a slow host call delays no other lane),
         then folded one after another. A fold running beside another lane's decoding
-        only contends for the GIL, which cost a third more than folding afterwards."""
+        only contends for the GIL (measured: slower than folding afterwards)."""
         fetched = await asyncio.gather(*(self._fetch_lane(services, s) for s in session_ids))
         return [f if isinstance(f, _LaneCache) else self._fold_lane(*f) for f in fetched]
 
