@@ -542,6 +542,21 @@ def _mark_rows(lefts_px: Sequence[float]) -> tuple[list[int], int]:
     return rows, max(len(last), 1)
 
 
+@functools.lru_cache(maxsize=1 << 15)
+def _closed_bar(time: int, closed: int, start: int, end: int) -> TurnBar:
+    """A closed turn's bar (cached: a lane that changed still has its old turns, and a
+    lead has thousands)."""
+    stop = min(max(closed, time), end)
+    return TurnBar(
+        left=_pct(time, start, end),
+        width=_width(time, stop, start, end),
+        start=time,
+        end=stop,
+        open=False,
+        label=f"turn {format_time(time)}–{format_time(closed)}",
+    )
+
+
 def _lane_row(
     lane: Mapping[str, Any],
     position: int,
@@ -561,19 +576,18 @@ def _lane_row(
         kind = _str(span.get("kind"))
         if kind == "turn":
             closed = _int(span.get("end"))
-            stop = closed if closed is not None else clamp_to
-            stop = min(max(stop, time), end)
-            label = f"turn {format_time(time)}–" + (
-                format_time(closed) if closed is not None else "now"
-            )
+            if closed is not None:
+                turns.append(_closed_bar(time, closed, start, end))
+                continue
+            stop = min(max(clamp_to, time), end)
             turns.append(
                 TurnBar(
                     left=_pct(time, start, end),
                     width=_width(time, stop, start, end),
                     start=time,
                     end=stop,
-                    open=closed is None,
-                    label=label,
+                    open=True,
+                    label=f"turn {format_time(time)}–now",
                 )
             )
         elif kind in {"message", "user-prompt"}:
