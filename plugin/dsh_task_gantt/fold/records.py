@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class TurnMark:
-    """A ``turn/start`` (``reason`` is None) or a ``turn/end``."""
+class TurnMark(NamedTuple):
+    """A ``turn/start`` (``reason`` is None) or a ``turn/end`` (a named tuple: a lead's
+    log has thousands, and each is built once per cold read)."""
 
     turn_id: str | None
     time: int | None
