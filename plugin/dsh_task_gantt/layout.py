@@ -542,19 +542,22 @@ def _mark_rows(lefts_px: Sequence[float]) -> tuple[list[int], int]:
     return rows, max(len(last), 1)
 
 
-@functools.lru_cache(maxsize=1 << 15)
-def _closed_bar(time: int, closed: int, start: int, end: int) -> TurnBar:
-    """A closed turn's bar (cached: a lane that changed still has its old turns, and a
-    lead has thousands)."""
-    stop = min(max(closed, time), end)
+def _turn_bar(time: int, stop: int, start: int, end: int, closed: int | None) -> TurnBar:
     return TurnBar(
         left=_pct(time, start, end),
         width=_width(time, stop, start, end),
         start=time,
         end=stop,
-        open=False,
-        label=f"turn {format_time(time)}–{format_time(closed)}",
+        open=closed is None,
+        label=f"turn {format_time(time)}–" + (format_time(closed) if closed is not None else "now"),
     )
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _closed_bar(time: int, closed: int, start: int, end: int) -> TurnBar:
+    """A closed turn's bar (cached: a lane that changed still has its old turns, and a
+    lead has thousands)."""
+    return _turn_bar(time, min(max(closed, time), end), start, end, closed)
 
 
 def _lane_row(
@@ -579,17 +582,7 @@ def _lane_row(
             if closed is not None:
                 turns.append(_closed_bar(time, closed, start, end))
                 continue
-            stop = min(max(clamp_to, time), end)
-            turns.append(
-                TurnBar(
-                    left=_pct(time, start, end),
-                    width=_width(time, stop, start, end),
-                    start=time,
-                    end=stop,
-                    open=True,
-                    label=f"turn {format_time(time)}–now",
-                )
-            )
+            turns.append(_turn_bar(time, min(max(clamp_to, time), end), start, end, None))
         elif kind in {"message", "user-prompt"}:
             raw_marks.append((time, span))
     raw_marks.sort(key=lambda pair: pair[0])
