@@ -489,7 +489,7 @@ _TURN_SPANS_MAX = 256
 #: Each turn's span, by value: after an append the lane's pairing is new, but all its
 #: turns except the last few are equal to before and keep their span.
 _TURN_SPAN: dict[tuple[TurnSpan, str, str, str, str], dict[str, Any]] = {}
-_TURN_SPAN_MAX = 1 << 16
+_TURN_SPAN_MAX = 1 << 14  # a big team has ~8,000 turns; each span is ~1 KB
 
 
 def _turn_spans(pairing: TurnPairing, party: dict[str, str], session: str) -> _TurnSpans:
