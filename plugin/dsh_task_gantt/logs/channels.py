@@ -111,7 +111,13 @@ def _header(obj: Any) -> SessionHeader | None:
         return None
 
 
+_OWN_KINDS = frozenset({LogEvent, EventRun})
+
+
 def _coerce_all(raw: Sequence[Any], first_position: int, out: _Channel, where: str) -> None:
+    if _OWN_KINDS.issuperset(map(type, raw)):  # all a reader's own: nothing to check
+        out.events = list(raw)
+        return
     events: list[LogEvent | EventRun] = []
     skipped = 0
     for i, obj in enumerate(raw):
