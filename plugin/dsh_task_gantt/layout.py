@@ -826,8 +826,9 @@ class BoardPlan:
     px_per_ms: float
     roster: _Roster
     lanes_raw: tuple[Mapping[str, Any], ...]
-    #: Names and colours of every lane: what a lane's marks say of the other parties.
-    roster_key: tuple[tuple[str, str, str], ...]
+    #: What _Roster resolves parties by (ids, session ids, names) and the colours: what a
+    #: lane's marks say of the other parties.
+    roster_key: tuple[tuple[str, str, str, str], ...]
 
     def lane_key(self, position: int) -> tuple[Any, ...] | None:
         """Everything a lane's row depends on except "now" (open bars reach the board's
@@ -844,6 +845,17 @@ class BoardPlan:
         return _lane_row(lane, position, self.roster, self.extent, self.clamp_to, self.px_per_ms)
 
 
+def _board_facts(timeline: Mapping[str, Any], live: bool) -> dict[str, Any]:
+    """The board's fields that come straight from the timeline, whatever is drawn."""
+    frozen_at = None if live else _int(_map(timeline.get("range")).get("end"))
+    return {
+        "partial": timeline.get("source") == "partial",
+        "frozen_at": frozen_at,
+        "frozen_text": format_time(frozen_at, "full") if frozen_at is not None else None,
+        "notes": tuple(n for n in _seq(timeline.get("notes")) if isinstance(n, str)),
+    }
+
+
 def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
     """The plan of a board, or the (finished) board when there is nothing to draw."""
     live = bool(timeline.get("live"))
@@ -851,18 +863,13 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
     lanes_raw = tuple(_map(lane) for lane in _seq(timeline.get("lanes")))
     extent = _extent(timeline, now)
     if extent is None:
-        rng = _map(timeline.get("range"))
-        frozen_at = None if live else _int(rng.get("end"))
-        anchor = now or frozen_at or 0
+        facts = _board_facts(timeline, live)
+        anchor = now or facts["frozen_at"] or 0
         return Board(
-            empty=True, live=live, partial=timeline.get("source") == "partial",
-            extent_start=anchor, extent_end=anchor + MIN_EXTENT_MS, window_start=anchor,
-            window_end=anchor + MIN_EXTENT_MS, follow=view.follow, zoom=1.0, scroll=0.0,
-            now=now, now_left=None, frozen_at=frozen_at,
-            frozen_text=format_time(frozen_at, "full") if frozen_at is not None else None,
-            tick_fmt="hms", ticks=(), lanes=(), tasks=(), items=(),
-            notes=tuple(n for n in _seq(timeline.get("notes")) if isinstance(n, str)),
-            message_count=0, track_px=view.track_px,
+            empty=True, live=live, extent_start=anchor, extent_end=anchor + MIN_EXTENT_MS,
+            window_start=anchor, window_end=anchor + MIN_EXTENT_MS, follow=view.follow,
+            zoom=1.0, scroll=0.0, now=now, now_left=None, tick_fmt="hms", ticks=(), lanes=(),
+            tasks=(), items=(), message_count=0, track_px=view.track_px, **facts,
         )  # fmt: skip
     start, end = extent
     live_end = None
@@ -888,7 +895,12 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
         roster=roster,
         lanes_raw=lanes_raw,
         roster_key=tuple(
-            (_str(lane.get("id")), _str(lane.get("name")), lane_tone(lane).classes)
+            (
+                _str(lane.get("id")),
+                _str(lane.get("sessionId")),
+                _str(lane.get("name")),
+                lane_tone(lane).classes,
+            )
             for lane in lanes_raw
         ),
     )
@@ -899,8 +911,6 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
     timeline, view = plan.timeline, plan.view
     start, end = plan.extent
     win_start, win_end = plan.window
-    rng = _map(timeline.get("range"))
-    frozen_at = None if plan.live else _int(rng.get("end"))
     tasks_raw = [_map(task) for task in _seq(timeline.get("tasks"))]
     tasks = tuple(
         _task_row(task, n, plan.roster, plan.extent, plan.clamp_to)
@@ -912,7 +922,6 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
     return Board(
         empty=False,
         live=plan.live,
-        partial=timeline.get("source") == "partial",
         extent_start=start,
         extent_end=end,
         window_start=win_start,
@@ -922,18 +931,16 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         scroll=round((win_start - start) / max(end - start, 1), 6),
         now=now,
         now_left=_pct(now, start, end) if now is not None else None,
-        frozen_at=frozen_at,
-        frozen_text=format_time(frozen_at, "full") if frozen_at is not None else None,
         tick_fmt=fmt,
         ticks=ticks,
         lanes=lanes,
         tasks=tasks,
         items=items,
-        notes=tuple(n for n in _seq(timeline.get("notes")) if isinstance(n, str)),
         message_count=sum(1 for item in items if item.kind in {"message", "system"}),
         track_px=view.track_px,
         open_end_left=_pct(plan.clamp_to, start, end),
         live_end=plan.live_end,
+        **_board_facts(timeline, plan.live),
     )
 
 

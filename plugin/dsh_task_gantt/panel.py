@@ -99,8 +99,8 @@ class Panel:
             lane_key = plan.lane_key(position)
             key = None if lane_key is None else (*lane_key, session_id)
             hit = self._lanes.get(key) if key is not None else None
-            if hit is not None:
-                self._lanes.move_to_end(key)  # type: ignore[arg-type]
+            if key is not None and hit is not None:
+                self._lanes.move_to_end(key)
                 row, html = hit
             else:
                 row = plan.lane_row(position)
