@@ -22,6 +22,7 @@ HOST.md §2-§4; the decisions this module adds are:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -350,71 +351,103 @@ class _Model:
             "to itself": 0,
             "not drawn": 0,
         }
+        roster = self.roster_token()
         for msg in pairing.messages:
-            q = msg.queued
-            sender = self.resolve(q.sender_id) or self.resolve(q.sender_name) if q else None
-            target = self.resolve(msg.target_id)
-            if q is None:
-                src = dict(_UNKNOWN_SENDER)
-            elif sender is not None:
-                src = sender.party()
-            else:
-                src = {
-                    "kind": "system",
-                    "id": q.sender_id or "unknown",
-                    "name": q.sender_name or q.sender_id or "unknown sender",
-                }
-            dst: dict[str, str] | None
-            if target is not None:
-                dst = target.party()
-            elif msg.target_id is not None:
-                dst = {"kind": "system", "id": msg.target_id, "name": msg.target_id}
-            else:
-                dst = None
-            self.message_details[msg.id] = _message_detail(msg, src, dst)
-            if q is not None and msg.delivered is None:
-                c.pending += 1
-            when = msg.time
-            places: list[_Lane] = []
-            if when is not None:
-                if q is None:
-                    category = "no queue record" if target else "not drawn"
-                    places = [target] if target else []
-                elif sender is not None and target is not None:
-                    category = "to itself" if sender is target else "two lanes"
-                    places = [sender] if sender is target else [sender, target]
-                elif sender is not None:
-                    category, places = "target outside", [sender]
-                elif target is not None:
-                    category, places = "sender outside", [target]
-                else:
-                    category = "not drawn"
-            else:
-                category = "not drawn"
-            tally[category] += 1
-            body_preview = (
-                preview(q.body) if q else "(delivered; its queue record is not in the log)"
-            )
-            for lane in places:
-                direction = "outgoing" if lane is sender and lane is not target else "incoming"
-                span = {
-                    "kind": "message",
-                    "id": msg.id,
-                    "time": when,
-                    "end": None,
-                    "from": dict(src),
-                    "to": dict(dst) if dst else None,
-                    "direction": direction,
-                    "preview": body_preview,
-                    "sessionId": self.lead_session,
-                    # Extra to PRODUCT.md's Span: lets the panel show "delivery pending".
-                    "deliveredAt": msg.delivered.time if msg.delivered else None,
-                }
-                if lane.add(span):
+            drawn_key = (msg, roster)
+            drawn = _DRAWN_MESSAGES.get(drawn_key)
+            if drawn is None:
+                drawn = self._draw_message(msg)
+                if len(_DRAWN_MESSAGES) >= _DRAWN_MESSAGES_MAX:
+                    _DRAWN_MESSAGES.pop(next(iter(_DRAWN_MESSAGES)))
+                _DRAWN_MESSAGES[drawn_key] = drawn
+            self.message_details[msg.id] = drawn.detail
+            c.pending += drawn.pending
+            tally[drawn.category] += 1
+            for lane_id, span in drawn.marks:
+                if self.by_id[lane_id].add(span):
                     c.message_marks += 1
         c.messages = tally
         self.duplicate_queued = pairing.duplicate_queued
         self.duplicate_delivered = pairing.duplicate_delivered
+
+    def roster_token(self) -> int:
+        """A number for everything :meth:`resolve` reads: equal rosters, equal numbers."""
+        signature = (
+            self.lead_session,
+            frozenset(self.lead_ids),
+            frozenset((lane.id, lane.kind, lane.name) for lane in self.lanes),
+            frozenset((alias, frozenset(ids)) for alias, ids in self.aliases.items()),
+        )
+        token = _ROSTER_TOKENS.get(signature)
+        if token is None:
+            if len(_ROSTER_TOKENS) >= _ROSTER_TOKENS_MAX:
+                _ROSTER_TOKENS.pop(next(iter(_ROSTER_TOKENS)))
+            token = _ROSTER_TOKENS[signature] = next(_TOKEN_COUNTER)
+        return token
+
+    def _draw_message(self, msg: PairedMessage) -> _DrawnMessage:
+        """One message's detail, its category for the notes, and its marks by lane."""
+        q = msg.queued
+        sender = self.resolve(q.sender_id) or self.resolve(q.sender_name) if q else None
+        target = self.resolve(msg.target_id)
+        if q is None:
+            src = dict(_UNKNOWN_SENDER)
+        elif sender is not None:
+            src = sender.party()
+        else:
+            src = {
+                "kind": "system",
+                "id": q.sender_id or "unknown",
+                "name": q.sender_name or q.sender_id or "unknown sender",
+            }
+        dst: dict[str, str] | None
+        if target is not None:
+            dst = target.party()
+        elif msg.target_id is not None:
+            dst = {"kind": "system", "id": msg.target_id, "name": msg.target_id}
+        else:
+            dst = None
+        when = msg.time
+        places: list[_Lane] = []
+        if when is not None:
+            if q is None:
+                category = "no queue record" if target else "not drawn"
+                places = [target] if target else []
+            elif sender is not None and target is not None:
+                category = "to itself" if sender is target else "two lanes"
+                places = [sender] if sender is target else [sender, target]
+            elif sender is not None:
+                category, places = "target outside", [sender]
+            elif target is not None:
+                category, places = "sender outside", [target]
+            else:
+                category = "not drawn"
+        else:
+            category = "not drawn"
+        body_preview = preview(q.body) if q else "(delivered; its queue record is not in the log)"
+        marks = []
+        for lane in places:
+            direction = "outgoing" if lane is sender and lane is not target else "incoming"
+            span = {
+                "kind": "message",
+                "id": msg.id,
+                "time": when,
+                "end": None,
+                "from": dict(src),
+                "to": dict(dst) if dst else None,
+                "direction": direction,
+                "preview": body_preview,
+                "sessionId": self.lead_session,
+                # Beyond the documented Span: lets the panel show "delivery pending".
+                "deliveredAt": msg.delivered.time if msg.delivered else None,
+            }
+            marks.append((lane.id, span))
+        return _DrawnMessage(
+            detail=_message_detail(msg, src, dst),
+            category=category,
+            pending=q is not None and msg.delivered is None,
+            marks=tuple(marks),
+        )
 
     # -- tasks -----------------------------------------------------------------------
     def _replay_tasks(self) -> None:
@@ -554,6 +587,28 @@ def _prompt_detail(prompt_id: str, prompt: PromptRec, lane: _Lane) -> dict[str, 
         "length": prompt.length,
         "truncated": prompt.length > MESSAGE_BODY_CAP,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class _DrawnMessage:
+    detail: dict[str, Any]
+    category: str
+    pending: bool
+    #: (lane id, span) for each lane the message is drawn on.
+    marks: tuple[tuple[str, dict[str, Any]], ...]
+
+
+#: Messages drawn recently, by value and roster: a poll after an append draws every
+#: message again and all but the new ones come out as before, so they keep their
+#: detail and spans (never mutated once built; an unchanged lane then holds the very
+#: same spans, which the wire uses to reuse its bytes).
+_DRAWN_MESSAGES: dict[tuple[PairedMessage, int], _DrawnMessage] = {}
+_DRAWN_MESSAGES_MAX = 1 << 13  # a long run has a few thousand messages
+#: Roster signatures by number (numbers are never reused, so an evicted roster cannot
+#: make a message drawn for another roster look current).
+_ROSTER_TOKENS: dict[tuple[Any, ...], int] = {}
+_ROSTER_TOKENS_MAX = 64
+_TOKEN_COUNTER = itertools.count()
 
 
 def _message_detail(
