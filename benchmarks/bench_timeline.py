@@ -8,12 +8,19 @@ frames plus eight teammates of ~4,000 lines), serves it with ``dsh-task-gantt se
   (``decompressobj(read_across_frames=True)``), measured in the same run;
 - cold: the first ``/api/timeline`` request of a fresh server;
 - unchanged: a poll with ``If-None-Match`` (304) when no log changed;
-- after an append of a few frames (a real-format activity tick);
+- after an append of a few frames (a real-format activity tick), and the same with
+  ``?since=<etag>`` (only the lanes and tasks that changed);
 - the server's RSS growth over the cold open, against the decompressed bytes;
 - optionally (``--load``) 20 concurrent pollers every 2 s for 60 s while the team is
   appended to: p50/p99 latency and errors.
 
-Run: ``python benchmarks/bench_timeline.py [--runs 3] [--load] [--load-seconds 60]``.
+``--team`` picks the team: ``large`` (default; the generator's large "full" team, 17
+hours of history with few messages), ``real`` or ``big`` (the same lead with ~360
+messages and ~30 tasks, or 5x the messages and 8x the tasks, its history the hour
+before now; see ``teams.py``).
+
+Run: ``python benchmarks/bench_timeline.py [--team large|real|big] [--runs 3] [--load]
+[--load-seconds 60]``.
 Figures only: nothing here asserts a time.
 """
 
@@ -37,6 +44,9 @@ import httpx
 import zstandard
 
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec, generate_team
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from teams import TEAMS, generate_recent_team
 
 API = "/plugins/dsh-task-gantt/api/timeline"
 BOARD = "/plugins/dsh-task-gantt/panel/board"
@@ -204,17 +214,22 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--load", action="store_true", help="also run the 20-poller load test")
     parser.add_argument("--load-seconds", type=float, default=60)
+    parser.add_argument("--team", choices=("large", "real", "big"), default="large")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="dsh-gantt-bench-"))
     try:
         root = work / "sessions"
-        spec = generate_team(root, seed=args.seed, scale="large", shape="full", name="bench")
+        if args.team == "large":
+            spec = generate_team(root, seed=args.seed, scale="large", shape="full", name="bench")
+        else:
+            spec = generate_recent_team(root, TEAMS[args.team], seed=args.seed)
         lead = spec.lead
         print(
-            f"team: lead {lead.line_count} lines in {lead.frame_count} frames, "
+            f"team ({args.team}): lead {lead.line_count} lines in {lead.frame_count} frames, "
             f"{len(spec.members) - 1} teammates, "
-            f"{sum(m.line_count for m in spec.members)} lines in all"
+            f"{sum(m.line_count for m in spec.members)} lines in all, "
+            f"{len(spec.messages)} messages, {len(spec.tasks)} tasks"
         )
 
         # The floor moves with the machine's state (seen: 98 to 152 ms on one box), so
@@ -291,6 +306,7 @@ def main() -> int:
                     )
                     assert r.status_code == 200, r.status_code
                     etag = r.headers["etag"]
+                    r_full = r.content
                     appended.append(t)
                 a = statistics.median(appended)
                 frames = sum(report.appended.values())
@@ -298,6 +314,34 @@ def main() -> int:
                     f"after an append (~{frames} events in a few frames, median of 15): {ms(a)}"
                     f"  = {a / cold * 100:.2f}% of cold (target <= 5%)"
                 )
+                # A client that keeps its copy: only the lanes and tasks that changed.
+                deltas = []
+                sizes = []
+                probe = client.get(API, params={"session": spec.lead_id, "since": etag})
+                supported = "delta" in probe.json()
+                for _ in range(15 if supported else 0):
+                    now += 2500
+                    live.tick(now)
+                    t, r = timed_get(
+                        client,
+                        API,
+                        params={"session": spec.lead_id, "since": etag},
+                        headers={"If-None-Match": etag},
+                    )
+                    assert r.status_code == 200, r.status_code
+                    assert r.json()["delta"]["known"], "the version was forgotten"
+                    etag = r.headers["etag"]
+                    deltas.append(t)
+                    sizes.append(len(r.content))
+                if not supported:
+                    print("after an append with ?since=: this server answers in full")
+                else:
+                    d = statistics.median(deltas)
+                    print(
+                        f"after an append with ?since= (median of 15, "
+                        f"{statistics.median(sizes) / 1024:.0f} KB against "
+                        f"{len(r_full) // 1024} KB): {ms(d)}  = {d / cold * 100:.2f}% of cold"
+                    )
                 # The panel's poll after an append: the timeline, then the whole board
                 # laid out and rendered again (what a live panel pays every 2 s).
                 boards = []
