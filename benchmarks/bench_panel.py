@@ -60,7 +60,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+
 from bench_timeline import Server  # the same child-process host
+from screenshots import CHROMIUM, CHROMIUM_ARGS, PREFIX  # the same browser, same flags
 from teams import TEAMS, TeamShape, generate_recent_team
 
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
@@ -72,12 +75,6 @@ ZOOM_IN, ZOOM_OUT = "#zoom-in", "#zoom-out"
 ZOOM_IN_KEY, ZOOM_OUT_KEY = "+", "-"
 #: Enough clicks to go from an hour (or a day) to the panel's smallest window and back.
 MAX_ZOOM_CLICKS = 20
-PREFIX = "/plugins/dsh-task-gantt"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
 APPEND_EVERY_S = 2.0
 #: A poll in flight is done when nothing was requested for this long.
 QUIET_MS = 700

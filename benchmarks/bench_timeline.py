@@ -71,6 +71,14 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds a process has used (all its threads). On a shared machine this moves
+    far less than wall time; the kernel counts it in ticks (10 ms), so it is summed over
+    many requests."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def decode_floor(root: Path) -> tuple[float, int]:
     """Seconds python-zstandard alone needs for every log, and the decompressed bytes."""
     blobs = [p.read_bytes() for p in root.rglob("session.v4.jsonl.zstd")]
@@ -238,14 +246,17 @@ def main() -> int:
         floors: list[float] = []
         colds: list[float] = []
         growths: list[int] = []
+        cold_cpus: list[float] = []
         for _ in range(args.runs):
             floors.append(statistics.median(decode_floor(root)[0] for _ in range(3)))
             server = Server(root)
             try:
                 with httpx.Client(base_url=server.base, timeout=60) as client:
                     before = rss_kib(server.proc.pid)
+                    cpu_before = cpu_s(server.proc.pid)
                     cold, r = timed_get(client, API, params={"session": spec.lead_id})
                     assert r.status_code == 200, r.status_code
+                    cold_cpus.append(cpu_s(server.proc.pid) - cpu_before)
                     colds.append(cold)
                     growths.append(rss_kib(server.proc.pid) - before)
             finally:
@@ -264,6 +275,8 @@ def main() -> int:
             f"  = {ratio:.2f}x the floor measured just before it (median; "
             f"{ratios[0]:.2f}-{ratios[-1]:.2f} over the runs; target <= 2x)"
         )
+        cold_cpu = statistics.median(cold_cpus)
+        print(f"cold first request, the server's CPU time (median): {ms(cold_cpu)}")
         print(
             f"RSS growth over the cold open: {growth / 1e6:.1f} MB"
             f"  = {growth / decompressed:.2f}x the decompressed bytes (target <= 0.5x)"
@@ -295,15 +308,18 @@ def main() -> int:
                 )
                 appended = []
                 now = spec.last_event_time
+                cpu_appended = 0.0
                 for _ in range(15):
                     now += 2500
                     report = live.tick(now)
+                    cpu_before = cpu_s(server.proc.pid)
                     t, r = timed_get(
                         client,
                         API,
                         params={"session": spec.lead_id},
                         headers={"If-None-Match": etag},
                     )
+                    cpu_appended += cpu_s(server.proc.pid) - cpu_before
                     assert r.status_code == 200, r.status_code
                     etag = r.headers["etag"]
                     r_full = r.content
@@ -312,22 +328,27 @@ def main() -> int:
                 frames = sum(report.appended.values())
                 print(
                     f"after an append (~{frames} events in a few frames, median of 15): {ms(a)}"
-                    f"  = {a / cold * 100:.2f}% of cold (target <= 5%)"
+                    f"  = {a / cold * 100:.2f}% of cold (target <= 5%); the server's CPU time "
+                    f"(mean): {ms(cpu_appended / 15)} = {cpu_appended / 15 / cold_cpu * 100:.2f}% "
+                    f"of cold's"
                 )
                 # A client that keeps its copy: only the lanes and tasks that changed.
                 deltas = []
                 sizes = []
+                cpu_deltas = 0.0
                 probe = client.get(API, params={"session": spec.lead_id, "since": etag})
                 supported = "delta" in probe.json()
                 for _ in range(15 if supported else 0):
                     now += 2500
                     live.tick(now)
+                    cpu_before = cpu_s(server.proc.pid)
                     t, r = timed_get(
                         client,
                         API,
                         params={"session": spec.lead_id, "since": etag},
                         headers={"If-None-Match": etag},
                     )
+                    cpu_deltas += cpu_s(server.proc.pid) - cpu_before
                     assert r.status_code == 200, r.status_code
                     assert r.json()["delta"]["known"], "the version was forgotten"
                     etag = r.headers["etag"]
@@ -340,7 +361,9 @@ def main() -> int:
                     print(
                         f"after an append with ?since= (median of 15, "
                         f"{statistics.median(sizes) / 1024:.0f} KB against "
-                        f"{len(r_full) // 1024} KB): {ms(d)}  = {d / cold * 100:.2f}% of cold"
+                        f"{len(r_full) // 1024} KB): {ms(d)}  = {d / cold * 100:.2f}% of cold; "
+                        f"CPU (mean) {ms(cpu_deltas / 15)} = "
+                        f"{cpu_deltas / 15 / cold_cpu * 100:.2f}% of cold's"
                     )
                 # The panel's poll after an append: the timeline, then the whole board
                 # laid out and rendered again (what a live panel pays every 2 s).

@@ -457,3 +457,19 @@ def test_real_logs_reused_bytes_equal_a_fresh_build_and_deltas_follow_live_appen
         assert full.content == orjson.dumps(full.json())
         etag = full.headers["etag"]
     assert {"lead-step", "message"} <= kinds
+
+
+# -- what is reused between builds follows what it was drawn from ---------------------
+
+
+def test_a_message_drawn_again_after_its_sender_is_renamed_carries_the_new_name() -> None:
+    lead = K.Log().member("m-a", "first-name", 0).turn("t1", 10, 20)
+    lead.queued("msg-1", "m-a", K.LEAD, "hello", 30).delivered("msg-1", K.LEAD, 40)
+    mate = K.Log().turn("x1", 5, 50)
+    before = build_timeline(K.team(K.source(K.LEAD, lead), {"m-a": K.source("m-a", mate)}))
+    lead.member("m-a", "second-name", 60)  # the same member, renamed
+    after = build_timeline(K.team(K.source(K.LEAD, lead), {"m-a": K.source("m-a", mate)}))
+    for timeline, name in ((before, "first-name"), (after, "second-name")):
+        for lane_id in ("lead", "m-a"):
+            (mark,) = K.spans(timeline, lane_id, "message")
+            assert mark["from"]["name"] == name

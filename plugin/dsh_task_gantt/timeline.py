@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from .events import SessionHeader, as_int
 from .fold import EMPTY_FOLD, LaneFold, member_hints, seqs_below
-from .fold.messages import PairedMessage, pair_messages
+from .fold.messages import MessagePairing, PairedMessage, pair_messages
 from .fold.records import PromptRec, TaskCallRec
 from .fold.tasks import CallIndex, TaskView, replay_tasks
 from .fold.text import MESSAGE_BODY_CAP, key, preview, text
@@ -339,10 +339,7 @@ class _Model:
         c = self.counts
         lead = self.by_id["lead"]
         fold, cut = lead.fold, lead.cut
-        pairing = pair_messages(
-            ((s, q) for s, q in fold.queued.items() if s >= cut),
-            ((s, d) for s, d in fold.delivered.items() if s >= cut),
-        )
+        pairing = _paired_messages(self.lead_session, fold, cut)
         tally = {
             "two lanes": 0,
             "target outside": 0,
@@ -587,6 +584,28 @@ def _prompt_detail(prompt_id: str, prompt: PromptRec, lane: _Lane) -> dict[str, 
         "length": prompt.length,
         "truncated": prompt.length > MESSAGE_BODY_CAP,
     }
+
+
+#: The last pairing of each lead's messages, with the records it was made from: most
+#: appends add no message, and comparing the records (the same objects from one fold
+#: to the next) costs far less than pairing a long run's thousands again.
+_PAIRINGS: dict[str, tuple[Mapping[int, Any], Mapping[int, Any], int, MessagePairing]] = {}
+_PAIRINGS_MAX = 64
+
+
+def _paired_messages(lead_session: str, fold: LaneFold, cut: int) -> MessagePairing:
+    held = _PAIRINGS.get(lead_session)
+    if held is not None and (held[0], held[1], held[2]) == (fold.queued, fold.delivered, cut):
+        return held[3]
+    pairing = pair_messages(
+        ((s, q) for s, q in fold.queued.items() if s >= cut),
+        ((s, d) for s, d in fold.delivered.items() if s >= cut),
+    )
+    _PAIRINGS.pop(lead_session, None)
+    if len(_PAIRINGS) >= _PAIRINGS_MAX:
+        _PAIRINGS.pop(next(iter(_PAIRINGS)))
+    _PAIRINGS[lead_session] = (fold.queued, fold.delivered, cut, pairing)
+    return pairing
 
 
 @dataclass(frozen=True, slots=True)
