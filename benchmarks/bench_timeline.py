@@ -306,65 +306,46 @@ def main() -> int:
                     f"unchanged poll (304, median of 50): {ms(u)}"
                     f"  = {u / cold * 100:.2f}% of cold (target <= 1%)"
                 )
-                appended = []
-                now = spec.last_event_time
-                cpu_appended = 0.0
-                for _ in range(15):
-                    now += 2500
-                    report = live.tick(now)
-                    cpu_before = cpu_s(server.proc.pid)
-                    t, r = timed_get(
-                        client,
-                        API,
-                        params={"session": spec.lead_id},
-                        headers={"If-None-Match": etag},
-                    )
-                    cpu_appended += cpu_s(server.proc.pid) - cpu_before
-                    assert r.status_code == 200, r.status_code
-                    etag = r.headers["etag"]
-                    r_full = r.content
-                    appended.append(t)
-                a = statistics.median(appended)
-                frames = sum(report.appended.values())
-                print(
-                    f"after an append (~{frames} events in a few frames, median of 15): {ms(a)}"
-                    f"  = {a / cold * 100:.2f}% of cold (target <= 5%); the server's CPU time "
-                    f"(mean): {ms(cpu_appended / 15)} = {cpu_appended / 15 / cold_cpu * 100:.2f}% "
-                    f"of cold's"
-                )
-                # A client that keeps its copy: only the lanes and tasks that changed.
-                deltas = []
-                sizes = []
-                cpu_deltas = 0.0
+                # After each append one request: in full and with ?since=<etag> in turn,
+                # so that both meet the same kinds of append on the same machine state.
                 probe = client.get(API, params={"session": spec.lead_id, "since": etag})
                 supported = "delta" in probe.json()
-                for _ in range(15 if supported else 0):
+                walls: dict[bool, list[float]] = {False: [], True: []}
+                cpus: dict[bool, float] = {False: 0.0, True: 0.0}
+                sizes: dict[bool, list[int]] = {False: [], True: []}
+                now = spec.last_event_time
+                frames = 0
+                for i in range(30 if supported else 15):
+                    with_since = supported and i % 2 == 1
                     now += 2500
-                    live.tick(now)
+                    report = live.tick(now)
+                    frames = sum(report.appended.values())
+                    params = {"session": spec.lead_id}
+                    if with_since:
+                        params["since"] = etag
                     cpu_before = cpu_s(server.proc.pid)
-                    t, r = timed_get(
-                        client,
-                        API,
-                        params={"session": spec.lead_id, "since": etag},
-                        headers={"If-None-Match": etag},
-                    )
-                    cpu_deltas += cpu_s(server.proc.pid) - cpu_before
+                    t, r = timed_get(client, API, params=params, headers={"If-None-Match": etag})
+                    cpus[with_since] += cpu_s(server.proc.pid) - cpu_before
                     assert r.status_code == 200, r.status_code
-                    assert r.json()["delta"]["known"], "the version was forgotten"
+                    if with_since:
+                        assert r.json()["delta"]["known"], "the version was forgotten"
                     etag = r.headers["etag"]
-                    deltas.append(t)
-                    sizes.append(len(r.content))
+                    walls[with_since].append(t)
+                    sizes[with_since].append(len(r.content))
+                for with_since in (False, True) if supported else (False,):
+                    n = len(walls[with_since])
+                    wall = statistics.median(walls[with_since])
+                    cpu = cpus[with_since] / n
+                    what = "with ?since=" if with_since else "in full"
+                    print(
+                        f"after an append (~{frames} events), {what} "
+                        f"({statistics.median(sizes[with_since]) / 1024:.0f} KB; median of {n}): "
+                        f"{ms(wall)}  = {wall / cold * 100:.2f}% of cold (target <= 5%); "
+                        f"the server's CPU time (mean) {ms(cpu)} = "
+                        f"{cpu / cold_cpu * 100:.2f}% of cold's"
+                    )
                 if not supported:
                     print("after an append with ?since=: this server answers in full")
-                else:
-                    d = statistics.median(deltas)
-                    print(
-                        f"after an append with ?since= (median of 15, "
-                        f"{statistics.median(sizes) / 1024:.0f} KB against "
-                        f"{len(r_full) // 1024} KB): {ms(d)}  = {d / cold * 100:.2f}% of cold; "
-                        f"CPU (mean) {ms(cpu_deltas / 15)} = "
-                        f"{cpu_deltas / 15 / cold_cpu * 100:.2f}% of cold's"
-                    )
                 # The panel's poll after an append: the timeline, then the whole board
                 # laid out and rendered again (what a live panel pays every 2 s).
                 boards = []
