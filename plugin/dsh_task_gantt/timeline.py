@@ -348,15 +348,7 @@ class _Model:
             "to itself": 0,
             "not drawn": 0,
         }
-        roster = self.roster_token()
-        for msg in pairing.messages:
-            drawn_key = (msg, roster)
-            drawn = _DRAWN_MESSAGES.get(drawn_key)
-            if drawn is None:
-                drawn = self._draw_message(msg)
-                if len(_DRAWN_MESSAGES) >= _DRAWN_MESSAGES_MAX:
-                    _DRAWN_MESSAGES.pop(next(iter(_DRAWN_MESSAGES)))
-                _DRAWN_MESSAGES[drawn_key] = drawn
+        for msg, drawn in zip(pairing.messages, self._drawn(pairing), strict=True):
             self.message_details[msg.id] = drawn.detail
             c.pending += drawn.pending
             tally[drawn.category] += 1
@@ -381,6 +373,29 @@ class _Model:
                 _ROSTER_TOKENS.pop(next(iter(_ROSTER_TOKENS)))
             token = _ROSTER_TOKENS[signature] = next(_TOKEN_COUNTER)
         return token
+
+    def _drawn(self, pairing: MessagePairing) -> tuple[_DrawnMessage, ...]:
+        """Each paired message drawn for this roster (the last pairing's drawing is kept
+        whole: most appends add no message and keep the pairing)."""
+        roster = self.roster_token()
+        held = _LAST_DRAWN.get(self.lead_session)
+        if held is not None and held[0] is pairing and held[1] == roster:
+            return held[2]
+        drawn_all = []
+        for msg in pairing.messages:
+            drawn_key = (msg, roster)
+            drawn = _DRAWN_MESSAGES.get(drawn_key)
+            if drawn is None:
+                drawn = self._draw_message(msg)
+                if len(_DRAWN_MESSAGES) >= _DRAWN_MESSAGES_MAX:
+                    _DRAWN_MESSAGES.pop(next(iter(_DRAWN_MESSAGES)))
+                _DRAWN_MESSAGES[drawn_key] = drawn
+            drawn_all.append(drawn)
+        _LAST_DRAWN.pop(self.lead_session, None)
+        if len(_LAST_DRAWN) >= _PAIRINGS_MAX:
+            _LAST_DRAWN.pop(next(iter(_LAST_DRAWN)))
+        _LAST_DRAWN[self.lead_session] = (pairing, roster, tuple(drawn_all))
+        return tuple(drawn_all)
 
     def _draw_message(self, msg: PairedMessage) -> _DrawnMessage:
         """One message's detail, its category for the notes, and its marks by lane."""
@@ -625,6 +640,7 @@ _DRAWN_MESSAGES: dict[tuple[PairedMessage, int], _DrawnMessage] = {}
 _DRAWN_MESSAGES_MAX = 1 << 13  # a long run has a few thousand messages
 #: Roster signatures by number (numbers are never reused, so an evicted roster cannot
 #: make a message drawn for another roster look current).
+_LAST_DRAWN: dict[str, tuple[MessagePairing, int, tuple[_DrawnMessage, ...]]] = {}
 _ROSTER_TOKENS: dict[tuple[Any, ...], int] = {}
 _ROSTER_TOKENS_MAX = 64
 _TOKEN_COUNTER = itertools.count()
@@ -691,9 +707,29 @@ def _lane_json(lane: _Lane, index: int) -> dict[str, Any]:
         "createdAt": lane.created_at,
         "channel": source.channel if source else "empty",
         "error": text(source.error, 1024) if source else None,
-        "spans": sorted(lane.spans, key=lambda s: (s["time"], _KIND_ORDER[s["kind"]], s["id"])),
+        "spans": _sorted_spans(lane),
         "taskIds": list(lane.task_ids),
     }
+
+
+#: Each lane's spans as last sorted, with the list they were sorted from: a poll after
+#: an append changes a lane or two, and an unchanged lane holds the same span objects
+#: in the same order (so comparing is mostly identity checks).
+_SORTED_SPANS: dict[tuple[str, str | None], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+_SORTED_SPANS_MAX = 256
+
+
+def _sorted_spans(lane: _Lane) -> list[dict[str, Any]]:
+    lane_key = (lane.id, lane.session_id)
+    held = _SORTED_SPANS.get(lane_key)
+    if held is not None and held[0] == lane.spans:
+        return held[1]
+    ordered = sorted(lane.spans, key=lambda s: (s["time"], _KIND_ORDER[s["kind"]], s["id"]))
+    _SORTED_SPANS.pop(lane_key, None)
+    if len(_SORTED_SPANS) >= _SORTED_SPANS_MAX:
+        _SORTED_SPANS.pop(next(iter(_SORTED_SPANS)))
+    _SORTED_SPANS[lane_key] = (lane.spans, ordered)
+    return ordered
 
 
 def _range(model: _Model, live: bool) -> tuple[int | None, int | None]:
