@@ -87,10 +87,8 @@ class WireTimeline:
         return with_delta(body, since_etag, True, lane_ids, task_ids)
 
 
-@dataclass(slots=True)
-class _Kept:
-    lanes: dict[str, tuple[Any, Part]]
-    tasks: dict[str, tuple[Any, Part]]
+#: Per listed field, the last object of each id with its part.
+_Kept = dict[str, dict[str, tuple[Any, Part]]]
 
 
 class Encoder:
@@ -101,23 +99,19 @@ class Encoder:
         self._history: dict[str, Version] = {}
 
     def encode(self, team_key: str, data: Mapping[str, Any], etag: str) -> WireTimeline:
-        kept = self._teams.pop(team_key, None) or _Kept({}, {})
+        kept = self._teams.pop(team_key, None) or {}
         fields: list[tuple[str, bytes | None]] = []
-        lanes: tuple[Part, ...] = ()
-        tasks: tuple[Part, ...] = ()
+        parts: dict[str, tuple[Part, ...]] = {name: () for name in LISTED}
         for name, value in data.items():
-            if name == "lanes" and _listable(value):
-                lanes, kept.lanes = _parts(value, kept.lanes)
-                fields.append((name, None))
-            elif name == "tasks" and _listable(value):
-                tasks, kept.tasks = _parts(value, kept.tasks)
+            if name in LISTED and _listable(value):
+                parts[name], kept[name] = _parts(value, kept.get(name, {}))
                 fields.append((name, None))
             else:
                 fields.append((name, orjson.dumps(value)))
         self._teams[team_key] = kept
         if len(self._teams) > TEAMS_KEPT:
             self._teams.pop(next(iter(self._teams)))
-        body = _assemble(fields, {"lanes": lanes, "tasks": tasks})
+        lanes, tasks = parts["lanes"], parts["tasks"]
         self._history.pop(etag, None)
         self._history[etag] = Version(
             lanes={p.id: p.generation for p in lanes},
@@ -125,6 +119,7 @@ class Encoder:
         )
         while len(self._history) > VERSIONS_KEPT:
             self._history.pop(next(iter(self._history)))
+        body = _assemble(fields, parts)
         return WireTimeline(etag, body, tuple(fields), lanes, tasks, self._history)
 
 
@@ -171,8 +166,9 @@ def _parts(
     for item in items:
         item_id: str = item["id"]
         old = kept.get(item_id)
-        # Equal objects serialise to equal bytes; unchanged lanes hold the same span
-        # objects, so this is mostly identity checks.
+        # Equal objects serialise to equal bytes (the timeline's values are typed by the
+        # fold: no 1 where a True or 1.0 could stand); unchanged lanes hold the same
+        # span objects, so this is mostly identity checks.
         if old is not None and old[0] == item:
             part = old[1]
         else:
