@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import copy
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
+from dsh_task_gantt import timeline as timeline_module
 from dsh_task_gantt import wire
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec, generate_team
@@ -54,6 +57,19 @@ def apply_answer(held: dict[str, Any] | None, answer: dict[str, Any]) -> dict[st
     answer["lanes"] = [lanes[i] for i in delta["laneIds"]]
     answer["tasks"] = [tasks[i] for i in delta["taskIds"]]
     return answer
+
+
+def forget_drawings() -> None:
+    """Empty what the timeline keeps between builds (spans, pairings, sorted lanes)."""
+    for memo in (
+        timeline_module._DRAWN_MESSAGES,
+        timeline_module._LAST_DRAWN,
+        timeline_module._PAIRINGS,
+        timeline_module._SORTED_SPANS,
+        timeline_module._TURN_SPANS,
+        timeline_module._TURN_SPAN,
+    ):
+        memo.clear()
 
 
 # -- the encoder over the pure timeline ---------------------------------------------
@@ -290,6 +306,19 @@ class Host:
     def get(self, **params: str) -> Any:
         return self.client.get(API, params={"session": LEAD, **params})
 
+    def fresh_get(self) -> Any:
+        """The same logs through a newly mounted plugin, the timeline's memos emptied:
+        nothing kept from before."""
+        forget_drawings()
+        ctx = FakeContext(
+            webServer=FakeWebServer(),
+            sessionPersistence=self.persistence,
+            connection=FakeConnection(),
+        )
+        apply(ctx)
+        client = TestClient(ctx.get("webServer"), raise_server_exceptions=False)
+        return client.get(API, params={"session": LEAD})
+
 
 APPENDS: list[tuple[str, Any]] = [
     ("a turn", lambda h: h.add(MATE, "turn/start", {"turn": "x2"})),
@@ -346,6 +375,12 @@ def test_a_client_applying_each_delta_holds_the_full_answer_after_every_kind_of_
         assert delta["delta"]["since"] == etag
         held = apply_answer(held, delta)
         assert held == full.json(), what
+        # The full answer, assembled from kept bytes, is what a fresh build says (but
+        # for the time it was built) and orjson's own serialisation of it.
+        fresh = host.fresh_get()
+        assert fresh.headers["etag"] == full.headers["etag"], what
+        assert {**fresh.json(), "generatedAt": 0} == {**full.json(), "generatedAt": 0}, what
+        assert full.content == orjson.dumps(full.json()), what
         sent = {lane["id"] for lane in delta["lanes"]}
         seen_partial = seen_partial or len(sent) < len(held["lanes"])
         etag = full.headers["etag"]
@@ -445,15 +480,17 @@ def test_real_logs_reused_bytes_equal_a_fresh_build_and_deltas_follow_live_appen
         assert answer.headers["etag"] == full.headers["etag"]
         held = apply_answer(held, answer.json())
         assert held == full.json()
-        # The reused bytes are what a fresh server serialises for the same logs (but
+        # The reused bytes are what a fresh process serialises for the same logs (but
         # for the time it built them).
-        fresh = TestClient(
-            EmbeddedHost(root), base_url="http://127.0.0.1:8765", client=("127.0.0.1", 50000)
-        ).get(API, params=params)
-        assert fresh.headers["etag"] == full.headers["etag"]
-        fresh_data, full_data = fresh.json(), full.json()
-        fresh_data.pop("generatedAt"), full_data.pop("generatedAt")
-        assert fresh_data == full_data
+        command = [sys.executable, "-m", "dsh_task_gantt.cli", "timeline"]
+        fresh = subprocess.run(
+            [*command, "--sessions-root", str(root), "--session", spec.lead_id],
+            capture_output=True,
+            check=True,
+            timeout=60,
+        )
+        fresh_data = {**orjson.loads(fresh.stdout), "generatedAt": 0}
+        assert fresh_data == {**full.json(), "generatedAt": 0}
         assert full.content == orjson.dumps(full.json())
         etag = full.headers["etag"]
     assert {"lead-step", "message"} <= kinds
