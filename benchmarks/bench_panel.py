@@ -29,14 +29,23 @@ the script measures whatever board markup the checkout has.
 
 The design before the live board was reworked (the whole board re-sent and re-swapped
 on each poll after an append), measured with this script on the project's 2-core
-machine while other jobs shared it (one run each; busy shares and load times move a lot
-with the machine's load):
+machine while three other jobs shared it (two runs each; busy shares and load times
+move a lot with the machine's load):
 
-- real: poll after an append 1,083 KB median (p90 1,087 KB); unchanged poll 204 with
-  no body; main thread 32 % of a core (script 18 %, style 5 %, layout 2 %); 6,005 DOM
-  elements (5,960 in the board) at 400x900 and 6,023 at 1280x800, fit-all and zoomed
-  out alike, 6,707 zoomed fully in; first load of a cold server 1,491 ms.
-- big: measured next (see the README's performance section).
+====================================  ==================  ==================
+                                      real                big
+====================================  ==================  ==================
+poll body after an append (median)    1,083 KB            4,964-4,967 KB
+unchanged poll                        204, no body        204, no body
+main thread busy while live (400 px)  32-45 % of a core   81-87 % of a core
+DOM elements at 400x900 (board)       6,005 (5,960)       25,755 (25,710)
+... at 1280x800                       6,026               25,773
+... zoomed fully in                   6,707               26,457
+first load of a cold server           1,256-1,491 ms      4,626-6,420 ms
+====================================  ==================  ==================
+
+(Zoomed fully out is the default, fit-all, view. On the big team a poll takes longer
+than 2 s, so the panel polls less often than every 2 s.)
 
 Run: ``python benchmarks/bench_panel.py [--team real|big|both] [--seconds 30]
 [--widths 400x900,1280x800] [--cold-runs 3]``.
