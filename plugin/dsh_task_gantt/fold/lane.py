@@ -9,6 +9,7 @@ so the result does not depend on the order of the events and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
@@ -22,10 +23,12 @@ from .records import (
     EMPTY_FOLD,
     CatalogRec,
     DeliveredRec,
+    DescriptorRec,
     LaneFold,
     MemberRec,
     PromptRec,
     QueuedRec,
+    RelayRec,
     TaskCallRec,
     TaskRec,
     TurnMark,
@@ -42,7 +45,6 @@ BULK_TYPES = frozenset(
         "request/context",
         "system/message",
         "session/title",
-        "subagent/descriptor",
         "compaction/start",
         "compaction/end",
         "compaction/summary",
@@ -73,6 +75,9 @@ class _State:
     tasks: dict[int, TaskRec]
     queued: dict[int, QueuedRec]
     delivered: dict[int, DeliveredRec]
+    relays: dict[int, RelayRec]
+    descriptors: dict[int, DescriptorRec]
+    end_seeds: dict[int, int | None]
     new_seqs: list[int] = field(default_factory=list)
 
 
@@ -133,15 +138,60 @@ def _step_end(st: _State, seq: int, time: int | None, data: Any) -> None:
         st.step_marks = (start, seq)
 
 
+#: Source kinds of a message relayed between a parent agent and its child.
+RELAY_KINDS = frozenset({"coordinator", "subagent-report", "subagent-settled"})
+#: How a subagent child's brief from its parent ends (the id is the parent's session).
+_BRIEF_END = re.compile(r"Your parent agent id is\s+[`'\"]?([A-Za-z0-9._:-]{1,128})[`'\"]?\W*\Z")
+
+
+def _prompt(message: Mapping[str, Any], time: int | None) -> PromptRec:
+    raw = content_text(message.get("content"))
+    body, length = capped_body(raw)
+    brief = _BRIEF_END.search(raw[-512:])
+    return PromptRec(key(message.get("id")), time, body, length, brief.group(1) if brief else None)
+
+
 def _user_message(st: _State, seq: int, time: int | None, data: Any) -> None:
     d = _mapping(data)
-    source = d.get("source")
-    kind = source.get("kind") if isinstance(source, Mapping) else None
+    source = _mapping(d.get("source"))
+    kind = source.get("kind")
     if kind == "user":
-        body, length = capped_body(content_text(d.get("content")))
-        _put(st.prompts, seq, PromptRec(key(d.get("id")), time, body, length))
-    else:
-        _put(st.injected, seq, text(kind, 64) or "unknown")
+        _put(st.prompts, seq, _prompt(d, time))
+        return
+    sender = key(source.get("senderSessionId"))
+    if kind in RELAY_KINDS and sender is not None:
+        raw = content_text(d.get("content")) or (
+            text(source.get("summary"), MESSAGE_BODY_CAP) or ""
+        )
+        body, length = capped_body(raw)
+        _put(st.relays, seq, RelayRec(key(d.get("id")), kind, sender, time, body, length))
+        return
+    _put(st.injected, seq, text(kind, 64) or "unknown")
+
+
+def _inbox_spliced(st: _State, seq: int, time: int | None, data: Any) -> None:
+    """The human's prompt, spliced into the inbox before it is logged as a
+    ``user/message`` with the same id (one prompt: deduplicated by id later)."""
+    inserted = _mapping(data).get("inserted")
+    for message in inserted[:64] if isinstance(inserted, list) else ():
+        m = _mapping(message)
+        if _mapping(m.get("source")).get("kind") == "user":
+            _put(st.prompts, seq, _prompt(m, time))
+            return
+
+
+def _descriptor(st: _State, seq: int, time: int | None, data: Any) -> None:
+    d = _mapping(data)
+    count = as_int(d.get("inheritedEventCount"))
+    rec = DescriptorRec(
+        count if count is not None and count >= 0 else None, text(d.get("label"), 1024)
+    )
+    _put(st.descriptors, seq, rec)
+
+
+def _is_replace(surface_op: Any) -> bool:
+    """An envelope ``surfaceOp`` that rewrites earlier messages (a summary)."""
+    return isinstance(surface_op, Mapping) and surface_op.get("op") == "replace"
 
 
 def _arguments(raw: Any) -> Mapping[str, Any]:
@@ -216,11 +266,13 @@ def _team_task(st: _State, seq: int, time: int | None, data: Any) -> None:
         write_scopes=_strings(t.get("writeScopes")),
         owner_id=key(t.get("ownerId")),
         time=time,
+        team_id=key(_mapping(data).get("teamId")),
     )
     _put(st.tasks, seq, rec)
 
 
 def _queued(st: _State, seq: int, time: int | None, data: Any) -> None:
+    # version 1 records also carry ``delivery`` ("quiet" | "wakeup"): not used.
     m = _mapping(_mapping(data).get("message"))
     message_id = key(m.get("id"))
     if message_id is None:
@@ -235,6 +287,7 @@ def _queued(st: _State, seq: int, time: int | None, data: Any) -> None:
         body=body,
         length=length,
         time=time,
+        team_id=key(_mapping(data).get("teamId")),
     )
     _put(st.queued, seq, rec)
 
@@ -245,10 +298,12 @@ def _delivered(st: _State, seq: int, time: int | None, data: Any) -> None:
     if message_id is None:
         st.malformed_events += 1
         return
-    _put(st.delivered, seq, DeliveredRec(message_id, key(d.get("targetId")), time))
+    rec = DeliveredRec(message_id, key(d.get("targetId")), time, key(d.get("teamId")))
+    _put(st.delivered, seq, rec)
 
 
 def _end_seed(st: _State, seq: int, time: int | None, data: Any) -> None:
+    _put(st.end_seeds, seq, time)
     if _mapping(data).get("inherited") is True and (
         st.seed_end_seq is None or seq > st.seed_end_seq
     ):
@@ -274,6 +329,8 @@ _HANDLERS: dict[str, _Handler] = {
     "team/message/queued": _queued,
     "team/message/delivered": _delivered,
     "session/end-seed": _end_seed,
+    "agent/inbox/spliced": _inbox_spliced,
+    "subagent/descriptor": _descriptor,
     **{t: _ignore for t in BULK_TYPES},
 }
 _STEP_MARKERS = {"step/start": _step_start, "step/end": _step_end}
@@ -334,6 +391,9 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
         tasks=dict(base.tasks),
         queued=dict(base.queued),
         delivered=dict(base.delivered),
+        relays=dict(base.relays),
+        descriptors=dict(base.descriptors),
+        end_seeds=dict(base.end_seeds),
     )
     try:
         iterator = iter(events)
@@ -387,6 +447,9 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
         tasks=st.tasks,
         queued=st.queued,
         delivered=st.delivered,
+        relays=st.relays,
+        descriptors=st.descriptors,
+        end_seeds=st.end_seeds,
     )
 
 
@@ -444,6 +507,9 @@ def _fold_one(st: _State, event: Any) -> None:
         st.last_time = time
     if handler is None:
         st.unknown_events += 1
+    elif handler is _user_message and _is_replace(getattr(event, "surface_op", None)):
+        # A summary rewriting earlier messages: never a new prompt.
+        _put(st.injected, seq, "summary")
     elif handler is not _ignore:
         handler(st, seq, time, event.data)
 
