@@ -942,7 +942,8 @@ def _notes(model: _Model, unreadable: list[_Lane]) -> list[str]:
         )
     notes.append(
         f"{_plural(c.prompts, 'human prompt')} drawn, each once on the first lane whose log "
-        f"carries it ({_plural(c.prompt_copies, 'copy', 'copies')} in other logs not drawn again)"
+        f"carries it ({_plural(c.prompt_copies, 'copy', 'copies')} not drawn again: logged "
+        "twice, spliced into the inbox first, or in another log)"
     )
     if c.undated_prompts:
         notes.append(f"{_plural(c.undated_prompts, 'human prompt')} without a time, not drawn")
