@@ -441,3 +441,48 @@ def test_garbage_after_readable_frames_keeps_what_was_read(tmp_path: Path) -> No
     assert lanes(data)["torn"]["channel"] == "persisted"
     assert data["source"] == "partial"
     assert note(data, "stops being readable", "byte")
+
+
+def test_a_prompt_seen_only_in_its_inbox_splice_is_drawn_once(tmp_path: Path) -> None:
+    # The splice is logged first; the user/message with the same id follows a few ms
+    # later (a read in between sees only the splice).
+    text = [{"type": "text", "text": "Ship it."}]
+    prompt = {"id": "p-1", "role": "user", "content": text, "source": {"kind": "user"}}
+    splice = {"target": "s", "start": 0, "removedCount": 0, "inserted": [prompt]}
+    write(tmp_path, "s", [Event("agent/inbox/spliced", 0, T0, splice)])
+    assert marks(timeline(tmp_path, "s"), "user-prompt") == [("s", "p-1", "incoming")]
+    write(
+        tmp_path,
+        "s",
+        [Event("agent/inbox/spliced", 0, T0, splice), Event("user/message", 1, T0 + 4, prompt)],
+    )
+    data = timeline(tmp_path, "s")
+    assert marks(data, "user-prompt") == [("s", "p-1", "incoming")]
+    assert data["diagnostics"]["humanPrompts"] == 1
+
+
+def test_a_descriptor_in_the_parents_log_naming_its_child_is_a_catalog_entry(
+    tmp_path: Path,
+) -> None:
+    descriptor = {"version": 2, "mode": "one-shot", "provider": "spawn", "label": "list files",
+                  "childSessionId": "kid"}  # fmt: skip
+    write(
+        tmp_path,
+        "lead",
+        [*turn_events(["l"]), Event("subagent/descriptor", 2, T0 + 60, descriptor)],
+    )
+    data = timeline(tmp_path, "lead")
+    assert lanes(data)["lead"]["label"] is None  # not the parent's own description
+    kid = lanes(data)["kid"]
+    assert kid["name"] == "kid" and kid["label"] == "list files" and kid["channel"] == "unreadable"
+
+
+def test_types_seen_in_real_logs_are_skipped_without_being_unknown(tmp_path: Path) -> None:
+    seen = ["permission/preset", "sandbox/mode", "approval/asked", "model/selection",
+            "llm/retry", "assistant/chunk", "developer/message"]  # fmt: skip
+    events = [Event(t, i, T0 + i, {"x": 1}) for i, t in enumerate(seen)]
+    events.append(Event("quorum/binding", len(seen), T0 + 50, {}))  # a plugin's own type
+    write(tmp_path, "s", events)
+    data = timeline(tmp_path, "s")
+    assert data["diagnostics"]["unknownEvents"] == 1
+    assert data["range"]["end"] == T0 + 50

@@ -131,9 +131,13 @@ def descriptor_count(fold: LaneFold) -> int | None:
     return None
 
 
-def _descriptor_label(fold: LaneFold) -> str | None:
-    labels = [rec.label for _seq, rec in sorted(fold.descriptors.items()) if rec.label]
-    return labels[0] if labels else None
+def _descriptor_label(fold: LaneFold, cut: int = 0) -> str | None:
+    """The log's own descriptor label: a forked child may carry its parent's
+    descriptor in the inherited prefix, so one at or after the cut comes first."""
+    labels = sorted(
+        (seq < cut, seq, rec.label) for seq, rec in fold.descriptors.items() if rec.label
+    )
+    return labels[0][2] if labels else None
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
@@ -241,7 +245,7 @@ class _Model:
         lead.cut = seed_cut(self.lead_source)
         header = self.lead_source.header
         lead.created_at = header.created_at if header else None
-        lead.label = _descriptor_label(lead.fold)
+        lead.label = _descriptor_label(lead.fold, lead.cut)
         self._add_lane(lead, ("lead",))
         order: list[str] = []
         live_names: dict[str, str] = {}
@@ -295,7 +299,7 @@ class _Model:
             )
             lane.label = (
                 (hint.label if hint else None)
-                or _descriptor_label(source.fold)
+                or _descriptor_label(source.fold, lane.cut)
                 or (hint.description if hint else None)
             )
             aliases = [*(hint.aliases if hint else ()), *([live_name] if live_name else [])]

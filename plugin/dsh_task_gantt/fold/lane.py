@@ -49,6 +49,20 @@ BULK_TYPES = frozenset(
         "compaction/end",
         "compaction/summary",
         "session",
+        # Seen in real logs and safe to skip (settings, approvals, streaming, plugins).
+        "permission/preset",
+        "sandbox/mode",
+        "approval/policy",
+        "approval/asked",
+        "approval/decided",
+        "model/selection",
+        "workspace/changes",
+        "developer/message",
+        "image/offload",
+        "llm/retry",
+        "goal/change",
+        "deliverables/presented",
+        "assistant/chunk",
     }
 )
 
@@ -182,6 +196,12 @@ def _inbox_spliced(st: _State, seq: int, time: int | None, data: Any) -> None:
 
 def _descriptor(st: _State, seq: int, time: int | None, data: Any) -> None:
     d = _mapping(data)
+    child = key(d.get("childSessionId")) or key(d.get("childId"))
+    if child is not None:
+        # Some writers log a launched child's descriptor in the parent's log, naming
+        # the child: that is what a catalog entry says.
+        _put(st.catalog, seq, CatalogRec(child, None, text(d.get("label"), 1024), time))
+        return
     count = as_int(d.get("inheritedEventCount"))
     rec = DescriptorRec(
         count if count is not None and count >= 0 else None, text(d.get("label"), 1024)
