@@ -14,6 +14,16 @@ LEAD = "session-lead"
 T0 = 1_791_648_700_000
 
 
+def user_message(text: str, id_: str, source: dict[str, Any]) -> dict[str, Any]:
+    """A ``user/message``'s data (also what an inbox splice inserts)."""
+    return {
+        "id": id_,
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "source": source,
+    }
+
+
 class Log:
     """Appends events with consecutive seqs; ``at`` is ms after T0 (None: no time)."""
 
@@ -38,30 +48,19 @@ class Log:
     def relay(self, kind: str, sender: str, id_: str, text: str, at: int) -> Log:
         """A message relayed between a parent agent and its child (``senderSessionId``)."""
         source = {"kind": kind, "form": "relay", "senderSessionId": sender}
-        data = {"id": id_, "role": "user", "content": [{"type": "text", "text": text}]}
-        return self.add("user/message", {**data, "source": source}, at)
+        return self.add("user/message", user_message(text, id_, source), at)
 
     def splice(self, text: str, id_: str, at: int) -> Log:
         """The human's prompt spliced into the inbox (logged again as a user/message)."""
-        message = {
-            "id": id_,
-            "role": "user",
-            "content": [{"type": "text", "text": text}],
-            "source": {"kind": "user"},
-        }
+        inserted = [user_message(text, id_, {"kind": "user"})]
         return self.add(
-            "agent/inbox/spliced", {"target": LEAD, "start": 0, "inserted": [message]}, at
+            "agent/inbox/spliced", {"target": LEAD, "start": 0, "inserted": inserted}, at
         )
 
     def summary(self, text: str, id_: str, at: int) -> Log:
         """A ``surfaceOp: replace`` user/message: a summary of earlier messages."""
-        data = {
-            "id": id_,
-            "role": "user",
-            "content": [{"type": "text", "text": text}],
-            "source": {"kind": "user"},
-        }
         op = {"op": "replace", "startSeq": 0, "endSeq": max(0, self.seq - 1)}
+        data = user_message(text, id_, {"kind": "user"})
         return self.add("user/message", data, at, surface_op=op)
 
     def turn(

@@ -486,3 +486,15 @@ def test_types_seen_in_real_logs_are_skipped_without_being_unknown(tmp_path: Pat
     data = timeline(tmp_path, "s")
     assert data["diagnostics"]["unknownEvents"] == 1
     assert data["range"]["end"] == T0 + 50
+
+
+def test_a_newer_generation_written_later_replaces_the_one_being_polled(tmp_path: Path) -> None:
+    # DSH 0.2 reopening a 0.1.x session writes session.v4.* beside session.v3.*.
+    write(tmp_path, "s-up", turn_events(["a", "b"]), fmt=3)
+    svc = service(tmp_path)
+    assert set(turns(timeline(tmp_path, "s-up", svc), "s-up")) == {"a", "b"}
+    # Longer than the old file: its events are not a continuation of what was read.
+    write(tmp_path, "s-up", turn_events(["a", "x", "y"]), fmt=4)
+    data = timeline(tmp_path, "s-up", svc)
+    assert set(turns(data, "s-up")) == {"a", "x", "y"}
+    assert note(data, "session.v4.jsonl.zstd (format 4)")

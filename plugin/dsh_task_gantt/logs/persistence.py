@@ -175,6 +175,8 @@ class DirectoryReadHandle:
         #: The last read found another file (replaced, shrunk, rewritten): offsets
         #: given before it name events of the old file.
         self.restarted = False
+        #: Set by the persistence when this session's file is not the one read before.
+        self.switched = False
         self.closed = False
         #: The file read, e.g. ``session.v3.jsonl.zstd`` (which format the events came in).
         self.log_name = entry.path.name
@@ -222,7 +224,7 @@ class DirectoryReadHandle:
             self.torn_tail_bytes = batch.torn_tail_bytes
             self.garbage = batch.garbage
             total = self.event_count = batch.total_events
-            self.restarted = batch.restarted
+            self.restarted = batch.restarted or self.switched
             stop = total if length is None else min(total, offset + max(0, length))
             if offset >= stop:
                 return []
@@ -259,6 +261,8 @@ class DirectorySessionPersistence:
         self._entries: dict[Path, _Entry] = {}
         self._headers: dict[Path, tuple[tuple[int, int], SessionHeader | None]] = {}
         self._located: dict[str, Path] = {}
+        #: The file each session was last opened from.
+        self._read_paths: dict[str, Path] = {}
         #: Per workspace folder: its stat identity, and each session folder's header
         #: (a header never changes while its log keeps its name and identity).
         self._workspaces: dict[
@@ -283,7 +287,11 @@ class DirectorySessionPersistence:
             return None
         known = self._located.get(session_id)
         if known is not None and known.is_file():
-            return known
+            # A session reopened by a newer DSH gets a newer-generation file beside
+            # the old one: that one wins from then on.
+            newer = LOG_NAMES[: LOG_NAMES.index(known.name)]
+            if not any((known.parent / name).is_file() for name in newer):
+                return known
         try:
             root = self.root.resolve()
             projects = [p for p in root.iterdir() if p.is_dir()]
@@ -341,7 +349,12 @@ class DirectorySessionPersistence:
         except OSError as exc:
             raise SessionLogError("the log file could not be opened") from exc
         # Only the header here: the events are decoded by read(), once.
-        return DirectoryReadHandle(session_id, entry, self._header(path, st))
+        handle = DirectoryReadHandle(session_id, entry, self._header(path, st))
+        # Another file than the one this session was last read from (a newer format
+        # generation appeared): offsets given before name events of the old file.
+        handle.switched = self._read_paths.get(session_id, path) != path
+        self._read_paths[session_id] = path
+        return handle
 
     async def stat(self, session_id: str) -> dict[str, Any] | None:
         # Inline, not in a worker thread: a stat is one system call (plus a small
