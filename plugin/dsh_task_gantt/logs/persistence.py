@@ -394,7 +394,9 @@ class DirectorySessionPersistence:
         entries did not change (same mtime, size and link count) is not listed again,
         so an unchanged poll costs one ``stat`` per workspace.
         """
-        return await asyncio.to_thread(self._children_of, parent_id)
+        # Inline like ``stat``: once the headers are known it is one ``stat`` per
+        # workspace, far cheaper than a thread hop on every poll.
+        return self._children_of(parent_id)
 
     def _children_of(self, parent_id: str) -> list[str]:
         with self._scan_lock:
