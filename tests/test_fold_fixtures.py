@@ -11,7 +11,14 @@ import pytest
 import zstandard
 
 from dsh_task_gantt.events import LogEvent, SessionHeader, coerce_header, parse_line
-from dsh_task_gantt.fold import BULK_TYPES, RUN_MARKS, UNREAD_DATA, fold_lane, roster_hints
+from dsh_task_gantt.fold import (
+    BULK_TYPES,
+    EVENT_RULES,
+    RUN_MARKS,
+    UNREAD_DATA,
+    fold_lane,
+    roster_hints,
+)
 from dsh_task_gantt.logs.persistence import LOG_NAMES
 from dsh_task_gantt.logs.reader import LogReader
 from dsh_task_gantt.timeline import LaneSource, TeamSnapshot, build_timeline, seed_cut
@@ -127,6 +134,21 @@ def test_what_the_reader_leaves_unparsed_never_changes_the_fold(log: Path) -> No
     assert fold_lane(skipped.events) != fold_lane([])
     if log.name == "session.v4.jsonl.zstd":  # the generated teams' logs all make tool calls
         assert any(e.data is not None for e in everything.events if e.type == "tool/call")
+
+
+_DATA = {"turn": 1, "step": 1, "name": "read_file", "arguments": "{}", "inherited": True,
+         "message": {"id": "m"}, "label": "x", "source": {"kind": "user"}}  # fmt: skip
+
+
+@pytest.mark.parametrize("etype", sorted(UNREAD_DATA))
+def test_a_type_a_reader_may_skip_folds_the_same_without_its_data(etype: str) -> None:
+    """Each registration's leeway is true: what a reader may leave unparsed (all the
+    data, or a line without the markers) changes nothing in the fold."""
+    with_data = LogEvent(etype, 3, 1_000, dict(_DATA), 3)
+    without = LogEvent(etype, 3, 1_000, None, 3)
+    assert fold_lane([with_data]) == fold_lane([without])
+    markers = UNREAD_DATA[etype]
+    assert markers is None or EVENT_RULES[etype].markers == markers
 
 
 def test_the_skip_lists_let_every_folded_type_through() -> None:

@@ -36,34 +36,31 @@ from .records import (
 from .text import LABEL_CAP, MESSAGE_BODY_CAP, capped_body, content_text, key, text
 
 #: Types the plugin knows but does not fold beyond seq/time (never counted as unknown).
-BULK_TYPES = frozenset(
-    {
-        "assistant/message",
-        "assistant/attempt",
-        "tool/result",
-        "request/header",
-        "request/context",
-        "system/message",
-        "session/title",
-        "compaction/start",
-        "compaction/end",
-        "compaction/summary",
-        "session",
-        # Seen in real logs and safe to skip (settings, approvals, streaming, plugins).
-        "permission/preset",
-        "sandbox/mode",
-        "approval/policy",
-        "approval/asked",
-        "approval/decided",
-        "model/selection",
-        "workspace/changes",
-        "developer/message",
-        "image/offload",
-        "llm/retry",
-        "goal/change",
-        "deliverables/presented",
-        "assistant/chunk",
-    }
+_BULK = (
+    "assistant/message",
+    "assistant/attempt",
+    "tool/result",
+    "request/header",
+    "request/context",
+    "system/message",
+    "session/title",
+    "compaction/start",
+    "compaction/end",
+    "compaction/summary",
+    # Seen in real logs and safe to skip (settings, approvals, streaming, plugins).
+    "permission/preset",
+    "sandbox/mode",
+    "approval/policy",
+    "approval/asked",
+    "approval/decided",
+    "model/selection",
+    "workspace/changes",
+    "developer/message",
+    "image/offload",
+    "llm/retry",
+    "goal/change",
+    "deliverables/presented",
+    "assistant/chunk",
 )
 
 _R = TypeVar("_R")
@@ -100,21 +97,6 @@ def _put(records: dict[int, _R], seq: int, record: _R) -> None:
     existing = records.get(seq)
     if existing is None or repr(record) < repr(existing):
         records[seq] = record
-
-
-#: What a reader may leave unparsed for this fold: the data of these types is never
-#: read (only type, seq and time), and a ``tool/call`` matters only when it creates or
-#: updates a task (its line then contains the tool's name; other task-board calls,
-#: ``team_task_list`` and ``team_task_get``, are most of a lead's tool calls).
-UNREAD_DATA: Mapping[str, bytes | tuple[bytes, ...] | None] = {
-    **{t: None for t in BULK_TYPES if t != "session"},
-    "step/start": None,
-    "step/end": None,
-    "tool/call": (b"team_task_update", b"team_task_create"),
-}
-
-_STEP_MARKERS: Mapping[str, Callable[[_State, int, int | None, Any], None]] = {}
-_SEQ_TIME_ONLY: frozenset[str] = frozenset()
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -336,25 +318,68 @@ def _ignore(st: _State, seq: int, time: int | None, data: Any) -> None:
 
 _Handler = Callable[[_State, int, int | None, Any], None]
 
-_HANDLERS: dict[str, _Handler] = {
-    "turn/start": _turn_start,
-    "turn/end": _turn_end,
-    "step/start": _step_start,
-    "step/end": _step_end,
-    "user/message": _user_message,
-    "tool/call": _tool_call,
-    "team/member": _team_member,
-    "subagent/catalog": _catalog,
-    "team/task": _team_task,
-    "team/message/queued": _queued,
-    "team/message/delivered": _delivered,
-    "session/end-seed": _end_seed,
-    "agent/inbox/spliced": _inbox_spliced,
-    "subagent/descriptor": _descriptor,
-    **{t: _ignore for t in BULK_TYPES},
+
+@dataclass(frozen=True, slots=True)
+class EventRule:
+    """How the fold takes one event type, and what a reader may skip for it.
+
+    ``skip``: the handler never reads the data, so a reader may hand over the
+    type, seq and time only. ``markers``: with ``skip``, only lines containing one of
+    these bytes need parsing (the rest are data the handler ignores). ``run_mark``:
+    the handler needs the latest seq of this type, which an :class:`EventRun` carries.
+    """
+
+    handler: _Handler
+    skip: bool = False
+    markers: tuple[bytes, ...] = ()
+    run_mark: bool = False
+
+
+#: One registration per event type: the handler and the reader's leeway for it. The
+#: reader's skip lists, the run marks and the fold's fast path are all derived from
+#: this table, so a type the fold starts reading cannot stay skipped by a reader.
+EVENT_RULES: Mapping[str, EventRule] = {
+    "turn/start": EventRule(_turn_start),
+    "turn/end": EventRule(_turn_end),
+    # Steps of one session run one after another: the latest step/start and step/end
+    # seqs say whether one is open, without their data.
+    "step/start": EventRule(_step_start, skip=True, run_mark=True),
+    "step/end": EventRule(_step_end, skip=True, run_mark=True),
+    "user/message": EventRule(_user_message),
+    # A tool call matters only when it creates or updates a task (its line then holds
+    # the tool's name); team_task_list and team_task_get are most of a lead's calls.
+    "tool/call": EventRule(
+        _tool_call, skip=True, markers=(b"team_task_update", b"team_task_create")
+    ),
+    "team/member": EventRule(_team_member),
+    "subagent/catalog": EventRule(_catalog),
+    "team/task": EventRule(_team_task),
+    "team/message/queued": EventRule(_queued),
+    "team/message/delivered": EventRule(_delivered),
+    "session/end-seed": EventRule(_end_seed),
+    "agent/inbox/spliced": EventRule(_inbox_spliced),
+    "subagent/descriptor": EventRule(_descriptor),
+    # The header line's type: never an event of a reader, known all the same.
+    "session": EventRule(_ignore),
+    **{t: EventRule(_ignore, skip=True) for t in _BULK},
 }
-_STEP_MARKERS = {"step/start": _step_start, "step/end": _step_end}
-_SEQ_TIME_ONLY = frozenset(t for t, h in _HANDLERS.items() if h is _ignore) | set(_STEP_MARKERS)
+
+#: Types the plugin knows but does not fold beyond seq/time (never counted as unknown).
+BULK_TYPES = frozenset(t for t, rule in EVENT_RULES.items() if rule.handler is _ignore)
+#: What a reader may leave unparsed for this fold (``LogReader``'s ``skip_types``):
+#: ``None`` for types whose data is never read, markers for those read only when a
+#: line contains one.
+UNREAD_DATA: Mapping[str, tuple[bytes, ...] | None] = {
+    t: rule.markers or None for t, rule in EVENT_RULES.items() if rule.skip
+}
+#: Types whose latest seq a reader's :class:`EventRun` should carry (``run_marks``).
+RUN_MARKS: tuple[str, ...] = tuple(sorted(t for t, rule in EVENT_RULES.items() if rule.run_mark))
+_HANDLERS: Mapping[str, _Handler] = {t: rule.handler for t, rule in EVENT_RULES.items()}
+_STEP_MARKERS: Mapping[str, _Handler] = {
+    t: rule.handler for t, rule in EVENT_RULES.items() if rule.run_mark
+}
+#: Folded from seq and time alone (the fold's fast path).
+_SEQ_TIME_ONLY = frozenset(t for t, rule in EVENT_RULES.items() if rule.skip and not rule.markers)
 
 
 def _runs_of(seqs: list[int]) -> list[tuple[int, int]]:
@@ -473,10 +498,6 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
     )
 
 
-#: Types whose latest seq a reader's :class:`EventRun` should carry (``run_marks``).
-RUN_MARKS: tuple[str, ...] = ("step/end", "step/start")
-
-
 def _safe(value: Any) -> bool:
     return type(value) is int and 0 <= value <= MAX_SAFE_INT
 
@@ -534,4 +555,12 @@ def _fold_one(st: _State, event: Any) -> None:
         handler(st, seq, time, event.data)
 
 
-__all__ = ["BULK_TYPES", "LABEL_CAP", "RUN_MARKS", "UNREAD_DATA", "fold_lane"]
+__all__ = [
+    "BULK_TYPES",
+    "EVENT_RULES",
+    "LABEL_CAP",
+    "RUN_MARKS",
+    "UNREAD_DATA",
+    "EventRule",
+    "fold_lane",
+]
