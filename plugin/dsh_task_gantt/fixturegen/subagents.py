@@ -251,7 +251,7 @@ def write_gamma(root: Path) -> SubagentTeam:
         "user/message",
         _message("msg-gamma-summary-1", "Summary: the tools package is being documented.", "user"),
         200,
-        envelope={"surfaceOp": {"op": "replace", "startSeq": 2, "endSeq": 14}},
+        envelope={"surfaceOp": {"op": "replace", "startSeq": 2, "endSeq": 11}},
     )
     parent.add("turn/start", {"turn": 2}, 300)
     parent.flush()
