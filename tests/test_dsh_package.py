@@ -94,13 +94,21 @@ def dsh_page() -> Iterator[str]:
             proc.kill()
 
 
-def _panel_frame(page: Any) -> Any:
-    page.wait_for_function(
-        "() => { const f = document.querySelector('#pane iframe');"
-        " return f && f.contentDocument && f.contentDocument.querySelector('.lane') }"
-    )
-    frame = page.frame_locator("#pane iframe")
-    return next(f for f in page.frames if urlsplit(f.url).path == f"{PREFIX}/panel"), frame
+@pytest.fixture
+def tab(browser: Any, dsh_page: str) -> Iterator[tuple[Watched, Any, Any]]:
+    """The DSH-like page showing the lead's tab: the watched page, its panel frame (and locator)."""
+    watched = Watched(browser, WIDE)
+    try:
+        page = watched.page
+        page.goto(f"{dsh_page}/?session={LEAD}")
+        page.wait_for_function(
+            "() => { const f = document.querySelector('#pane iframe');"
+            " return f && f.contentDocument && f.contentDocument.querySelector('.lane') }"
+        )
+        frame = next(f for f in page.frames if urlsplit(f.url).path == f"{PREFIX}/panel")
+        yield watched, frame, page.frame_locator("#pane iframe")
+    finally:
+        watched.close()
 
 
 def _outside_the_prefix(requests: list[str], base: str) -> list[str]:
@@ -116,82 +124,71 @@ def _outside_the_prefix(requests: list[str], base: str) -> list[str]:
 @pytest.mark.browser
 @in_chromium
 def test_the_tab_shows_the_panel_and_follows_dsh_theme_and_language(
-    browser: Any, dsh_page: str
+    tab: tuple[Watched, Any, Any], dsh_page: str
 ) -> None:
-    watched = Watched(browser, WIDE)
-    try:
-        page = watched.page
-        page.goto(f"{dsh_page}/?session={LEAD}")
-        assert page.locator("#tab-title").inner_text() == "Team timeline"
-        frame, _ = _panel_frame(page)
-        background = "getComputedStyle(document.body).backgroundColor"
-        assert frame.evaluate(background) == "rgb(255, 255, 255)"
-        assert frame.evaluate("document.documentElement.lang") == "en"
+    watched, frame, _ = tab
+    page = watched.page
+    assert page.locator("#tab-title").inner_text() == "Team timeline"
+    background = "getComputedStyle(document.body).backgroundColor"
+    assert frame.evaluate(background) == "rgb(255, 255, 255)"
+    assert frame.evaluate("document.documentElement.lang") == "en"
 
-        page.evaluate("document.body.setAttribute('data-ds-dark-theme', '')")
-        frame.wait_for_function(f"{background} === 'rgb(20, 23, 28)'")
-        page.evaluate("document.body.removeAttribute('data-ds-dark-theme')")
-        frame.wait_for_function(f"{background} === 'rgb(255, 255, 255)'")
+    page.evaluate("document.body.setAttribute('data-ds-dark-theme', '')")
+    frame.wait_for_function(f"{background} === 'rgb(20, 23, 28)'")
+    page.evaluate("document.body.removeAttribute('data-ds-dark-theme')")
+    frame.wait_for_function(f"{background} === 'rgb(255, 255, 255)'")
 
-        page.evaluate("window.setLocale('zh-CN')")
-        frame.wait_for_function("document.documentElement.lang === 'zh-CN'")
-        assert page.locator("#tab-title").count() == 1
+    page.evaluate("window.setLocale('zh-CN')")
+    frame.wait_for_function("document.documentElement.lang === 'zh-CN'")
 
-        assert _outside_the_prefix(watched.requests, dsh_page) == []
-        assert watched.errors == [], watched.errors
-    finally:
-        watched.close()
+    assert _outside_the_prefix(watched.requests, dsh_page) == []
+    assert watched.errors == [], watched.errors
 
 
 @pytest.mark.browser
 @in_chromium
 def test_a_member_click_opens_that_conversation_and_a_forged_message_does_not(
-    browser: Any, dsh_page: str
+    tab: tuple[Watched, Any, Any],
 ) -> None:
-    watched = Watched(browser, WIDE)
-    try:
-        page = watched.page
-        page.goto(f"{dsh_page}/?session={LEAD}")
-        frame, frame_locator = _panel_frame(page)
-        lanes = frame.evaluate(
-            "fetch(document.body.dataset.prefix + '/api/timeline?session=' +"
-            " document.body.dataset.session).then(r => r.json()).then(t => t.lanes)"
-        )
-        member = next(lane for lane in lanes if lane["kind"] == "teammate" and lane["sessionId"])
-        opened = "window.openedSessions.length"
+    watched, frame, frame_locator = tab
+    page = watched.page
+    lanes = frame.evaluate(
+        "fetch(document.body.dataset.prefix + '/api/timeline?session=' +"
+        " document.body.dataset.session).then(r => r.json()).then(t => t.lanes)"
+    )
+    member = next(lane for lane in lanes if lane["kind"] == "teammate" and lane["sessionId"])
+    opened = "window.openedSessions.length"
 
-        chip = frame_locator.locator(f'[data-lane="{member["id"]}"] .name .chip')
-        assert chip.get_attribute("role") == "button"
-        chip.click()
-        page.wait_for_function(f"{opened} === 1")
-        lead_chip = frame_locator.locator('[data-lane="lead"] .name .chip')
-        lead_chip.focus()
-        lead_chip.press("Enter")
-        page.wait_for_function(f"{opened} === 2")
-        assert page.evaluate("window.openedSessions") == [member["sessionId"], LEAD]
+    chip = frame_locator.locator(f'[data-lane="{member["id"]}"] .name .chip')
+    assert chip.get_attribute("role") == "button"
+    chip.click()
+    page.wait_for_function(f"{opened} === 1")
+    lead_chip = frame_locator.locator('[data-lane="lead"] .name .chip')
+    lead_chip.focus()
+    lead_chip.press("Enter")
+    page.wait_for_function(f"{opened} === 2")
+    assert page.evaluate("window.openedSessions") == [member["sessionId"], LEAD]
 
-        # Another same-origin frame, the page itself, and the right frame with a bad id.
-        page.evaluate(
-            """() => new Promise((done) => {
-                 const other = document.createElement('iframe');
-                 other.src = '/demo/page.css';
-                 other.onload = () => {
-                   const message = {type: 'dsh-task-gantt:open-session', sessionId: 'forged'};
-                   other.contentWindow.parent.postMessage(message, '*');
-                   window.postMessage(message, '*');
-                   done();
-                 };
-                 document.body.appendChild(other);
-               })"""
-        )
-        frame.evaluate(
-            "parent.postMessage({type: 'dsh-task-gantt:open-session', sessionId: '../../x'}, '*')"
-        )
-        page.wait_for_timeout(300)
-        assert page.evaluate("window.openedSessions") == [member["sessionId"], LEAD]
-        assert watched.errors == [], watched.errors
-    finally:
-        watched.close()
+    # Another same-origin frame, the page itself, and the right frame with a bad id.
+    page.evaluate(
+        """() => new Promise((done) => {
+             const other = document.createElement('iframe');
+             other.src = '/demo/page.css';
+             other.onload = () => {
+               const message = {type: 'dsh-task-gantt:open-session', sessionId: 'forged'};
+               other.contentWindow.parent.postMessage(message, '*');
+               window.postMessage(message, '*');
+               done();
+             };
+             document.body.appendChild(other);
+           })"""
+    )
+    frame.evaluate(
+        "parent.postMessage({type: 'dsh-task-gantt:open-session', sessionId: '../../x'}, '*')"
+    )
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.openedSessions") == [member["sessionId"], LEAD]
+    assert watched.errors == [], watched.errors
 
 
 @pytest.mark.browser

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -244,9 +245,23 @@ def _free_port() -> int:
         return port
 
 
+def _first_answer(proc: subprocess.Popen[bytes], url: str) -> Any:
+    """GET ``url`` as soon as the server started by ``proc`` answers (it must not exit first)."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            return httpx.get(url, timeout=1)
+        except httpx.TransportError:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+
+
 def test_serve_on_a_public_address_takes_the_token_from_the_environment(tmp_path: Path) -> None:
     import os
-    import time
 
     import httpx
 
@@ -271,14 +286,7 @@ def test_serve_on_a_public_address_takes_the_token_from_the_environment(tmp_path
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                first = httpx.get(base + "/", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.05)
+        first = _first_answer(proc, base + "/")
         assert first.status_code == 401 and TOKEN not in first.text
         with httpx.Client(base_url=base, timeout=5, follow_redirects=True) as client:
             assert client.get(f"/?token={TOKEN}").status_code == 200  # redirected, cookie set
@@ -366,7 +374,6 @@ def test_without_proxy_mode_the_header_opens_nothing(tmp_path: Path) -> None:
 
 def test_serve_behind_a_proxy_takes_the_secret_from_the_environment_not_the_command_line() -> None:
     import os
-    import time
 
     import httpx
 
@@ -384,14 +391,7 @@ def test_serve_behind_a_proxy_takes_the_secret_from_the_environment_not_the_comm
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                bare = httpx.get(f"{base}{PREFIX}/static/panel.css", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.05)
+        bare = _first_answer(proc, f"{base}{PREFIX}/static/panel.css")
         assert bare.status_code == 401
         with_secret = httpx.get(
             f"{base}/", headers={PROXY_HEADER: SECRET, "Host": "dsh.example:3080"}, timeout=10
