@@ -1,6 +1,6 @@
 """The README's picture of the panel inside DSH: ``python scripts/dsh_tab_screenshot.py``.
 
-Needs: the package installed (``pip install -e '.[test]'``), Node ≥ 20 on PATH and
+Needs: the package installed (``pip install -e '.[test]'``), Node ≥ 18 on PATH and
 Debian's Chromium at ``/usr/bin/chromium``. Writes ``docs/screenshots/dsh-tab.png``
 and ``dsh-tab-dark.png`` (``--out`` to change the folder).
 
