@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -406,3 +407,53 @@ def test_serve_behind_a_proxy_takes_the_secret_from_the_environment_not_the_comm
         proc.terminate()
         _, stderr = proc.communicate(timeout=10)
     assert SECRET not in stderr.decode() and "Traceback" not in stderr.decode()
+
+
+def test_behind_a_proxy_the_server_stops_when_its_parent_dies(tmp_path: Path) -> None:
+    import os
+
+    port = _free_port()
+    # A parent that starts the server, waits until it answers, then dies without a word
+    # (as a proxy killed with SIGKILL would).
+    parent = f"""
+import os, subprocess, sys, time, httpx
+child = subprocess.Popen([sys.executable, "-m", "dsh_task_gantt.cli", "serve", "--behind-proxy",
+                          "--port", "{port}", "--sessions-root", {str(tmp_path)!r}],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:
+    try:
+        httpx.get("http://127.0.0.1:{port}/", timeout=1)
+        break
+    except httpx.TransportError:
+        time.sleep(0.05)
+print(child.pid, flush=True)
+os._exit(0)
+"""
+    env = {**os.environ, PROXY_SECRET_ENV: SECRET}
+    env.pop(TOKEN_ENV, None)
+    launched = subprocess.run(
+        [sys.executable, "-c", parent], env=env, capture_output=True, text=True, timeout=60
+    )
+    pid = int(launched.stdout.strip())
+    gone = _gone_within(pid, seconds=15)
+    if not gone:
+        os.kill(pid, signal.SIGKILL)
+    assert gone, "the orphaned server kept running"
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    import os
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state == "Z":  # exited; waiting for whoever adopted it to reap it
+                return True
+        except (ProcessLookupError, FileNotFoundError):
+            return True
+        time.sleep(0.1)
+    return False

@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -24,6 +25,8 @@ from .embedded import (
 
 #: The signals that end the server; each one still runs the demo's cleanup.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: How often a server behind a proxy checks that the proxy (its parent process) still runs.
+PARENT_CHECK_SECONDS = 1.0
 
 
 class Stopped(Exception):
@@ -88,6 +91,8 @@ def run_server(
                 )
             config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
             server = uvicorn.Server(config)
+            if proxy_secret is not None:
+                _stop_with_parent(server)
             server.run()
             return 0 if server.started else 1
     except Stopped as stop:
@@ -95,6 +100,21 @@ def run_server(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _stop_with_parent(server: uvicorn.Server, interval: float = PARENT_CHECK_SECONDS) -> None:
+    """Behind a proxy the server exists for its parent: once that process is gone (this
+    one was re-parented), shut down rather than hold a port nobody can use."""
+    parent = os.getppid()
+    if parent <= 1:
+        return  # no parent to watch
+
+    def watch() -> None:
+        while os.getppid() == parent and not server.should_exit:
+            time.sleep(interval)
+        server.should_exit = True
+
+    threading.Thread(target=watch, name="dsh-task-gantt parent watch", daemon=True).start()
 
 
 def _proxy_secret(host: str, token: str | None) -> str | None:
