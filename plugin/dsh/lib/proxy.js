@@ -140,7 +140,10 @@ function forward(req, res, path, target, service, retried = false) {
   const headers = forwardable(req.headers, NOT_FOR_THE_CHILD)
   headers.host = `127.0.0.1:${port}`
   headers[PROXY_HEADER] = secret
-  const upstream = http.request({ host: '127.0.0.1', port, method: req.method, path, headers })
+  // A fresh connection each time (no pool): a child that died then refuses it outright,
+  // instead of a pooled socket to it failing halfway.
+  const upstream = http.request({ host: '127.0.0.1', port, method: req.method, path, headers, agent: false })
+  let abandoned = false
   upstream.setTimeout(UPSTREAM_IDLE_MS, () => upstream.destroy(Object.assign(new Error('idle'), { code: 'ETIMEDOUT' })))
   upstream.once('response', (answer) => {
     res.writeHead(answer.statusCode || 502, forwardable(answer.headers, NOT_FOR_THE_BROWSER))
@@ -148,7 +151,8 @@ function forward(req, res, path, target, service, retried = false) {
     answer.once('error', () => res.destroy())
   })
   upstream.once('error', (error) => {
-    if (error.code === 'ECONNREFUSED' || error.code === 'ECONNRESET') {
+    if (abandoned) return
+    if (error.code === 'ECONNREFUSED') {
       // The child died (perhaps a moment ago, before its exit was seen): start another
       // and, for a request without a body, ask it once more.
       service.lost(port)
@@ -160,6 +164,8 @@ function forward(req, res, path, target, service, retried = false) {
         return
       }
       sendJson(res, 503, 'the timeline service stopped; it starts again on the next request')
+    } else if (error.code === 'ECONNRESET') {
+      sendJson(res, 502, 'the timeline service dropped the connection')
     } else if (error.code === 'ETIMEDOUT') {
       sendJson(res, 504, 'the timeline service did not answer in time')
     } else {
@@ -168,7 +174,9 @@ function forward(req, res, path, target, service, retried = false) {
   })
   // The browser went away before the answer ended: stop the upstream request too.
   res.once('close', () => {
-    if (!res.writableFinished) upstream.destroy()
+    if (res.writableFinished) return
+    abandoned = true
+    upstream.destroy()
   })
   if (REPEATABLE.has(req.method)) upstream.end()
   else req.pipe(upstream)

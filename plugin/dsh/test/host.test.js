@@ -6,11 +6,13 @@
 
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
+const http = require('node:http')
 const os = require('node:os')
 const path = require('node:path')
 const { after, before, describe, test } = require('node:test')
 
 const { apply } = require('../index.js')
+const { createProxyHandler } = require('../lib/proxy.js')
 const { createContext, createWebServer } = require('../testing/fake-host.js')
 const { FIXTURES, alive, request, servingChildren, startDirect, testPython, waitFor } = require('../testing/python.js')
 
@@ -225,5 +227,55 @@ describe('the proxy without what it needs', { skip: SKIP }, () => {
     apply(ctx, { python: PYTHON })
     assert.deepEqual(servingChildren(), [])
     await ctx.dispose()
+  })
+})
+
+describe('the proxy with a stand-in upstream', () => {
+  test('a browser that goes away mid-request stops the upstream request and leaves the child alone', async () => {
+    let upstreamClosed
+    const closed = new Promise((resolve) => { upstreamClosed = resolve })
+    const slow = http.createServer((req) => req.socket.once('close', upstreamClosed)) // never answers
+    await new Promise((resolve) => slow.listen(0, '127.0.0.1', resolve))
+    const lost = []
+    const service = { ensure: async () => ({ port: slow.address().port, secret: 's' }), lost: (port) => lost.push(port) }
+    const web = createWebServer()
+    web.webServer.register({ kind: 'prefix', path: PREFIX, handler: createProxyHandler({ connection: () => ({ requestRejection: () => undefined }), service }) })
+    const base = await web.listen()
+    try {
+      const req = http.get(`${base}${PREFIX}/api/timeline?session=s`)
+      req.on('error', () => {})
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      req.destroy()
+      await closed
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      assert.deepEqual(lost, [], 'an abandoned request is no sign of a dead child')
+    } finally {
+      await web.close()
+      slow.closeAllConnections()
+      await new Promise((resolve) => slow.close(resolve))
+    }
+  })
+
+  test('an upstream that drops the connection is a 502, and nothing listening is a restart', async () => {
+    const rude = http.createServer((req) => req.socket.destroy())
+    await new Promise((resolve) => rude.listen(0, '127.0.0.1', resolve))
+    const lost = []
+    const rudePort = rude.address().port
+    const service = { ensure: async () => ({ port: rudePort, secret: 's' }), lost: (port) => lost.push(port) }
+    const web = createWebServer()
+    web.webServer.register({ kind: 'prefix', path: PREFIX, handler: createProxyHandler({ connection: () => ({ requestRejection: () => undefined }), service }) })
+    const base = await web.listen()
+    try {
+      const dropped = await request(`${base}${PREFIX}/static/panel.css`)
+      assert.equal(dropped.status, 502)
+      assert.deepEqual(lost, [])
+      rude.closeAllConnections()
+      await new Promise((resolve) => rude.close(resolve))
+      const refused = await request(`${base}${PREFIX}/static/panel.css`)
+      assert.equal(refused.status, 503)
+      assert.deepEqual(lost, [rudePort, rudePort], 'refused: the child is given up, and the one retry is refused too')
+    } finally {
+      await web.close()
+    }
   })
 })
