@@ -127,6 +127,14 @@ describe('the proxy in front of the real Python server', { skip: SKIP }, () => {
     }
   })
 
+  test('with the child running, a refused request still gets the guard\'s answer, not the panel', async () => {
+    assert.equal(servingChildren().length, 1)
+    // Forwarded, it would be a 200: the proxy adds the secret the child wants.
+    const refused = await host.get(`${PREFIX}/panel?session=${sessions[0]}`, { cookie: 'dsh_session=stale' })
+    assert.equal(refused.status, 401)
+    assert.deepEqual(errorOf(refused), { error: 'unauthorized', status: 401 })
+  })
+
   test('the timeline API: same JSON, same ETag, and If-None-Match gives 304 through the proxy too', async () => {
     for (const sid of sessions) {
       const url = `${PREFIX}/api/timeline?session=${sid}`
