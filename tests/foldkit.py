@@ -14,6 +14,16 @@ LEAD = "session-lead"
 T0 = 1_791_648_700_000
 
 
+def user_message(text: str, id_: str, source: dict[str, Any]) -> dict[str, Any]:
+    """A ``user/message``'s data (also what an inbox splice inserts)."""
+    return {
+        "id": id_,
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "source": source,
+    }
+
+
 class Log:
     """Appends events with consecutive seqs; ``at`` is ms after T0 (None: no time)."""
 
@@ -21,11 +31,37 @@ class Log:
         self.events: list[LogEvent] = []
         self.seq = start_seq
 
-    def add(self, type_: str, data: Any = None, at: int | None = 0, seq: int | None = None) -> Log:
+    def add(
+        self,
+        type_: str,
+        data: Any = None,
+        at: int | None = 0,
+        seq: int | None = None,
+        surface_op: Any = None,
+    ) -> Log:
         s = self.seq if seq is None else seq
-        self.events.append(LogEvent(type_, s, None if at is None else T0 + at, data, s))
+        time = None if at is None else T0 + at
+        self.events.append(LogEvent(type_, s, time, data, s, surface_op))
         self.seq = max(self.seq, s) + 1
         return self
+
+    def relay(self, kind: str, sender: str, id_: str, text: str, at: int) -> Log:
+        """A message relayed between a parent agent and its child (``senderSessionId``)."""
+        source = {"kind": kind, "form": "relay", "senderSessionId": sender}
+        return self.add("user/message", user_message(text, id_, source), at)
+
+    def splice(self, text: str, id_: str, at: int) -> Log:
+        """The human's prompt spliced into the inbox (logged again as a user/message)."""
+        inserted = [user_message(text, id_, {"kind": "user"})]
+        return self.add(
+            "agent/inbox/spliced", {"target": LEAD, "start": 0, "inserted": inserted}, at
+        )
+
+    def summary(self, text: str, id_: str, at: int) -> Log:
+        """A ``surfaceOp: replace`` user/message: a summary of earlier messages."""
+        op = {"op": "replace", "startSeq": 0, "endSeq": max(0, self.seq - 1)}
+        data = user_message(text, id_, {"kind": "user"})
+        return self.add("user/message", data, at, surface_op=op)
 
     def turn(
         self, turn: Any, start: int | None, end: int | None = None, reason: str = "completed"

@@ -51,6 +51,7 @@ def test_help_names_every_command_and_each_command_explains_its_options(
     serve = _help(["serve", "--help"], capsys)
     for option in ("--sessions-root", "--host", "--port", "--demo", "--token", "DSH_HOME"):
         assert option in serve
+    assert "--behind-proxy" in serve and "DSH_TASK_GANTT_PROXY_SECRET" in serve
     assert "8765" in serve and "127.0.0.1" in serve  # the defaults are shown
     for command in ("timeline", "events"):
         text = _help([command, "--help"], capsys)
@@ -168,3 +169,34 @@ def test_serve_demo_removes_its_copy_when_stopped_by_a_signal(stop: signal.Signa
     assert code == 128 + stop, f"exit code {code}: {rest}"
     assert "Traceback" not in rest
     assert not copy.exists(), "the demo's temporary copy outlived the server"
+
+
+PROXY_SECRET = "p" * 24 + "-per-boot-secret-0123456789"
+
+
+@pytest.mark.parametrize(
+    ("argv", "secret", "why"),
+    [
+        ([], None, "DSH_TASK_GANTT_PROXY_SECRET"),
+        ([], "too-short", "at least 32 characters"),
+        (["--token", "T0k3n"], PROXY_SECRET, "two different guards"),
+        (["--host", "0.0.0.0"], PROXY_SECRET, "loopback address only"),
+    ],
+)
+def test_serve_behind_a_proxy_refuses_to_start_without_a_usable_secret(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    argv: list[str],
+    secret: str | None,
+    why: str,
+) -> None:
+    monkeypatch.delenv("DSH_TASK_GANTT_TOKEN", raising=False)
+    if secret is None:
+        monkeypatch.delenv("DSH_TASK_GANTT_PROXY_SECRET", raising=False)
+    else:
+        monkeypatch.setenv("DSH_TASK_GANTT_PROXY_SECRET", secret)
+    code = main(["serve", "--behind-proxy", "--sessions-root", str(tmp_path), *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and why in err
+    assert PROXY_SECRET not in err  # a refusal never prints the secret

@@ -21,7 +21,7 @@ TIMELINE_KEYS = {
     "lanes", "tasks", "notes", "diagnostics",
 }  # fmt: skip
 LANE_KEYS = {
-    "id", "kind", "name", "sessionId", "index", "color", "phase", "status", "createdAt",
+    "id", "kind", "name", "sessionId", "index", "label", "color", "phase", "status", "createdAt",
     "channel", "error", "spans", "taskIds",
 }  # fmt: skip
 SPAN_KEYS = {"kind", "id", "time", "end", "from", "to", "direction", "preview", "sessionId"}

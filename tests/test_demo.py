@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 
 from dsh_task_gantt.demo import LIVE_TEAM, DemoTeams, now_ms
 from dsh_task_gantt.embedded import EmbeddedHost
+from dsh_task_gantt.fixturegen import subagents
 from dsh_task_gantt.resources import resource_path
 
 BUNDLED = resource_path("fixtures")
@@ -92,7 +93,11 @@ def test_start_lists_the_live_team_first_and_removes_the_copy_on_exit() -> None:
         first_row = page.text[first_team : page.text.index("</li>", first_team)]
         assert teams.live_spec.lead_id in first_row
         assert "badge live" in first_row and "active now" in first_row
-        assert page.text.count("badge frozen") == len(list((BUNDLED / "specs").glob("*.json"))) - 1
+        # Every other bundled team is listed frozen: the generated ones (with specs) and
+        # the subagent families in older formats.
+        generated = len(list((BUNDLED / "specs").glob("*.json")))
+        assert page.text.count("badge frozen") == generated - 1 + 2
+        assert subagents.GAMMA_PARENT in page.text and subagents.DELTA_PARENT in page.text
     assert not tmp.exists(), "the demo's temporary copy outlived the context"
 
 

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
+from dsh_task_gantt import embedded
 from dsh_task_gantt.embedded import (
+    PROXY_HEADER,
+    PROXY_SECRET_ENV,
     TOKEN_COOKIE,
     TOKEN_ENV,
     EmbeddedHost,
@@ -241,9 +246,23 @@ def _free_port() -> int:
         return port
 
 
+def _first_answer(proc: subprocess.Popen[bytes], url: str) -> Any:
+    """GET ``url`` as soon as the server started by ``proc`` answers (it must not exit first)."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            return httpx.get(url, timeout=1)
+        except httpx.TransportError:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+
+
 def test_serve_on_a_public_address_takes_the_token_from_the_environment(tmp_path: Path) -> None:
     import os
-    import time
 
     import httpx
 
@@ -268,14 +287,7 @@ def test_serve_on_a_public_address_takes_the_token_from_the_environment(tmp_path
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                first = httpx.get(base + "/", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.05)
+        first = _first_answer(proc, base + "/")
         assert first.status_code == 401 and TOKEN not in first.text
         with httpx.Client(base_url=base, timeout=5, follow_redirects=True) as client:
             assert client.get(f"/?token={TOKEN}").status_code == 200  # redirected, cookie set
@@ -294,3 +306,154 @@ def test_serve_binds_loopback_by_default() -> None:
 
     args = build_parser().parse_args(["serve"])
     assert args.host == "127.0.0.1"
+
+
+# -- behind the DSH package's proxy: a per-boot secret instead of the Host check ---------
+
+SECRET = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+#: What the proxy forwards: DSH's own Host (not a loopback name) from a loopback client.
+DSH_HOST = {"base_url": "http://dsh.example:3080", "client": ("127.0.0.1", 50000)}
+PROXIED_URLS = [
+    "/",
+    f"{PREFIX}/panel?session=x",
+    f"{PREFIX}/api/timeline?session=x",
+    f"{PREFIX}/api/messages/m?session=x",
+    f"{PREFIX}/static/panel.css",
+]
+
+
+def test_behind_a_proxy_a_request_without_the_secret_is_401_and_a_wrong_one_403(
+    tmp_path: Path,
+) -> None:
+    client = TestClient(EmbeddedHost(tmp_path, proxy_secret=SECRET), **DSH_HOST)
+    wrong = [SECRET[:-1], SECRET + "0", SECRET.upper(), "x", " " + SECRET]
+    for url in PROXIED_URLS:
+        assert client.get(url).status_code == 401, url
+        assert client.get(url, headers={PROXY_HEADER: ""}).status_code == 401, url
+        for guess in wrong:
+            response = client.get(url, headers={PROXY_HEADER: guess})
+            assert response.status_code == 403, (url, guess)
+            assert SECRET not in response.text
+        # Loopback Host, token and cookie do not stand in for the secret either.
+        local = client.get(url, headers={"Host": "127.0.0.1:8765"}, params={"token": SECRET})
+        assert local.status_code == 401, url
+
+
+def test_behind_a_proxy_the_secret_lets_in_dsh_host_and_is_never_echoed(tmp_path: Path) -> None:
+    client = TestClient(EmbeddedHost(tmp_path, proxy_secret=SECRET), **DSH_HOST)
+    for url in PROXIED_URLS:
+        response = client.get(url, headers={PROXY_HEADER: SECRET})
+        assert response.status_code in (200, 404), url  # 404: no session "x" under tmp_path
+        assert SECRET not in response.text and SECRET not in str(response.headers)
+    start = client.get("/", headers={PROXY_HEADER: SECRET})
+    assert start.status_code == 200 and "No agent teams found" in start.text
+
+
+def test_the_proxy_secret_is_compared_in_constant_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compared: list[tuple[bytes, bytes]] = []
+    real = embedded.hmac.compare_digest
+
+    def spy(a: bytes, b: bytes) -> bool:
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(embedded.hmac, "compare_digest", spy)
+    client = TestClient(EmbeddedHost(tmp_path, proxy_secret=SECRET), **DSH_HOST)
+    assert (
+        client.get(f"{PREFIX}/static/panel.css", headers={PROXY_HEADER: "guess"}).status_code == 403
+    )
+    assert compared == [(b"guess", SECRET.encode())]
+
+
+def test_without_proxy_mode_the_header_opens_nothing(tmp_path: Path) -> None:
+    client = TestClient(EmbeddedHost(tmp_path), **DSH_HOST)  # standalone: Host check as before
+    for url in PROXIED_URLS:
+        assert client.get(url, headers={PROXY_HEADER: SECRET}).status_code == 403, url
+
+
+def test_serve_behind_a_proxy_takes_the_secret_from_the_environment_not_the_command_line() -> None:
+    import os
+
+    import httpx
+
+    port = _free_port()
+    env = {**os.environ, PROXY_SECRET_ENV: SECRET}
+    env.pop(TOKEN_ENV, None)
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "dsh_task_gantt.cli", "serve", "--behind-proxy"),
+            *("--port", str(port), "--sessions-root", str(FIXTURES)),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        bare = _first_answer(proc, f"{base}{PREFIX}/static/panel.css")
+        assert bare.status_code == 401
+        with_secret = httpx.get(
+            f"{base}/", headers={PROXY_HEADER: SECRET, "Host": "dsh.example:3080"}, timeout=10
+        )
+        assert with_secret.status_code == 200 and "/plugins/dsh-task-gantt/panel?session=" in (
+            with_secret.text
+        )
+        cmdline = Path(f"/proc/{proc.pid}/cmdline")
+        if cmdline.exists():  # what ps shows
+            assert SECRET.encode() not in cmdline.read_bytes()
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=10)
+    assert SECRET not in stderr.decode() and "Traceback" not in stderr.decode()
+
+
+def test_behind_a_proxy_the_server_stops_when_its_parent_dies(tmp_path: Path) -> None:
+    import os
+
+    port = _free_port()
+    # A parent that starts the server, waits until it answers, then dies without a word
+    # (as a proxy killed with SIGKILL would).
+    parent = f"""
+import os, subprocess, sys, time, httpx
+child = subprocess.Popen([sys.executable, "-m", "dsh_task_gantt.cli", "serve", "--behind-proxy",
+                          "--port", "{port}", "--sessions-root", {str(tmp_path)!r}],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:
+    try:
+        httpx.get("http://127.0.0.1:{port}/", timeout=1)
+        break
+    except httpx.TransportError:
+        time.sleep(0.05)
+print(child.pid, flush=True)
+os._exit(0)
+"""
+    env = {**os.environ, PROXY_SECRET_ENV: SECRET}
+    env.pop(TOKEN_ENV, None)
+    launched = subprocess.run(
+        [sys.executable, "-c", parent], env=env, capture_output=True, text=True, timeout=60
+    )
+    pid = int(launched.stdout.strip())
+    gone = _gone_within(pid, seconds=15)
+    if not gone:
+        os.kill(pid, signal.SIGKILL)
+    assert gone, "the orphaned server kept running"
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    import os
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state == "Z":  # exited; waiting for whoever adopted it to reap it
+                return True
+        except (ProcessLookupError, FileNotFoundError):
+            return True
+        time.sleep(0.1)
+    return False

@@ -396,3 +396,38 @@ def test_live_team_on_a_copy_of_the_committed_alpha(tmp_path: Path) -> None:
             assert len(lines) == m.line_count and frame_count(root / m.rel_path) == m.frame_count
             assert [e["seq"] for e in lines[1:]] == list(range(m.event_count))
     assert tree_bytes(COMMITTED) != tree_bytes(root)
+
+
+# -- the subagent families in older formats ------------------------------------------
+
+
+def test_subagent_teams_are_written_in_their_formats(tmp_path: Path) -> None:
+    from dsh_task_gantt.fixturegen import subagents as G
+
+    teams = {team.name: team for team in G.write_subagent_teams(tmp_path)}
+    names = {
+        G.GAMMA_PARENT: "session.v3.jsonl.zstd",
+        G.GAMMA_CHILD: "session.v3.jsonl",
+        G.GAMMA_COLD_CHILD: "session.jsonl.zstd",
+        G.DELTA_PARENT: "session.jsonl.zstd",
+        G.DELTA_CHILD: "session.jsonl",
+    }
+    for team in teams.values():
+        for session_id, rel in team.paths.items():
+            path = tmp_path / rel
+            assert path.name == names[session_id] and path.parent.name == session_id
+            if path.suffix == ".zstd":
+                lines = decode(path)
+            else:
+                lines = [json.loads(line) for line in path.read_bytes().splitlines()]
+            head, events = lines[0], lines[1:]
+            assert head["id"] == session_id and "data" not in head and "seq" not in head
+            fmt = 3 if ".v3." in path.name else 0
+            assert head.get("version") == (fmt or None)
+            assert ("isSeeded" in head) is (fmt == 3)
+            parent = head.get("parentSession")
+            assert parent == (None if session_id == team.parent else team.parent)
+            seqs = [e["seq"] for e in events]
+            assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+            assert seqs[0] == (1 if fmt == 0 else 0)
+    assert decode(tmp_path / teams["gamma"].paths[G.GAMMA_COLD_CHILD])[0]["seedLength"] == 2

@@ -24,6 +24,8 @@ TYPES = [
     "team/message/queued",
     "team/message/delivered",
     "subagent/catalog",
+    "subagent/descriptor",
+    "agent/inbox/spliced",
     "session/end-seed",
     "assistant/message",
     "tool/result",
@@ -42,6 +44,21 @@ def _team_log() -> Log:
     log.delivered("q1", B, 10).queued("q2", LEAD, "ghost", "x", at=11).delivered("q3", A, 12)
     log.step(1, 1, 13, closed=False).bulk(20).bulk(None, "tool/result")
     log.prompt("tick", 14, "i1", kind="time-context").add("weird/type", {"a": 1}, 15)
+    # Shapes of older writers and of subagent families: a turn end without a turn id,
+    # a reload marker after an open turn, an inbox splice of a prompt logged again, a
+    # summary, relays, a descriptor, version 1 records and another team's records.
+    log.turn("t2", 30).add("turn/end", {"reason": {"kind": "completed"}}, 31)
+    log.turn("t3", 40).add("session/end-seed", {}, 41)
+    log.splice("again", "p2", 42).prompt("again", 43, "p2").summary("so far", "s1", 44)
+    log.relay("subagent-report", A, "r1", "done", 45).relay("subagent-settled", B, "r2", "ok", 46)
+    log.add("subagent/descriptor", {"label": "lead work", "inheritedEventCount": 0}, 47)
+    log.add(
+        "team/message/queued",
+        {"version": 1, "teamId": LEAD, "message": {"id": "q4", "senderId": A, "targetId": B,
+         "content": "v1", "delivery": "quiet"}},
+        48,
+    )  # fmt: skip
+    log.add("team/member", {"version": 2, "teamId": "other", "member": {"id": "m-x"}}, 49)
     return log
 
 
@@ -110,6 +127,12 @@ _junk = st.recursive(
                     "blockedBy",
                     "writeScopes",
                     "subject",
+                    "inserted",
+                    "senderSessionId",
+                    "inheritedEventCount",
+                    "label",
+                    "teamId",
+                    "summary",
                 ]
             )
             | st.text(max_size=5),
@@ -132,6 +155,7 @@ def _hostile_event(draw: st.DrawFn) -> object:
         time=draw(st.none() | st.integers(-(2**70), 2**70) | st.floats()),  # type: ignore[arg-type]
         data=draw(_junk),
         position=draw(st.integers(0, 50)),
+        surface_op=draw(st.none() | st.just({"op": "replace"}) | _junk),
     )
 
 
@@ -315,3 +339,14 @@ def test_a_run_that_is_not_what_a_reader_makes_is_one_malformed_event(run: Event
     fold = fold_lane([run, LogEvent("step/start", 7, T0, None, 0)])
     assert fold.malformed_events == 1 and fold.events_seen == 2
     assert fold.seq_ranges == ((7, 7),) and fold.step_marks == (7, -1)
+
+
+def test_the_property_tests_log_holds_every_new_shape() -> None:
+    """The permutation and split properties above cover the new event shapes."""
+    fold = _team_log().fold()
+    assert {r.kind for r in fold.relays.values()} == {"subagent-report", "subagent-settled"}
+    assert [d.label for d in fold.descriptors.values()] == ["lead work"]
+    assert len(fold.end_seeds) == 1 and "summary" in fold.injected.values()
+    assert [p.id for p in fold.prompts.values()].count("p2") == 2  # splice + user/message
+    assert any(m.turn_id is None for m in fold.turn_ends.values())
+    assert {m.team_id for m in fold.members.values()} == {LEAD, "other"}

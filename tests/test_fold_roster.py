@@ -14,7 +14,9 @@ def test_hints_merge_member_and_catalog_in_first_appearance_order() -> None:
     hints = roster_hints(log.fold())
     assert [h.id for h in hints] == ["m-b", "m-a", "m-c"]
     b, a, c = hints
-    assert b == MemberHint("m-b", "beta", ("beta",), "active", None, None, "fresh", T0 + 4, 0)
+    assert b == MemberHint(
+        "m-b", "beta", ("beta",), "active", None, None, "fresh", T0 + 4, 0, label="x"
+    )
     assert a.name == "alpha" and a.aliases == ("alpha", "alpha2")
     assert a.phase == "active" and a.error is None and a.first_seq == 1
     assert c.name is None and c.aliases == () and c.created_at is None

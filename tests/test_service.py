@@ -295,3 +295,19 @@ def test_the_fast_path_after_random_appends_equals_a_cold_plain_read(
         asyncio.run(fast.timeline(spec.lead_id))
     plain = _dir_service(DirectorySessionPersistence(target))
     assert _timeline_json(fast, spec.lead_id) == _timeline_json(plain, spec.lead_id)
+
+
+def test_a_hosts_list_rows_name_the_cold_children() -> None:
+    """A host's persistence without our children_of: its list() rows carry headers."""
+    persistence = FakePersistence()
+    persistence.put(LEAD, header(LEAD), [ev("turn/start", 0, 10_000, {"turn": "t1"})])
+    persistence.put(
+        "kid-cold", header("kid-cold", parent=LEAD), [ev("turn/start", 0, 10_500, {"turn": "k"})]
+    )
+    persistence.put("stranger", header("stranger"), [ev("turn/start", 0, 10_600, {"turn": "s"})])
+    svc = TimelineService({host.SESSION_PERSISTENCE: persistence}.get, clock=lambda: 1)
+    for asked in (LEAD, "kid-cold"):
+        result = asyncio.run(svc.timeline(asked))
+        assert result is not None
+        ids = [lane["sessionId"] for lane in result.data["lanes"]]
+        assert ids == [LEAD, "kid-cold"] and result.data["rootSessionId"] == LEAD

@@ -522,15 +522,18 @@ def test_a_running_agent_or_running_child_makes_it_live() -> None:
     assert out["live"] is True and out["range"]["end"] is None
 
 
-def test_an_open_step_in_the_requested_log_is_live_but_not_in_a_cold_teammate() -> None:
+def test_live_is_the_teams_whichever_member_is_asked_for() -> None:
+    # An open turn in a cold teammate's log is history, even when that teammate is
+    # the session asked for; the root's own open turn is evidence from every member.
     lead = _roster(Log(), A).turn("t", 5, 10)
-    cold = Log().turn("x", 6, 8).step("x", 1, 7, closed=False)
+    cold = Log().turn("x", 6).step("x", 1, 7, closed=False)
     assert _build(lead, {A: source(A, cold)})["live"] is False
     out = build_timeline(team(source(LEAD, lead), {A: source(A, cold)}, requested=A))
-    assert out["live"] is True and out["range"]["end"] is None
-    open_lead = Log().turn("t", 5, 10).step("t", 1, 6, closed=False)
-    assert _build(open_lead)["live"] is True
-    assert _build(Log().turn("t", 5))["live"] is True  # an unclosed turn of its own
+    assert out["live"] is False and out["range"]["end"] is not None
+    open_lead = _roster(Log(), A).turn("t", 5)
+    for asked in (LEAD, A):
+        out = build_timeline(team(source(LEAD, open_lead), {A: source(A, cold)}, requested=asked))
+        assert out["live"] is True and out["range"]["end"] is None
 
 
 def test_an_open_span_in_the_inherited_prefix_is_not_evidence() -> None:
@@ -544,8 +547,8 @@ def test_an_open_span_in_the_inherited_prefix_is_not_evidence() -> None:
 def test_range_start_is_the_earliest_drawn_time_and_null_when_nothing() -> None:
     out = _build(Log().bulk(3).turn("t", 7, 9))
     assert out["range"]["start"] == T0 + 7
-    empty = _build(Log())
-    assert empty["range"]["start"] is None
+    empty = _build(Log())  # nothing dated: both ends fall back to the header's creation
+    assert empty["range"]["start"] == empty["range"]["end"] is not None
 
 
 # -- sources and notes ---------------------------------------------------------------------

@@ -510,3 +510,18 @@ def test_a_message_drawn_again_after_its_sender_is_renamed_carries_the_new_name(
         for lane_id in ("lead", "m-a"):
             (mark,) = K.spans(timeline, lane_id, "message")
             assert mark["from"]["name"] == name
+
+
+def test_another_teams_messages_are_counted_in_the_notes_at_every_build() -> None:
+    lead = K.Log().member("m-a", "mate", 0).turn("t1", 10, 20)
+    lead.queued("msg-1", K.LEAD, "m-a", "ours", 30).delivered("msg-1", "m-a", 40)
+    foreign = {"id": "msg-2", "senderId": "x", "targetId": "y", "content": []}
+    lead.add("team/message/queued", {"teamId": "other-team", "message": foreign}, 50)
+    snapshot = K.team(K.source(K.LEAD, lead), {"m-a": K.source("m-a", K.Log())})
+    first, again = build_timeline(snapshot), build_timeline(snapshot)  # again: all kept
+    for timeline in (first, again):
+        assert any(
+            "1 team record of another team (teamId other-team)" in n for n in timeline["notes"]
+        )
+        assert [s["id"] for s in K.spans(timeline, "lead", "message")] == ["msg-1"]
+    assert first == again

@@ -19,7 +19,7 @@ def _root_arg(value: str) -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .embedded import TOKEN_ENV, default_sessions_root
+    from .embedded import PROXY_HEADER, PROXY_SECRET_ENV, TOKEN_ENV, default_sessions_root
 
     parser = argparse.ArgumentParser(
         prog="dsh-task-gantt",
@@ -57,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"access token, required when binding a non-loopback address (or set {TOKEN_ENV})",
     )
+    serve.add_argument(
+        "--behind-proxy",
+        action="store_true",
+        help=f"answer only requests carrying the {PROXY_HEADER} header with the secret in "
+        f"${PROXY_SECRET_ENV} (how the DSH package's proxy runs it), instead of checking "
+        "for a loopback Host",
+    )
 
     timeline = sub.add_parser(
         "timeline",
@@ -93,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         port=args.port,
         demo=args.demo,
         token=args.token,
+        behind_proxy=args.behind_proxy,
     )
 
 

@@ -3,7 +3,8 @@
 It implements ``webServer`` (exact and prefix routes, longest prefix wins),
 ``sessionPersistence`` (the log reader), and a ``connection`` guard that lets in
 only loopback clients addressing a loopback host name (a foreign ``Host`` header
-is DNS rebinding), or, when bound elsewhere, requests carrying the access token.
+is DNS rebinding), or, when bound elsewhere, requests carrying the access token,
+or, behind the DSH package's proxy, requests carrying that proxy's per-boot secret.
 There is no ``agents`` and no ``agentTeams``: everything comes from the logs. The
 plugin is mounted through the same ``apply(ctx)`` any host calls, and a start
 page at ``/`` lists the teams it finds.
@@ -37,6 +38,13 @@ log = logging.getLogger("dsh_task_gantt.embedded")
 
 TOKEN_ENV = "DSH_TASK_GANTT_TOKEN"
 TOKEN_COOKIE = "dsh_task_gantt_token"
+#: Behind a reverse proxy (the DSH package) the proxy hands its per-boot secret to this
+#: server in the environment (never on the command line, where ``ps`` shows it) and
+#: adds it to every request in this header.
+PROXY_SECRET_ENV = "DSH_TASK_GANTT_PROXY_SECRET"
+PROXY_HEADER = "X-DSH-Task-Gantt-Proxy"
+#: A secret shorter than this is refused at start-up: it could be guessed.
+PROXY_SECRET_MIN_CHARS = 32
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
 #: The start page builds at most this many team timelines (newest first).
 START_PAGE_TEAMS = 60
@@ -110,8 +118,18 @@ class LoopbackConnection:
     bind_host: str
     port: int
     token: str | None = None
+    proxy_secret: str | None = None
 
     def request_rejection(self, request: Request) -> int | None:
+        if self.proxy_secret is not None:
+            # The proxy answers for the browser (its own guard ran first); the Host it
+            # forwards is DSH's, so the secret replaces the loopback Host check.
+            presented = request.headers.get(PROXY_HEADER)
+            if not presented:
+                return 401
+            if hmac.compare_digest(presented.encode(), self.proxy_secret.encode()):
+                return None
+            return 403
         if self.token is not None:
             presented = request.cookies.get(TOKEN_COOKIE) or request.query_params.get("token")
             if presented and hmac.compare_digest(presented.encode(), self.token.encode()):
@@ -162,6 +180,7 @@ class EmbeddedHost:
         bind_host: str = "127.0.0.1",
         port: int = 8765,
         token: str | None = None,
+        proxy_secret: str | None = None,
         title: str = "dsh-task-gantt",
     ) -> None:
         self.sessions_root = sessions_root
@@ -170,7 +189,7 @@ class EmbeddedHost:
         self.persistence = DirectorySessionPersistence(
             sessions_root, skip_types=UNREAD_DATA, run_marks=RUN_MARKS
         )
-        self.connection = LoopbackConnection(bind_host, port, token)
+        self.connection = LoopbackConnection(bind_host, port, token, proxy_secret)
         self.title = title
         self.ctx = EmbeddedContext(
             services={
@@ -217,7 +236,8 @@ class EmbeddedHost:
                 media_type="text/plain",
             )
         if refusal is not None:
-            return Response("forbidden", status_code=403, media_type="text/plain")
+            text = "unauthorized" if refusal == 401 else "forbidden"
+            return Response(text, status_code=refusal, media_type="text/plain")
         if request.query_params.get("token") and self.connection.token is not None:
             # The one-time URL sets a cookie and drops the token from the address bar.
             landing = RedirectResponse("/", status_code=303)

@@ -29,6 +29,9 @@ class LogEvent(NamedTuple):
     data: Any
     #: Position of the line in its log (0 = first event after the header).
     position: int = 0
+    #: The envelope's ``surfaceOp`` (``"append"``, or ``{op: "replace", startSeq,
+    #: endSeq}``: a message that rewrites earlier ones), as found; ``None`` without one.
+    surface_op: Any = None
 
 
 class EventRun(NamedTuple):
@@ -114,6 +117,7 @@ def coerce_event(obj: Any, position: int) -> LogEvent | None:
             time=as_time(_field(obj, "time")),
             data=_field(obj, "data"),
             position=position,
+            surface_op=_field(obj, "surfaceOp"),
         )
     except Exception:  # a hostile object's properties may raise
         return None

@@ -7,16 +7,26 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
 import uvicorn
 
-from .embedded import TOKEN_ENV, EmbeddedHost, default_sessions_root, is_loopback_host
+from .embedded import (
+    PROXY_SECRET_ENV,
+    PROXY_SECRET_MIN_CHARS,
+    TOKEN_ENV,
+    EmbeddedHost,
+    default_sessions_root,
+    is_loopback_host,
+)
 
 #: The signals that end the server; each one still runs the demo's cleanup.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: How often a server behind a proxy checks that the proxy (its parent process) still runs.
+PARENT_CHECK_SECONDS = 1.0
 
 
 class Stopped(Exception):
@@ -38,8 +48,15 @@ def run_server(
     port: int,
     demo: bool,
     token: str | None,
+    behind_proxy: bool = False,
 ) -> int:
-    token = token or os.environ.get(TOKEN_ENV) or None
+    proxy_secret: str | None = None
+    if behind_proxy:
+        proxy_secret = _proxy_secret(host, token)
+        if proxy_secret is None:
+            return 2
+    else:
+        token = token or os.environ.get(TOKEN_ENV) or None
     if not is_loopback_host(host) and not token:
         print(
             f"dsh-task-gantt: refusing to serve on {host} without an access token: the logs "
@@ -55,14 +72,27 @@ def run_server(
     previous = {sig: signal.signal(sig, _raise_stopped) for sig in STOP_SIGNALS if in_main}
     try:
         with _sessions(sessions_root, demo) as (root, title):
-            app = EmbeddedHost(root, bind_host=host, port=port, token=token, title=title)
+            app = EmbeddedHost(
+                root,
+                bind_host=host,
+                port=port,
+                token=token,
+                proxy_secret=proxy_secret,
+                title=title,
+            )
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
             print(f"dsh-task-gantt: serving {root}", file=sys.stderr)
-            print(
-                f"dsh-task-gantt: open {url}{'?token=' + token if token else ''}", file=sys.stderr
-            )
+            if proxy_secret is not None:
+                print(f"dsh-task-gantt: behind a proxy at {url}", file=sys.stderr)
+            else:
+                print(
+                    f"dsh-task-gantt: open {url}{'?token=' + token if token else ''}",
+                    file=sys.stderr,
+                )
             config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
             server = uvicorn.Server(config)
+            if proxy_secret is not None:
+                _stop_with_parent(server)
             server.run()
             return 0 if server.started else 1
     except Stopped as stop:
@@ -70,6 +100,40 @@ def run_server(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _stop_with_parent(server: uvicorn.Server, interval: float = PARENT_CHECK_SECONDS) -> None:
+    """Behind a proxy the server exists for its parent: once that process is gone (this
+    one was re-parented), shut down rather than hold a port nobody can use."""
+    parent = os.getppid()
+    if parent <= 1:
+        return  # no parent to watch
+
+    def watch() -> None:
+        while os.getppid() == parent and not server.should_exit:
+            time.sleep(interval)
+        server.should_exit = True
+
+    threading.Thread(target=watch, name="dsh-task-gantt parent watch", daemon=True).start()
+
+
+def _proxy_secret(host: str, token: str | None) -> str | None:
+    """The proxy's secret from the environment, or None (and why, on stderr)."""
+    # Taken out of the environment: nothing this process starts should inherit it.
+    secret = os.environ.pop(PROXY_SECRET_ENV, "")
+    if token or os.environ.get(TOKEN_ENV):
+        problem = "--behind-proxy and an access token are two different guards; pass one"
+    elif not is_loopback_host(host):
+        problem = "--behind-proxy binds a loopback address only: the proxy runs on this machine"
+    elif len(secret) < PROXY_SECRET_MIN_CHARS:
+        problem = (
+            f"--behind-proxy needs the proxy's secret in {PROXY_SECRET_ENV} "
+            f"(at least {PROXY_SECRET_MIN_CHARS} characters)"
+        )
+    else:
+        return secret
+    print(f"dsh-task-gantt: {problem}", file=sys.stderr)
+    return None
 
 
 @contextlib.contextmanager

@@ -142,7 +142,8 @@ class TimelineService:
         live_members = await self._live_rows(services, lead_agent, "list_members", "listMembers")
         live_tasks = await self._live_rows(services, lead_agent, "list_tasks", "listTasks")
         running = await self._running_children(services, root)
-        member_ids = _roster_ids(lead.fold, live_members, running, root)
+        children = await self._cold_children(services, root)
+        member_ids = _roster_ids(lead.fold, live_members, [*running, *children, session_id], root)
 
         # Member lanes are read concurrently, then folded; results keep roster order.
         reads = await self._read_lanes(services, member_ids)
@@ -152,7 +153,9 @@ class TimelineService:
             members[member_id] = lane.source
             services.notes.extend(lane.notes)
 
-        key = _change_key(session_id, lanes, live_members, live_tasks, running, services.notes)
+        key = _change_key(
+            session_id, lanes, live_members, live_tasks, [*running, "", *children], services.notes
+        )
         cache_key = f"{session_id}\0{root}"
         cached = self._teams.get(cache_key)
         if cached is not None and cached.key == key:
@@ -168,6 +171,7 @@ class TimelineService:
             running_children=tuple(running),
             generated_at=self._clock(),
             service_notes=tuple(services.notes),
+            child_sessions=tuple(children),
         )
         data = build_timeline(snapshot)
         etag = '"' + hashlib.blake2b(key, digest_size=16).hexdigest() + '"'
@@ -271,9 +275,43 @@ class TimelineService:
             parent = header.parent_session if header else None
             if not parent or not valid_session_id(parent) or parent in seen:
                 break
+            # A parent with no log anywhere (and no live agent) cannot be a lane: the
+            # team is rooted at the last session that exists.
+            if await self._agent(services, parent) is None and (
+                await self._stat(services, parent) is None
+            ):
+                break
             seen.add(parent)
             current = parent
         return current, await self._agent(services, current)
+
+    async def _cold_children(self, services: _Services, root: str) -> list[str]:
+        """Sessions whose header names ``root`` as ``parentSession``, running or not
+        (older logs have no ``subagent/catalog``). Our own persistence answers from
+        headers it read once per file; a host's ``list()`` rows carry their headers."""
+        persistence = services.persistence
+        if persistence is None:
+            return []
+        children_of = host.service_method(persistence, "children_of")
+        try:
+            if children_of is not None:
+                rows: Any = await host.call_host(children_of, root, what="finding child sessions")
+                ids = [r for r in host.iter_or_empty(rows) if isinstance(r, str)]
+            else:
+                list_fn = host.service_method(persistence, "list")
+                if list_fn is None:
+                    return []
+                rows = await host.call_host(list_fn, what="sessionPersistence.list")
+                ids = []
+                for row in host.iter_or_empty(rows):
+                    header = coerce_header(_get(row, "header") or {})
+                    row_id = as_str(_get(row, "id")) or (header.id if header else None)
+                    if header is not None and header.parent_session == root and row_id:
+                        ids.append(row_id)
+        except host.HostCallError as exc:
+            _note_once(services.notes, str(exc))
+            return []
+        return [i for i in dict.fromkeys(ids) if i != root and valid_session_id(i)]
 
     async def _live_rows(
         self, services: _Services, lead_agent: Any, *names: str
@@ -392,6 +430,8 @@ class TimelineService:
             inherited_event_count=read.inherited_event_count,
             agent_status=read.agent_status,
             fold=fold,
+            log_name=read.log_name,
+            stopped_at=read.stopped_at,
         )
         entry = _LaneCache(
             channel=read.channel,
@@ -434,7 +474,7 @@ def _change_key(
 def _roster_ids(
     lead: LaneFold,
     live_members: Sequence[Mapping[str, Any]] | None,
-    running: Sequence[str],
+    extra: Sequence[str],
     root: str,
 ) -> tuple[str, ...]:
     ids: list[str] = []
@@ -442,8 +482,8 @@ def _roster_ids(
         member_id = as_str(row.get("id"))
         if member_id and row.get("role") != "lead" and row.get("name") != "lead":
             ids.append(member_id)
-    ids.extend(hint.id for hint in roster_hints(lead))
-    ids.extend(running)
+    ids.extend(hint.id for hint in roster_hints(lead, team_id=root))
+    ids.extend(extra)  # running children, cold children, the requested session
     seen: set[str] = {root}
     ordered: list[str] = []
     for member_id in ids:

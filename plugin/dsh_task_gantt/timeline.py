@@ -23,7 +23,7 @@ HOST.md §2-§4; the decisions this module adds are:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,7 +33,7 @@ from .fold.messages import MessagePairing, PairedMessage, pair_messages
 from .fold.records import PromptRec, TaskCallRec
 from .fold.tasks import CallIndex, TaskView, replay_tasks
 from .fold.text import MESSAGE_BODY_CAP, key, preview, text
-from .fold.turns import TurnPairing, TurnSpan, open_steps, pair_turns
+from .fold.turns import TurnPairing, TurnSpan, pair_turns
 
 __all__ = [
     "MESSAGE_BODY_CAP",
@@ -78,6 +78,10 @@ class LaneSource:
     #: From the live agents registry; ``None`` when the agent is not live.
     agent_status: Literal["running", "idle"] | None
     fold: LaneFold = EMPTY_FOLD
+    #: The persisted file read (``session.v3.jsonl.zstd``: its name says the format).
+    log_name: str | None = None
+    #: Where a log that turns to garbage after readable frames stopped being read.
+    stopped_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,23 +96,49 @@ class TeamSnapshot:
     #: Only for ``generatedAt``; never used as an event time.
     generated_at: int
     service_notes: Sequence[str] = ()
+    #: Sessions whose header names the root as ``parentSession`` (running or not).
+    child_sessions: Sequence[str] = ()
 
 
 def seed_cut(source: LaneSource) -> int:
-    """Events with ``seq`` below this were inherited from the parent (HOST.md §2)."""
-    count = as_int(source.inherited_event_count)
-    if count is not None and count >= 0:
-        return count
-    header = source.header if isinstance(source.header, SessionHeader) else None
-    if header is None:
-        return 0
-    count = as_int(header.inherited_event_count)
-    if count is not None and count >= 0:
-        return count
+    """Events with ``seq`` below this were inherited from the parent.
+
+    Sources, in order: the host's count, the header's ``inheritedEventCount`` (or
+    format 0's ``seedLength``), the child's ``subagent/descriptor``
+    ``inheritedEventCount``, and for a seeded header the last inherited
+    ``session/end-seed``. The counts are counts of events (positions): where a log's
+    seqs start at 1 (format 0), the first own event's seq is the count plus 1.
+    """
     fold = source.fold if isinstance(source.fold, LaneFold) else EMPTY_FOLD
-    if header.is_seeded is True and fold.seed_end_seq is not None:
+    first_seq = fold.seq_ranges[0][0] if fold.seq_ranges else 0
+    count = as_int(source.inherited_event_count)
+    header = source.header if isinstance(source.header, SessionHeader) else None
+    if count is None or count < 0:
+        count = as_int(header.inherited_event_count) if header is not None else None
+    if count is None or count < 0:
+        count = descriptor_count(fold)
+    if count is not None and count >= 0:
+        return count + first_seq if count > 0 else 0
+    if header is not None and header.is_seeded is True and fold.seed_end_seq is not None:
         return fold.seed_end_seq
     return 0
+
+
+def descriptor_count(fold: LaneFold) -> int | None:
+    """``inheritedEventCount`` of the log's first ``subagent/descriptor`` that has one."""
+    for _seq, rec in sorted(fold.descriptors.items()):
+        if rec.inherited_count is not None:
+            return rec.inherited_count
+    return None
+
+
+def _descriptor_label(fold: LaneFold, cut: int = 0) -> str | None:
+    """The log's own descriptor label: a forked child may carry its parent's
+    descriptor in the inherited prefix, so one at or after the cut comes first."""
+    labels = sorted(
+        (seq < cut, seq, rec.label) for seq, rec in fold.descriptors.items() if rec.label
+    )
+    return labels[0][2] if labels else None
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
@@ -125,6 +155,8 @@ class _Lane:
     source: LaneSource | None
     phase: str | None = None
     created_at: int | None = None
+    #: What the member was asked to do (catalog label, descriptor label, description).
+    label: str | None = None
     cut: int = 0
     spans: list[dict[str, Any]] = field(default_factory=list)
     span_keys: set[tuple[str, str]] = field(default_factory=set)
@@ -170,6 +202,13 @@ class _Counts:
     ends_before_start: int = 0
     undated_turns: int = 0
     idless_turn_events: int = 0
+    closed_by_idless_end: int = 0
+    closed_by_restore: int = 0
+    relays: int = 0
+    briefs: int = 0
+    relay_copies: int = 0
+    #: ``team/*`` records of another team in the lead's log, by teamId.
+    foreign: dict[str, int] = field(default_factory=dict)
 
 
 class _Model:
@@ -207,6 +246,7 @@ class _Model:
         lead.cut = seed_cut(self.lead_source)
         header = self.lead_source.header
         lead.created_at = header.created_at if header else None
+        lead.label = _descriptor_label(lead.fold, lead.cut)
         self._add_lane(lead, ("lead",))
         order: list[str] = []
         live_names: dict[str, str] = {}
@@ -225,11 +265,22 @@ class _Model:
                 live_names.setdefault(row_id, name)
             if row_id not in order:
                 order.append(row_id)
-        hints = {h.id: h for h in member_hints(lead.fold, lead.cut)}
+        team_ids = frozenset(self.lead_ids)
+        for seq, member in lead.fold.members.items():
+            if seq >= lead.cut:
+                self.ours(member.team_id)  # counts another team's records
+        hints = {h.id: h for h in member_hints(lead.fold, lead.cut, team_ids)}
         for hint_id in hints:
             if hint_id not in order and hint_id not in self.lead_ids:
                 order.append(hint_id)
-        for child in team.running_children or ():
+        # Running children, then every session whose header names the root as its
+        # parent (cold ones too: older logs have no catalog), then the requested
+        # session: it is always a lane of its own timeline.
+        for child in (
+            *(team.running_children or ()),
+            *(team.child_sessions or ()),
+            team.requested_session_id,
+        ):
             child_id = key(child)
             if child_id and child_id not in order and child_id not in self.lead_ids:
                 order.append(child_id)
@@ -246,6 +297,11 @@ class _Model:
             lane.phase = hint.phase if hint else None
             lane.created_at = (hint.created_at if hint else None) or (
                 source.header.created_at if source.header else None
+            )
+            lane.label = (
+                (hint.label if hint else None)
+                or _descriptor_label(source.fold, lane.cut)
+                or (hint.description if hint else None)
             )
             aliases = [*(hint.aliases if hint else ()), *([live_name] if live_name else [])]
             self._add_lane(lane, aliases)
@@ -279,7 +335,7 @@ class _Model:
             skipped = seqs_below(lane.fold, lane.cut) if lane.cut > 0 else 0
             if skipped:
                 c.skipped_inherited[lane.id] = skipped
-            pairing: TurnPairing = pair_turns(lane.fold, lane.cut)
+            pairing: TurnPairing = pair_turns(lane.fold, lane.cut, _restores(lane))
             session = lane.session_id or self.lead_session
             spans, keys = _turn_spans(pairing, lane.party(), session)
             if lane.span_keys.isdisjoint(keys):
@@ -294,6 +350,8 @@ class _Model:
             c.ends_before_start += pairing.ends_before_start
             c.undated_turns += pairing.undated_starts
             c.idless_turn_events += pairing.idless_events
+            c.closed_by_idless_end += pairing.closed_by_idless_end
+            c.closed_by_restore += pairing.closed_by_restore
             for seq, kind in lane.fold.injected.items():
                 if seq >= lane.cut:
                     c.injected[kind] = c.injected.get(kind, 0) + 1
@@ -302,11 +360,16 @@ class _Model:
         c = self.counts
         drawn: set[tuple[Any, ...]] = set()
         undated: set[tuple[Any, ...]] = set()
+        #: Parent agents' briefs: (lane, seq, prompt), drawn as messages.
+        self.briefs: list[tuple[_Lane, int, PromptRec]] = []
         for lane in self.lanes:
             session = lane.session_id or self.lead_session
-            for seq, prompt in sorted(lane.fold.prompts.items()):
-                if seq < lane.cut:
-                    continue
+            own = sorted(item for item in lane.fold.prompts.items() if item[0] >= lane.cut)
+            if own and own[0][1].brief_from is not None and _is_child_session(lane):
+                # A subagent child's first "user" message is its parent's brief.
+                self.briefs.append((lane, *own[0]))
+                own = own[1:]
+            for seq, prompt in own:
                 ident: tuple[Any, ...] = (
                     ("id", prompt.id) if prompt.id else ("text", prompt.time, prompt.body)
                 )
@@ -339,7 +402,9 @@ class _Model:
         c = self.counts
         lead = self.by_id["lead"]
         fold, cut = lead.fold, lead.cut
-        pairing = _paired_messages(self.lead_session, fold, cut)
+        pairing, foreign = _paired_messages(self.lead_session, fold, cut, self.lead_ids)
+        for team_id, n in foreign.items():  # another team's records: counted, not used
+            c.foreign[team_id] = c.foreign.get(team_id, 0) + n
         tally = {
             "two lanes": 0,
             "target outside": 0,
@@ -355,6 +420,7 @@ class _Model:
             for lane_id, span in drawn.marks:
                 if self.by_id[lane_id].add(span):
                     c.message_marks += 1
+        self._draw_relays(tally)
         c.messages = tally
         self.duplicate_queued = pairing.duplicate_queued
         self.duplicate_delivered = pairing.duplicate_delivered
@@ -461,6 +527,106 @@ class _Model:
             marks=tuple(marks),
         )
 
+    def ours(self, team_id: str | None) -> bool:
+        """A ``team/*`` record is this team's when its teamId is the root's (or it has
+        none): a lead's log can hold an ancestor's records, inherited. Others are
+        counted, not used."""
+        return _is_ours(team_id, self.lead_ids, self.counts.foreign)
+
+    def _draw_relays(self, tally: dict[str, int]) -> None:
+        """Messages between a parent agent and its child, read from the recipient's
+        log: relays (``senderSessionId``) and a child's brief. Drawn on both lanes
+        like team messages, each message id once across all logs."""
+        c = self.counts
+        items: list[tuple[_Lane, int, str | None, str, int | None, str, int, bool]] = []
+        for lane in self.lanes:
+            for seq, relay in sorted(lane.fold.relays.items()):
+                if seq >= lane.cut:
+                    items.append(
+                        (
+                            lane,
+                            seq,
+                            relay.id,
+                            relay.sender_session,
+                            relay.time,
+                            relay.body,
+                            relay.length,
+                            False,
+                        )
+                    )
+        for lane, seq, prompt in self.briefs:
+            header = lane.source.header if lane.source else None
+            parent = prompt.brief_from or (header.parent_session if header else None)
+            if self.resolve(parent) is None and header is not None and header.parent_session:
+                parent = header.parent_session
+            items.append(
+                (
+                    lane,
+                    seq,
+                    prompt.id,
+                    parent or "unknown",
+                    prompt.time,
+                    prompt.body,
+                    prompt.length,
+                    True,
+                )
+            )
+        seen: set[str] = set()
+        for recipient, seq, message_id, sender_id, when, body, length, brief in items:
+            session = recipient.session_id or self.lead_session
+            ident = message_id or f"relay-{seq}@{session}"
+            if ident in seen:
+                c.relay_copies += 1
+                continue
+            seen.add(ident)
+            sender = self.resolve(sender_id)
+            src = (
+                sender.party()
+                if sender is not None
+                else {"kind": "system", "id": sender_id, "name": sender_id}
+            )
+            dst = recipient.party()
+            c.briefs += brief
+            c.relays += not brief
+            self.message_details[ident] = {
+                "id": ident,
+                "from": dict(src),
+                "to": dict(dst),
+                "queuedAt": None,
+                "deliveredAt": when,
+                "body": body,
+                "length": length,
+                "truncated": length > MESSAGE_BODY_CAP,
+            }
+            if when is None:
+                tally["not drawn"] += 1
+                continue
+            if sender is recipient:
+                tally["to itself"] += 1
+                places = [recipient]
+            elif sender is not None:
+                tally["two lanes"] += 1
+                places = [sender, recipient]
+            else:
+                tally["sender outside"] += 1
+                places = [recipient]
+            for lane in places:
+                direction = "outgoing" if lane is sender and lane is not recipient else "incoming"
+                span = {
+                    "kind": "message",
+                    "id": ident,
+                    "time": when,
+                    "end": None,
+                    "from": dict(src),
+                    "to": dict(dst),
+                    "direction": direction,
+                    "preview": preview(body),
+                    "sessionId": session,
+                    "deliveredAt": when,
+                }
+                if lane.add(span):
+                    c.message_marks += 1
+
     # -- tasks -----------------------------------------------------------------------
     def _replay_tasks(self) -> None:
         calls: list[tuple[str, int, TaskCallRec]] = []
@@ -470,7 +636,9 @@ class _Model:
                 (session, s, call) for s, call in lane.fold.task_calls.items() if s >= lane.cut
             )
         lead = self.by_id["lead"]
-        snapshots = [(s, t) for s, t in lead.fold.tasks.items() if s >= lead.cut]
+        snapshots = [
+            (s, t) for s, t in lead.fold.tasks.items() if s >= lead.cut and self.ours(t.team_id)
+        ]
         live = self.team.live_tasks if isinstance(self.team.live_tasks, Sequence) else None
         self.replay = replay_tasks(snapshots, CallIndex.build(calls), self.actor_of, live)
         self.tasks: list[dict[str, Any]] = []
@@ -501,27 +669,17 @@ class _Model:
             self.lanes.append(lane)
 
     # -- whole -----------------------------------------------------------------------
-    def requested_lane(self) -> _Lane | None:
-        requested = key(self.team.requested_session_id)
-        if requested is None:
-            return None
-        if requested in self.lead_ids:
-            return self.by_id["lead"]
-        lane = self.by_id.get(requested)
-        return lane if lane is not None and lane.kind == "teammate" else None
-
     def live(self) -> bool:
-        """A running agent, or an open span in the requested session's own log."""
+        """A property of the team, whichever of its sessions was asked for: some
+        lane's agent is running, or the team root's own log has an open turn (after
+        the closing rules). An open turn in a cold member's log is history (dead
+        teams end on unclosed turns)."""
         if any(lane.source and lane.source.agent_status == "running" for lane in self.lanes):
             return True
         if any(key(child) for child in self.team.running_children or ()):
             return True
-        lane = self.requested_lane()
-        if lane is None:
-            return False
-        # An open span in a cold teammate's log is history: only the requested log counts.
-        pairing = pair_turns(lane.fold, lane.cut)
-        return pairing.open_turns > 0 or open_steps(lane.fold, lane.cut) > 0
+        root = self.by_id["lead"]
+        return pair_turns(root.fold, root.cut, _restores(root)).open_turns > 0
 
 
 #: Turn spans drawn recently, by pairing identity and the lane they are drawn for. A
@@ -572,6 +730,19 @@ def _turn_spans(pairing: TurnPairing, party: dict[str, str], session: str) -> _T
     return drawn
 
 
+def _restores(lane: _Lane) -> bool:
+    """Whether the lane's ``session/end-seed`` markers are reloads: its log inherited
+    nothing (an unseeded header and no inherited count)."""
+    header = lane.source.header if lane.source else None
+    return lane.cut == 0 and not (header is not None and header.is_seeded)
+
+
+def _is_child_session(lane: _Lane) -> bool:
+    """A subagent child's log: its header names a parent or says ``origin: subagent``."""
+    header = lane.source.header if lane.source else None
+    return header is not None and (header.parent_session is not None or header.origin == "subagent")
+
+
 #: Member phases in which having no log is expected rather than a loss.
 _NO_LOG_YET_PHASES = frozenset({"failed", "provisioning"})
 
@@ -604,23 +775,42 @@ def _prompt_detail(prompt_id: str, prompt: PromptRec, lane: _Lane) -> dict[str, 
 #: The last pairing of each lead's messages, with the records it was made from: most
 #: appends add no message, and comparing the records (the same objects from one fold
 #: to the next) costs far less than pairing a long run's thousands again.
-_PAIRINGS: dict[str, tuple[Mapping[int, Any], Mapping[int, Any], int, MessagePairing]] = {}
+_PAIRINGS: dict[str, tuple[tuple[Any, ...], MessagePairing, Mapping[str, int]]] = {}
 _PAIRINGS_MAX = 64
 
 
-def _paired_messages(lead_session: str, fold: LaneFold, cut: int) -> MessagePairing:
+def _is_ours(team_id: str | None, lead_ids: Collection[str], foreign: dict[str, int]) -> bool:
+    """Whether a ``team/*`` record is the team's; another team's is counted in ``foreign``."""
+    if team_id is None or team_id in lead_ids:
+        return True
+    foreign[team_id] = foreign.get(team_id, 0) + 1
+    return False
+
+
+def _paired_messages(
+    lead_session: str, fold: LaneFold, cut: int, lead_ids: Iterable[str]
+) -> tuple[MessagePairing, Mapping[str, int]]:
+    """The team's messages paired, and how many records of other teams were left out
+    (by team id): a ``team/*`` record is the team's when its teamId is the root's or
+    it has none."""
+    ids = frozenset(lead_ids)
     held = _PAIRINGS.get(lead_session)
-    if held is not None and (held[0], held[1], held[2]) == (fold.queued, fold.delivered, cut):
-        return held[3]
+    if held is not None and held[0] == (fold.queued, fold.delivered, cut, ids):
+        return held[1], held[2]
+    foreign: dict[str, int] = {}
     pairing = pair_messages(
-        ((s, q) for s, q in fold.queued.items() if s >= cut),
-        ((s, d) for s, d in fold.delivered.items() if s >= cut),
+        ((s, q) for s, q in fold.queued.items() if s >= cut and _is_ours(q.team_id, ids, foreign)),
+        (
+            (s, d)
+            for s, d in fold.delivered.items()
+            if s >= cut and _is_ours(d.team_id, ids, foreign)
+        ),
     )
     _PAIRINGS.pop(lead_session, None)
     if len(_PAIRINGS) >= _PAIRINGS_MAX:
         _PAIRINGS.pop(next(iter(_PAIRINGS)))
-    _PAIRINGS[lead_session] = (fold.queued, fold.delivered, cut, pairing)
-    return pairing
+    _PAIRINGS[lead_session] = ((fold.queued, fold.delivered, cut, ids), pairing, foreign)
+    return pairing, foreign
 
 
 @dataclass(frozen=True, slots=True)
@@ -701,6 +891,7 @@ def _lane_json(lane: _Lane, index: int) -> dict[str, Any]:
         "name": lane.name,
         "sessionId": lane.session_id,
         "index": index,
+        "label": text(lane.label, 1024),
         "color": {"fill": fill, "on": ON_COLOR[0], "slot": lane.slot},
         "phase": lane.phase,
         "status": status if status in ("running", "idle") else None,
@@ -738,6 +929,27 @@ def _range(model: _Model, live: bool) -> tuple[int | None, int | None]:
     start = min(times) if times else None
     if live:
         return start, None
+    start, end = _frozen_range(model, start)
+    if start is not None and end is not None and start > end:
+        start = end  # a range never runs backwards
+    return start, end
+
+
+def _frozen_range(model: _Model, start: int | None) -> tuple[int | None, int | None]:
+    """Both ends set, or both null: a log whose events carry times but that drew
+    nothing still has an extent (from its creation, or a point at its last event)."""
+    start, end = _right_edge(model, start)
+    if start is None and end is not None:
+        created = [
+            lane.created_at
+            for lane in model.lanes
+            if lane.created_at is not None and lane.created_at <= end
+        ]
+        start = min(created) if created else end
+    return start, end
+
+
+def _right_edge(model: _Model, start: int | None) -> tuple[int | None, int | None]:
     observed = [lane.fold.last_time for lane in model.lanes if lane.fold.last_time is not None]
     if not observed:
         observed = [
@@ -752,6 +964,22 @@ def _range(model: _Model, live: bool) -> tuple[int | None, int | None]:
         else:
             model.notes.append("no event carried a time; the timeline has no right edge")
     return start, (max(observed) if observed else None)
+
+
+def _format_notes(model: _Model) -> list[str]:
+    """Which log file (so which format) each lane was read from."""
+    by_name: dict[str, list[str]] = {}
+    for lane in model.lanes:
+        name = lane.source.log_name if lane.source else None
+        if name:
+            by_name.setdefault(name, []).append(lane.name)
+    notes = []
+    for name, lanes in sorted(by_name.items()):
+        fmt = "4" if ".v4." in name else "3" if ".v3." in name else "0"
+        notes.append(
+            f"read {_plural(len(lanes), 'log')} from {name} (format {fmt}): {', '.join(lanes)}"
+        )
+    return notes
 
 
 _MESSAGE_PARTS = (
@@ -772,8 +1000,10 @@ def _notes(model: _Model, unreadable: list[_Lane]) -> list[str]:
     notes = model.notes
     for lane in unreadable:
         reason = (lane.source.error if lane.source else None) or "unknown reason"
+        session = f" (session {lane.session_id})" if lane.session_id != lane.name else ""
         notes.append(
-            f"could not read the log of {lane.name} ({text(reason, 1024)}); its lane is empty"
+            f"could not read the log of {lane.name} ({text(reason, 1024)}); its lane is "
+            f"empty{session}"
         )
     for lane in model.lanes:
         skipped = c.skipped_inherited.get(lane.id)
@@ -799,7 +1029,17 @@ def _notes(model: _Model, unreadable: list[_Lane]) -> list[str]:
             f"{_plural(c.duplicate_starts, 'repeated turn start')} ignored (earliest kept)"
         )
     if c.idless_turn_events:
-        notes.append(f"{_plural(c.idless_turn_events, 'turn event')} without a turn id ignored")
+        notes.append(f"{_plural(c.idless_turn_events, 'turn start')} without a turn id ignored")
+    if c.closed_by_idless_end:
+        notes.append(
+            f"{_plural(c.closed_by_idless_end, 'turn')} closed by a turn end without a turn id "
+            "(the latest turn open before it)"
+        )
+    if c.closed_by_restore:
+        notes.append(
+            f"{_plural(c.closed_by_restore, 'turn')} still open when the session was reloaded "
+            "(session/end-seed), closed there as interrupted"
+        )
     total = sum(c.messages.values())
     if total:
         parts = [f"{c.messages[k]} {words}" for k, words in _MESSAGE_PARTS if c.messages[k]]
@@ -809,6 +1049,17 @@ def _notes(model: _Model, unreadable: list[_Lane]) -> list[str]:
         )
     else:
         notes.append("0 unique messages")
+    if c.relays or c.briefs:
+        notes.append(
+            f"of these, {_plural(c.relays, 'message')} relayed between a parent agent and its "
+            f"child and {_plural(c.briefs, 'brief')} from a parent agent to its child "
+            f"({_plural(c.relay_copies, 'copy', 'copies')} in other logs not drawn again)"
+        )
+    for team_id, n in sorted(model.counts.foreign.items()):
+        notes.append(
+            f"{_plural(n, 'team record')} of another team (teamId {team_id}) in the lead's "
+            "log not used"
+        )
     if c.pending:
         notes.append(
             f"{_plural(c.pending, 'message')} queued but not yet delivered "
@@ -822,7 +1073,8 @@ def _notes(model: _Model, unreadable: list[_Lane]) -> list[str]:
         )
     notes.append(
         f"{_plural(c.prompts, 'human prompt')} drawn, each once on the first lane whose log "
-        f"carries it ({_plural(c.prompt_copies, 'copy', 'copies')} in other logs not drawn again)"
+        f"carries it ({_plural(c.prompt_copies, 'copy', 'copies')} not drawn again: logged "
+        "twice, spliced into the inbox first, or in another log)"
     )
     if c.undated_prompts:
         notes.append(f"{_plural(c.undated_prompts, 'human prompt')} without a time, not drawn")
@@ -943,13 +1195,23 @@ def build_timeline(team: TeamSnapshot) -> dict[str, Any]:
     for lane in never_started:
         state = "failed to start" if lane.phase == "failed" else "is still being set up"
         model.notes.append(f"{lane.name} {state} and has no log to read; its lane is empty")
+    # A log that turns to garbage after readable frames: what was read is drawn, the
+    # rest is missing from the picture.
+    cut_short = [lane for lane in model.lanes if lane.source and lane.source.stopped_at]
+    for lane in cut_short:
+        where = lane.source.stopped_at if lane.source else None
+        model.notes.append(
+            f"the log of {lane.name} stops being readable ({text(where, 512)}); "
+            "only what came before that point is drawn"
+        )
+    model.notes.extend(_format_notes(model))
     notes = _notes(model, unreadable)
     return {
         "version": 1,
         "generatedAt": as_int(team.generated_at),
         "sessionId": key(team.requested_session_id),
         "rootSessionId": key(team.root_session_id),
-        "source": "partial" if unreadable else "log",
+        "source": "partial" if unreadable or cut_short else "log",
         "live": live,
         "range": {"start": start, "end": end},
         "lanes": [_lane_json(lane, i) for i, lane in enumerate(model.lanes)],

@@ -11,6 +11,7 @@ from pathlib import Path
 from dsh_task_gantt.fixturegen import spec as S
 from dsh_task_gantt.fixturegen.sim import SCALES, Log, MemberMeta, Sim, new_uuid
 from dsh_task_gantt.fixturegen.spec import TeamSpec
+from dsh_task_gantt.fixturegen.subagents import write_subagent_teams
 
 #: 2026-10-10T12:00:00Z: close to the real logs' epoch, fixed so output never
 #: depends on the wall clock.
@@ -427,9 +428,11 @@ FIXTURE_SEED = 20261010
 
 
 def generate_fixture_set(root: Path, *, seed: int = FIXTURE_SEED) -> dict[str, TeamSpec]:
-    """alpha (full, frozen), beta (pair) and lone, in two workspaces."""
+    """alpha (full, frozen), beta (pair) and lone, in two workspaces; then the
+    subagent teams gamma (format 3 with a format-0 child) and delta (format 0),
+    whose ground truth is :mod:`dsh_task_gantt.fixturegen.subagents`."""
     hour = 3_600_000
-    return {
+    specs = {
         "alpha": generate_team(root, seed=seed, shape="full", name="alpha"),
         "beta": generate_team(
             root, seed=seed + 1, shape="pair", name="beta", start_ms=DEFAULT_START_MS + 3 * hour
@@ -438,3 +441,5 @@ def generate_fixture_set(root: Path, *, seed: int = FIXTURE_SEED) -> dict[str, T
             root, seed=seed + 2, shape="lone", name="lone", start_ms=DEFAULT_START_MS + 6 * hour
         ),
     }
+    write_subagent_teams(root)
+    return specs

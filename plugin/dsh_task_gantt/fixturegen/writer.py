@@ -18,6 +18,15 @@ from dsh_task_gantt.logs.project_key import project_key
 
 COMPRESSED_NAME = "session.v4.jsonl.zstd"
 PLAIN_NAME = "session.v4.jsonl"
+#: The file name stem of each log format: DSH 0.2 writes 4, 0.1.x wrote 3, older 0.
+FORMAT_STEMS = {4: "session.v4", 3: "session.v3", 0: "session"}
+
+
+def log_name(fmt: int = 4, *, compress: bool = True) -> str:
+    """``session.v4.jsonl.zstd``, ``session.v3.jsonl``, ``session.jsonl.zstd``, ..."""
+    return FORMAT_STEMS[fmt] + (".jsonl.zstd" if compress else ".jsonl")
+
+
 #: The host's compression level (any level decodes the same; 3 is the zstd default).
 ZSTD_LEVEL = 3
 
@@ -30,11 +39,15 @@ class Event:
     seq: int
     time: int
     data: Any
+    #: Envelope fields beside the four (``surfaceOp``, ``sourceEventSeqs``).
+    envelope: Mapping[str, Any] | None = None
 
 
 def encode_event(event: Event) -> bytes:
-    """One line, keys in the real log's order (type, seq, time, data)."""
+    """One line, keys in the real log's order (type, seq, time, data, extras)."""
     line = {"type": event.type, "seq": event.seq, "time": event.time, "data": event.data}
+    if event.envelope:
+        line.update(event.envelope)
     return orjson.dumps(line) + b"\n"
 
 
@@ -47,22 +60,25 @@ def header_record(
     is_seeded: bool = False,
     agent_preset: str = "cordis",
     extra: Mapping[str, Any] | None = None,
+    fmt: int = 4,
+    seed_length: int | None = None,
 ) -> dict[str, Any]:
     """The flat header (no ``data``/``seq``/``time``), key order as the host writes it.
 
     A teammate carries ``parentSession``, ``origin: "subagent"`` and depth 1; a lead
-    has neither and depth 0.
+    has neither and depth 0. Format 0 has no ``version`` and no ``isSeeded``; a
+    forked format-0 log says ``seedLength`` (a count of events) instead.
     """
-    header: dict[str, Any] = {
-        "type": "session",
-        "version": 4,
-        "id": session_id,
-        "createdAt": created_at,
-        "cwd": cwd,
-    }
+    header: dict[str, Any] = {"type": "session"}
+    if fmt:
+        header["version"] = fmt
+    header.update({"id": session_id, "createdAt": created_at, "cwd": cwd})
     if parent_session is not None:
         header["parentSession"] = parent_session
-    header["isSeeded"] = is_seeded
+    if fmt:
+        header["isSeeded"] = is_seeded
+    elif seed_length is not None:
+        header["seedLength"] = seed_length
     if parent_session is not None:
         header["origin"] = "subagent"
     header["delegationDepth"] = 1 if parent_session is not None else 0
@@ -73,9 +89,9 @@ def header_record(
 
 
 def session_log_path(
-    root: Path, cwd: str | None, session_id: str, *, compress: bool = True
+    root: Path, cwd: str | None, session_id: str, *, compress: bool = True, fmt: int = 4
 ) -> Path:
-    return root / project_key(cwd) / session_id / (COMPRESSED_NAME if compress else PLAIN_NAME)
+    return root / project_key(cwd) / session_id / log_name(fmt, compress=compress)
 
 
 class SessionLogWriter:
@@ -85,13 +101,15 @@ class SessionLogWriter:
     :meth:`append` is one frame (one ``write``), as the host's writer does.
     """
 
-    def __init__(self, root: Path, header: Mapping[str, Any], *, compress: bool = True) -> None:
+    def __init__(
+        self, root: Path, header: Mapping[str, Any], *, compress: bool = True, fmt: int = 4
+    ) -> None:
         session_id = header.get("id")
         if not isinstance(session_id, str) or not session_id:
             raise ValueError("header needs a string id")
         cwd = header.get("cwd")
         self.path = session_log_path(
-            root, cwd if isinstance(cwd, str) else None, session_id, compress=compress
+            root, cwd if isinstance(cwd, str) else None, session_id, compress=compress, fmt=fmt
         )
         self.compress = compress
         self.session_id = session_id

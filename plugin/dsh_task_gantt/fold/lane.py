@@ -9,6 +9,7 @@ so the result does not depend on the order of the events and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
@@ -22,10 +23,12 @@ from .records import (
     EMPTY_FOLD,
     CatalogRec,
     DeliveredRec,
+    DescriptorRec,
     LaneFold,
     MemberRec,
     PromptRec,
     QueuedRec,
+    RelayRec,
     TaskCallRec,
     TaskRec,
     TurnMark,
@@ -33,21 +36,31 @@ from .records import (
 from .text import LABEL_CAP, MESSAGE_BODY_CAP, capped_body, content_text, key, text
 
 #: Types the plugin knows but does not fold beyond seq/time (never counted as unknown).
-BULK_TYPES = frozenset(
-    {
-        "assistant/message",
-        "assistant/attempt",
-        "tool/result",
-        "request/header",
-        "request/context",
-        "system/message",
-        "session/title",
-        "subagent/descriptor",
-        "compaction/start",
-        "compaction/end",
-        "compaction/summary",
-        "session",
-    }
+_BULK = (
+    "assistant/message",
+    "assistant/attempt",
+    "tool/result",
+    "request/header",
+    "request/context",
+    "system/message",
+    "session/title",
+    "compaction/start",
+    "compaction/end",
+    "compaction/summary",
+    # Seen in real logs and safe to skip (settings, approvals, streaming, plugins).
+    "permission/preset",
+    "sandbox/mode",
+    "approval/policy",
+    "approval/asked",
+    "approval/decided",
+    "model/selection",
+    "workspace/changes",
+    "developer/message",
+    "image/offload",
+    "llm/retry",
+    "goal/change",
+    "deliverables/presented",
+    "assistant/chunk",
 )
 
 _R = TypeVar("_R")
@@ -73,6 +86,9 @@ class _State:
     tasks: dict[int, TaskRec]
     queued: dict[int, QueuedRec]
     delivered: dict[int, DeliveredRec]
+    relays: dict[int, RelayRec]
+    descriptors: dict[int, DescriptorRec]
+    end_seeds: dict[int, int | None]
     new_seqs: list[int] = field(default_factory=list)
 
 
@@ -81,21 +97,6 @@ def _put(records: dict[int, _R], seq: int, record: _R) -> None:
     existing = records.get(seq)
     if existing is None or repr(record) < repr(existing):
         records[seq] = record
-
-
-#: What a reader may leave unparsed for this fold: the data of these types is never
-#: read (only type, seq and time), and a ``tool/call`` matters only when it creates or
-#: updates a task (its line then contains the tool's name; other task-board calls,
-#: ``team_task_list`` and ``team_task_get``, are most of a lead's tool calls).
-UNREAD_DATA: Mapping[str, bytes | tuple[bytes, ...] | None] = {
-    **{t: None for t in BULK_TYPES if t != "session"},
-    "step/start": None,
-    "step/end": None,
-    "tool/call": (b"team_task_update", b"team_task_create"),
-}
-
-_STEP_MARKERS: Mapping[str, Callable[[_State, int, int | None, Any], None]] = {}
-_SEQ_TIME_ONLY: frozenset[str] = frozenset()
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -133,15 +134,66 @@ def _step_end(st: _State, seq: int, time: int | None, data: Any) -> None:
         st.step_marks = (start, seq)
 
 
+#: Source kinds of a message relayed between a parent agent and its child.
+RELAY_KINDS = frozenset({"coordinator", "subagent-report", "subagent-settled"})
+#: How a subagent child's brief from its parent ends (the id is the parent's session).
+_BRIEF_END = re.compile(r"Your parent agent id is\s+[`'\"]?([A-Za-z0-9._:-]{1,128})[`'\"]?\W*\Z")
+
+
+def _prompt(message: Mapping[str, Any], time: int | None) -> PromptRec:
+    raw = content_text(message.get("content"))
+    body, length = capped_body(raw)
+    brief = _BRIEF_END.search(raw[-512:])
+    return PromptRec(key(message.get("id")), time, body, length, brief.group(1) if brief else None)
+
+
 def _user_message(st: _State, seq: int, time: int | None, data: Any) -> None:
     d = _mapping(data)
-    source = d.get("source")
-    kind = source.get("kind") if isinstance(source, Mapping) else None
+    source = _mapping(d.get("source"))
+    kind = source.get("kind")
     if kind == "user":
-        body, length = capped_body(content_text(d.get("content")))
-        _put(st.prompts, seq, PromptRec(key(d.get("id")), time, body, length))
-    else:
-        _put(st.injected, seq, text(kind, 64) or "unknown")
+        _put(st.prompts, seq, _prompt(d, time))
+        return
+    sender = key(source.get("senderSessionId"))
+    if kind in RELAY_KINDS and sender is not None:
+        raw = content_text(d.get("content")) or (
+            text(source.get("summary"), MESSAGE_BODY_CAP) or ""
+        )
+        body, length = capped_body(raw)
+        _put(st.relays, seq, RelayRec(key(d.get("id")), kind, sender, time, body, length))
+        return
+    _put(st.injected, seq, text(kind, 64) or "unknown")
+
+
+def _inbox_spliced(st: _State, seq: int, time: int | None, data: Any) -> None:
+    """The human's prompt, spliced into the inbox before it is logged as a
+    ``user/message`` with the same id (one prompt: deduplicated by id later)."""
+    inserted = _mapping(data).get("inserted")
+    for message in inserted[:64] if isinstance(inserted, list) else ():
+        m = _mapping(message)
+        if _mapping(m.get("source")).get("kind") == "user":
+            _put(st.prompts, seq, _prompt(m, time))
+            return
+
+
+def _descriptor(st: _State, seq: int, time: int | None, data: Any) -> None:
+    d = _mapping(data)
+    child = key(d.get("childSessionId")) or key(d.get("childId"))
+    if child is not None:
+        # Some writers log a launched child's descriptor in the parent's log, naming
+        # the child: that is what a catalog entry says.
+        _put(st.catalog, seq, CatalogRec(child, None, text(d.get("label"), 1024), time))
+        return
+    count = as_int(d.get("inheritedEventCount"))
+    rec = DescriptorRec(
+        count if count is not None and count >= 0 else None, text(d.get("label"), 1024)
+    )
+    _put(st.descriptors, seq, rec)
+
+
+def _is_replace(surface_op: Any) -> bool:
+    """An envelope ``surfaceOp`` that rewrites earlier messages (a summary)."""
+    return isinstance(surface_op, Mapping) and surface_op.get("op") == "replace"
 
 
 def _arguments(raw: Any) -> Mapping[str, Any]:
@@ -216,11 +268,13 @@ def _team_task(st: _State, seq: int, time: int | None, data: Any) -> None:
         write_scopes=_strings(t.get("writeScopes")),
         owner_id=key(t.get("ownerId")),
         time=time,
+        team_id=key(_mapping(data).get("teamId")),
     )
     _put(st.tasks, seq, rec)
 
 
 def _queued(st: _State, seq: int, time: int | None, data: Any) -> None:
+    # version 1 records also carry ``delivery`` ("quiet" | "wakeup"): not used.
     m = _mapping(_mapping(data).get("message"))
     message_id = key(m.get("id"))
     if message_id is None:
@@ -235,6 +289,7 @@ def _queued(st: _State, seq: int, time: int | None, data: Any) -> None:
         body=body,
         length=length,
         time=time,
+        team_id=key(_mapping(data).get("teamId")),
     )
     _put(st.queued, seq, rec)
 
@@ -245,10 +300,12 @@ def _delivered(st: _State, seq: int, time: int | None, data: Any) -> None:
     if message_id is None:
         st.malformed_events += 1
         return
-    _put(st.delivered, seq, DeliveredRec(message_id, key(d.get("targetId")), time))
+    rec = DeliveredRec(message_id, key(d.get("targetId")), time, key(d.get("teamId")))
+    _put(st.delivered, seq, rec)
 
 
 def _end_seed(st: _State, seq: int, time: int | None, data: Any) -> None:
+    _put(st.end_seeds, seq, time)
     if _mapping(data).get("inherited") is True and (
         st.seed_end_seq is None or seq > st.seed_end_seq
     ):
@@ -261,23 +318,68 @@ def _ignore(st: _State, seq: int, time: int | None, data: Any) -> None:
 
 _Handler = Callable[[_State, int, int | None, Any], None]
 
-_HANDLERS: dict[str, _Handler] = {
-    "turn/start": _turn_start,
-    "turn/end": _turn_end,
-    "step/start": _step_start,
-    "step/end": _step_end,
-    "user/message": _user_message,
-    "tool/call": _tool_call,
-    "team/member": _team_member,
-    "subagent/catalog": _catalog,
-    "team/task": _team_task,
-    "team/message/queued": _queued,
-    "team/message/delivered": _delivered,
-    "session/end-seed": _end_seed,
-    **{t: _ignore for t in BULK_TYPES},
+
+@dataclass(frozen=True, slots=True)
+class EventRule:
+    """How the fold takes one event type, and what a reader may skip for it.
+
+    ``skip``: the handler never reads the data, so a reader may hand over the
+    type, seq and time only. ``markers``: with ``skip``, only lines containing one of
+    these bytes need parsing (the rest are data the handler ignores). ``run_mark``:
+    the handler needs the latest seq of this type, which an :class:`EventRun` carries.
+    """
+
+    handler: _Handler
+    skip: bool = False
+    markers: tuple[bytes, ...] = ()
+    run_mark: bool = False
+
+
+#: One registration per event type: the handler and the reader's leeway for it. The
+#: reader's skip lists, the run marks and the fold's fast path are all derived from
+#: this table, so a type the fold starts reading cannot stay skipped by a reader.
+EVENT_RULES: Mapping[str, EventRule] = {
+    "turn/start": EventRule(_turn_start),
+    "turn/end": EventRule(_turn_end),
+    # Steps of one session run one after another: the latest step/start and step/end
+    # seqs say whether one is open, without their data.
+    "step/start": EventRule(_step_start, skip=True, run_mark=True),
+    "step/end": EventRule(_step_end, skip=True, run_mark=True),
+    "user/message": EventRule(_user_message),
+    # A tool call matters only when it creates or updates a task (its line then holds
+    # the tool's name); team_task_list and team_task_get are most of a lead's calls.
+    "tool/call": EventRule(
+        _tool_call, skip=True, markers=(b"team_task_update", b"team_task_create")
+    ),
+    "team/member": EventRule(_team_member),
+    "subagent/catalog": EventRule(_catalog),
+    "team/task": EventRule(_team_task),
+    "team/message/queued": EventRule(_queued),
+    "team/message/delivered": EventRule(_delivered),
+    "session/end-seed": EventRule(_end_seed),
+    "agent/inbox/spliced": EventRule(_inbox_spliced),
+    "subagent/descriptor": EventRule(_descriptor),
+    # The header line's type: never an event of a reader, known all the same.
+    "session": EventRule(_ignore),
+    **{t: EventRule(_ignore, skip=True) for t in _BULK},
 }
-_STEP_MARKERS = {"step/start": _step_start, "step/end": _step_end}
-_SEQ_TIME_ONLY = frozenset(t for t, h in _HANDLERS.items() if h is _ignore) | set(_STEP_MARKERS)
+
+#: Types the plugin knows but does not fold beyond seq/time (never counted as unknown).
+BULK_TYPES = frozenset(t for t, rule in EVENT_RULES.items() if rule.handler is _ignore)
+#: What a reader may leave unparsed for this fold (``LogReader``'s ``skip_types``):
+#: ``None`` for types whose data is never read, markers for those read only when a
+#: line contains one.
+UNREAD_DATA: Mapping[str, tuple[bytes, ...] | None] = {
+    t: rule.markers or None for t, rule in EVENT_RULES.items() if rule.skip
+}
+#: Types whose latest seq a reader's :class:`EventRun` should carry (``run_marks``).
+RUN_MARKS: tuple[str, ...] = tuple(sorted(t for t, rule in EVENT_RULES.items() if rule.run_mark))
+_HANDLERS: Mapping[str, _Handler] = {t: rule.handler for t, rule in EVENT_RULES.items()}
+_STEP_MARKERS: Mapping[str, _Handler] = {
+    t: rule.handler for t, rule in EVENT_RULES.items() if rule.run_mark
+}
+#: Folded from seq and time alone (the fold's fast path).
+_SEQ_TIME_ONLY = frozenset(t for t, rule in EVENT_RULES.items() if rule.skip and not rule.markers)
 
 
 def _runs_of(seqs: list[int]) -> list[tuple[int, int]]:
@@ -334,6 +436,9 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
         tasks=dict(base.tasks),
         queued=dict(base.queued),
         delivered=dict(base.delivered),
+        relays=dict(base.relays),
+        descriptors=dict(base.descriptors),
+        end_seeds=dict(base.end_seeds),
     )
     try:
         iterator = iter(events)
@@ -387,11 +492,10 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
         tasks=st.tasks,
         queued=st.queued,
         delivered=st.delivered,
+        relays=st.relays,
+        descriptors=st.descriptors,
+        end_seeds=st.end_seeds,
     )
-
-
-#: Types whose latest seq a reader's :class:`EventRun` should carry (``run_marks``).
-RUN_MARKS: tuple[str, ...] = ("step/end", "step/start")
 
 
 def _safe(value: Any) -> bool:
@@ -444,8 +548,19 @@ def _fold_one(st: _State, event: Any) -> None:
         st.last_time = time
     if handler is None:
         st.unknown_events += 1
+    elif handler is _user_message and _is_replace(getattr(event, "surface_op", None)):
+        # A summary rewriting earlier messages: never a new prompt.
+        _put(st.injected, seq, "summary")
     elif handler is not _ignore:
         handler(st, seq, time, event.data)
 
 
-__all__ = ["BULK_TYPES", "LABEL_CAP", "RUN_MARKS", "UNREAD_DATA", "fold_lane"]
+__all__ = [
+    "BULK_TYPES",
+    "EVENT_RULES",
+    "LABEL_CAP",
+    "RUN_MARKS",
+    "UNREAD_DATA",
+    "EventRule",
+    "fold_lane",
+]

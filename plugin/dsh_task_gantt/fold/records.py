@@ -23,12 +23,38 @@ class TurnMark(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class PromptRec:
-    """A human ``user/message`` (``source.kind == "user"``)."""
+    """A human ``user/message`` (``source.kind == "user"``), or the prompt an
+    ``agent/inbox/spliced`` carries."""
 
     id: str | None
     time: int | None
     body: str
     length: int
+    #: The id named by a closing "Your parent agent id is <id>": in a subagent child's
+    #: log such a ``kind: "user"`` message is its parent agent's brief, not the human.
+    brief_from: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RelayRec:
+    """A ``user/message`` relayed between a parent and a child agent (source kind
+    ``coordinator``, ``subagent-report`` or ``subagent-settled``, with
+    ``senderSessionId``); the recipient is the session whose log holds it."""
+
+    id: str | None
+    kind: str
+    sender_session: str
+    time: int | None
+    body: str
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class DescriptorRec:
+    """A ``subagent/descriptor`` (a child's first event)."""
+
+    inherited_count: int | None
+    label: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +106,8 @@ class TaskRec:
     write_scopes: tuple[str, ...]
     owner_id: str | None
     time: int | None
+    #: ``teamId`` of the record (``None`` when it carries none).
+    team_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +121,8 @@ class QueuedRec:
     body: str
     length: int
     time: int | None
+    #: ``teamId`` of the record (``None`` when it carries none).
+    team_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +132,8 @@ class DeliveredRec:
     id: str
     target_id: str | None
     time: int | None
+    #: ``teamId`` of the record (``None`` when it carries none).
+    team_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +171,11 @@ class LaneFold:
     tasks: Mapping[int, TaskRec] = field(default_factory=dict)
     queued: Mapping[int, QueuedRec] = field(default_factory=dict)
     delivered: Mapping[int, DeliveredRec] = field(default_factory=dict)
+    relays: Mapping[int, RelayRec] = field(default_factory=dict)
+    descriptors: Mapping[int, DescriptorRec] = field(default_factory=dict)
+    #: seq -> time of every ``session/end-seed`` (inherited or not): in a log that
+    #: inherited nothing it marks a reload, which ended any turn still open before it.
+    end_seeds: Mapping[int, int | None] = field(default_factory=dict)
 
 
 EMPTY_FOLD = LaneFold()

@@ -6,11 +6,16 @@ Decisions (each counted, see :class:`TurnPairing`):
 - a start without a time yields no span (a time is never invented);
 - an end with no start (after the seed cut) is an orphan: counted, not drawn;
 - an end dated before its start closes the turn at its start (zero length), counted;
-- an end without a time closes the turn, but its end is unknown (``end = None``).
+- an end without a time closes the turn, but its end is unknown (``end = None``);
+- an end without a turn id (format 0 and several writers) closes the latest turn
+  still open before it; with none open it is an orphan;
+- in a log that inherited nothing, a ``session/end-seed`` is a reload marker: a turn
+  still open before it ended there, ``interrupted`` (asked for with ``restores``).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -45,6 +50,10 @@ class TurnPairing:
     idless_events: int
     #: Spans with no end recorded (counted once: every poll asks).
     open_turns: int = 0
+    #: Turns closed by an end without a turn id.
+    closed_by_idless_end: int = 0
+    #: Turns closed at a reload marker, as interrupted.
+    closed_by_restore: int = 0
 
 
 def _rank(item: tuple[int, TurnMark]) -> tuple[bool, int, int]:
@@ -55,17 +64,20 @@ def _rank(item: tuple[int, TurnMark]) -> tuple[bool, int, int]:
 #: Recent pairings by fold identity. A LaneFold never changes once built, so an
 #: unchanged lane (most lanes, most polls) is not paired again; the entry holds the
 #: fold itself, so its id cannot be reused while the entry lives.
-_PAIRINGS: dict[tuple[int, int], tuple[LaneFold, TurnPairing]] = {}
+_PAIRINGS: dict[tuple[int, int, bool], tuple[LaneFold, TurnPairing]] = {}
 _PAIRINGS_MAX = 256
 
 
-def pair_turns(fold: LaneFold, cut: int = 0) -> TurnPairing:
-    """Turn spans of a lane (from ``cut`` on); memoised per fold (pure, so safe)."""
-    key = (id(fold), cut)
+def pair_turns(fold: LaneFold, cut: int = 0, restores: bool = False) -> TurnPairing:
+    """Turn spans of a lane (from ``cut`` on); memoised per fold (pure, so safe).
+
+    ``restores``: the log inherited nothing, so its ``session/end-seed`` markers
+    are reloads that end the turns open before them."""
+    key = (id(fold), cut, restores)
     hit = _PAIRINGS.get(key)
     if hit is not None and hit[0] is fold:
         return hit[1]
-    pairing = _pair_turns(fold, cut)
+    pairing = _pair_turns(fold, cut, restores)
     if len(_PAIRINGS) >= _PAIRINGS_MAX:
         _PAIRINGS.pop(next(iter(_PAIRINGS)))
     _PAIRINGS[key] = (fold, pairing)
@@ -79,7 +91,7 @@ _new_span: Callable[[tuple[str, int, int, int | None, str | None]], TurnSpan] = 
 )
 
 
-def _pair_turns(fold: LaneFold, cut: int) -> TurnPairing:
+def _pair_turns(fold: LaneFold, cut: int, restores: bool) -> TurnPairing:
     # The first mark of each turn id (by _rank), and how many more there were. Nearly
     # every turn has one start and one end, so no lists: a later mark only competes.
     starts: dict[str, tuple[int, TurnMark]] = {}
@@ -87,13 +99,17 @@ def _pair_turns(fold: LaneFold, cut: int) -> TurnPairing:
     extra_ends: dict[str, int] = {}
     duplicate_starts = 0
     idless = 0
+    idless_ends: list[tuple[int, TurnMark]] = []
     for source, best in ((fold.turn_starts, starts), (fold.turn_ends, ends)):
         for seq, mark in source.items():
             if seq < cut:
                 continue
             turn_id = mark.turn_id
             if turn_id is None:
-                idless += 1
+                if best is ends:
+                    idless_ends.append((seq, mark))
+                else:
+                    idless += 1
                 continue
             held = best.get(turn_id)
             if held is None:
@@ -107,6 +123,30 @@ def _pair_turns(fold: LaneFold, cut: int) -> TurnPairing:
                 best[turn_id] = (seq, mark)
     # Ends of turns that never started (every one of them, duplicates included).
     orphans = sum(1 + extra_ends.get(t, 0) for t in ends if t not in starts)
+    # An end without a turn id closes the latest turn open before it (in seq order).
+    by_idless = 0
+    if idless_ends:
+        open_seqs = sorted(
+            (seq, turn_id) for turn_id, (seq, _m) in starts.items() if turn_id not in ends
+        )
+        for end_seq, mark in sorted(idless_ends):
+            at = bisect_left(open_seqs, (end_seq, "")) - 1
+            if at < 0:
+                orphans += 1
+                continue
+            _start_seq, turn_id = open_seqs.pop(at)
+            ends[turn_id] = (end_seq, mark)
+            by_idless += 1
+    # A reload marker ends every turn still open before it (at the first one after it).
+    markers = sorted(s for s in fold.end_seeds if s >= cut) if restores else []
+    by_restore = 0
+    if markers:
+        for turn_id, (seq, _m) in starts.items():
+            at = bisect_right(markers, seq)
+            if turn_id not in ends and at < len(markers):
+                marker = markers[at]
+                ends[turn_id] = (marker, TurnMark(turn_id, fold.end_seeds[marker], "interrupted"))
+                by_restore += 1
     spans: list[TurnSpan] = []
     undated = before = 0
     for turn_id, (seq, first) in starts.items():
@@ -126,7 +166,17 @@ def _pair_turns(fold: LaneFold, cut: int) -> TurnPairing:
         spans.append(_new_span((turn_id, first.time, seq, end, reason)))
     spans.sort(key=_SPAN_ORDER)
     open_turns = sum(1 for span in spans if span.reason is None)
-    return TurnPairing(tuple(spans), orphans, duplicate_starts, before, undated, idless, open_turns)
+    return TurnPairing(
+        tuple(spans),
+        orphans,
+        duplicate_starts,
+        before,
+        undated,
+        idless,
+        open_turns,
+        by_idless,
+        by_restore,
+    )
 
 
 def open_steps(fold: LaneFold, cut: int = 0) -> int:

@@ -61,6 +61,10 @@ class LaneRead:
     #: The log is no longer the one read before (replaced or rewritten): ``events``
     #: from ``since`` belong to another file, so nothing may be folded onto old state.
     restarted: bool = False
+    #: The persisted file's name (``session.v3.jsonl.zstd``: which format was read).
+    log_name: str | None = None
+    #: Where a log that turns to garbage after readable frames stopped being read.
+    stopped_at: str | None = None
 
 
 @dataclass(slots=True)
@@ -77,6 +81,8 @@ class _Channel:
     agent_status: AgentStatus | None = None
     notes: list[str] = field(default_factory=list)
     restarted: bool = False
+    log_name: str | None = None
+    stopped_at: str | None = None
 
 
 def _reason(exc: HostCallError) -> str:
@@ -184,6 +190,14 @@ def _event_count(handle: Any, fallback: int | None) -> int | None:
     return count if count is not None and count >= 0 else fallback
 
 
+def _short_str(obj: Any, *names: str) -> str | None:
+    try:
+        value = _attr(obj, *names)
+    except Exception:  # a hostile property on a host's object
+        return None
+    return value[:256] if isinstance(value, str) and value else None
+
+
 def _damage_notes(handle: Any, session_id: str) -> list[str]:
     """What a read handle says it skipped (ours does: ``bad_lines``, ``garbage``);
     without these a damaged log would look merely short."""
@@ -222,6 +236,7 @@ async def _read_persisted(
             out.revision = str(revision) if revision is not None else None
             counted = as_int(_attr(info, "eventCount"))
             out.header = _header(info)
+            out.log_name = _short_str(info, "logName")
     open_ = service_method(persistence, "open")
     if open_ is None:
         out.error = "the sessionPersistence service has no open()"
@@ -255,6 +270,8 @@ async def _read_persisted(
         out.inherited = _inherited(handle)
         _coerce_all(raw, since, out, "persisted")
         out.notes.extend(_damage_notes(handle, session_id))
+        out.log_name = _short_str(handle, "log_name", "logName") or out.log_name
+        out.stopped_at = _short_str(handle, "garbage")
         # The count as of this read beats the stat before it: a log that shrank (or was
         # replaced) in between has fewer events than the caller has already seen.
         counted = _event_count(handle, counted)
@@ -349,6 +366,8 @@ def _result(
         error=None if readable else (source.error or "unreadable"),
         notes=notes,
         restarted=source.restarted,
+        log_name=source.log_name if readable else None,
+        stopped_at=source.stopped_at if readable else None,
     )
 
 

@@ -26,6 +26,7 @@ import zstandard
 from dsh_task_gantt.events import EventRun, LogEvent, SessionHeader, coerce_header
 from dsh_task_gantt.ids import valid_session_id
 from dsh_task_gantt.logs.frames import walk_frames
+from dsh_task_gantt.logs.project_key import decode_segment, encode_segment
 from dsh_task_gantt.logs.reader import (
     LogReader,
     RawScan,
@@ -34,7 +35,21 @@ from dsh_task_gantt.logs.reader import (
     is_zstd_path,
 )
 
-LOG_NAMES = ("session.v4.jsonl.zstd", "session.v4.jsonl")
+#: Log file names, newest format generation first and ``.jsonl.zstd`` before
+#: ``.jsonl`` within one: DSH 0.2 writes format 4; 0.1.x wrote ``session.v3.*``
+#: (format 3) and older builds ``session.*`` (format 0). An older file gets a newer
+#: copy only when the session is reopened, so a folder may hold several: the first
+#: one found wins. The events the fold reads have the same shape in all of them.
+LOG_NAMES = (
+    "session.v4.jsonl.zstd",
+    "session.v4.jsonl",
+    "session.v3.jsonl.zstd",
+    "session.v3.jsonl",
+    "session.jsonl.zstd",
+    "session.jsonl",
+)
+#: The format number each file name holds.
+LOG_FORMATS = {name: (4 if ".v4." in name else 3 if ".v3." in name else 0) for name in LOG_NAMES}
 #: ``list`` is also a method name below; this alias keeps annotations unambiguous.
 _Rows = list[dict[str, Any]]
 #: Enough bytes for any real header line (they are a few hundred bytes).
@@ -47,6 +62,25 @@ class SessionLogError(Exception):
 
 class SessionNotFound(LookupError):
     """No log for this session id under the root (or the id is not a valid id)."""
+
+
+def _log_in(root: Path, folder: Path) -> tuple[Path, os.stat_result] | None:
+    """The newest-generation log file in a session folder, if one is there (and
+    inside ``root``: a log reached through a link that leaves the root is ignored)."""
+    for name in LOG_NAMES:
+        path = folder / name
+        try:
+            st = path.stat()
+            if path.is_file() and path.resolve().is_relative_to(root):
+                return path, st
+        except OSError:
+            continue
+    return None
+
+
+def log_format(path: Path) -> int | None:
+    """The format number of a log file by its name (4, 3 or 0)."""
+    return LOG_FORMATS.get(path.name)
 
 
 def revision_of(st: os.stat_result) -> str:
@@ -141,7 +175,11 @@ class DirectoryReadHandle:
         #: The last read found another file (replaced, shrunk, rewritten): offsets
         #: given before it name events of the old file.
         self.restarted = False
+        #: Set by the persistence when this session's file is not the one read before.
+        self.switched = False
         self.closed = False
+        #: The file read, e.g. ``session.v3.jsonl.zstd`` (which format the events came in).
+        self.log_name = entry.path.name
 
     @property
     def inheritedEventCount(self) -> int | None:  # the host's spelling
@@ -169,11 +207,24 @@ class DirectoryReadHandle:
             batch = entry.reader.read_new(runs=runs)
             if batch.error is not None:
                 raise SessionLogError(batch.error)
+            reader = entry.reader
+            if reader.header is None and reader.event_count == 0:
+                # Nothing of it could be read: saying "empty" would claim a log was read.
+                if batch.garbage is not None:
+                    raise SessionLogError(
+                        f"no readable frame: its bytes are not a log from the first one "
+                        f"({batch.garbage})"
+                    )
+                if batch.total_bad_lines:
+                    raise SessionLogError(
+                        f"no readable line: not a log ({batch.total_bad_lines} lines that "
+                        "are not JSON events)"
+                    )
             self.bad_lines = batch.total_bad_lines
             self.torn_tail_bytes = batch.torn_tail_bytes
             self.garbage = batch.garbage
             total = self.event_count = batch.total_events
-            self.restarted = batch.restarted
+            self.restarted = batch.restarted or self.switched
             stop = total if length is None else min(total, offset + max(0, length))
             if offset >= stop:
                 return []
@@ -210,6 +261,15 @@ class DirectorySessionPersistence:
         self._entries: dict[Path, _Entry] = {}
         self._headers: dict[Path, tuple[tuple[int, int], SessionHeader | None]] = {}
         self._located: dict[str, Path] = {}
+        #: The file each session was last opened from.
+        self._read_paths: dict[str, Path] = {}
+        #: Per workspace folder: its stat identity, and each session folder's header
+        #: (a header never changes while its log keeps its name and identity).
+        self._workspaces: dict[
+            Path,
+            tuple[tuple[int, int, int, int, int], dict[str, SessionHeader | None]],
+        ] = {}
+        self._scan_lock = threading.Lock()
         self._guard = threading.Lock()
         # Decoding is Python work under the GIL (a reader already decompresses ahead in
         # a thread of its own): logs decoded side by side only contend for the GIL and
@@ -227,24 +287,24 @@ class DirectorySessionPersistence:
             return None
         known = self._located.get(session_id)
         if known is not None and known.is_file():
-            return known
+            # A session reopened by a newer DSH gets a newer-generation file beside
+            # the old one: that one wins from then on.
+            newer = LOG_NAMES[: LOG_NAMES.index(known.name)]
+            if not any((known.parent / name).is_file() for name in newer):
+                return known
         try:
             root = self.root.resolve()
             projects = [p for p in root.iterdir() if p.is_dir()]
         except OSError:
             return None
         found: list[tuple[int, str, Path]] = []
+        folders = dict.fromkeys((encode_segment(session_id), session_id))
         for project in projects:
-            for name in LOG_NAMES:
-                candidate = project / session_id / name
-                try:
-                    st = candidate.stat()
-                    inside = candidate.resolve().is_relative_to(root)
-                except OSError:
-                    continue
-                if inside and candidate.is_file():
-                    found.append((st.st_mtime_ns, project.name, candidate))
-                    break  # .zstd wins over .jsonl in the same directory
+            for folder in folders:
+                candidate = _log_in(root, project / folder)
+                if candidate is not None:
+                    found.append((candidate[1].st_mtime_ns, project.name, candidate[0]))
+                    break
         if not found:
             return None
         path = max(found)[2]  # the same id in two workspaces: the newest log
@@ -289,7 +349,12 @@ class DirectorySessionPersistence:
         except OSError as exc:
             raise SessionLogError("the log file could not be opened") from exc
         # Only the header here: the events are decoded by read(), once.
-        return DirectoryReadHandle(session_id, entry, self._header(path, st))
+        handle = DirectoryReadHandle(session_id, entry, self._header(path, st))
+        # Another file than the one this session was last read from (a newer format
+        # generation appeared): offsets given before name events of the old file.
+        handle.switched = self._read_paths.get(session_id, path) != path
+        self._read_paths[session_id] = path
+        return handle
 
     async def stat(self, session_id: str) -> dict[str, Any] | None:
         # Inline, not in a worker thread: a stat is one system call (plus a small
@@ -311,6 +376,7 @@ class DirectorySessionPersistence:
             "header": _header_dict(self._header(path, st)),
             "revision": revision_of(st),
             "sizeBytes": st.st_size,
+            "logName": path.name,
         }
         entry = self._entries.get(path)
         if entry is not None:
@@ -318,6 +384,75 @@ class DirectorySessionPersistence:
             if reader.identity == (st.st_dev, st.st_ino) and reader.offset == st.st_size:
                 row["eventCount"] = reader.event_count
         return row
+
+    async def children_of(self, parent_id: str) -> list[str]:
+        """Ids of the sessions in ``parent_id``'s workspace whose header names it as
+        ``parentSession`` (every workspace when the parent has no log here). An extra
+        of this persistence, not part of the host's service.
+
+        Each header is read once per log file identity; a workspace folder whose
+        entries did not change (same mtime, size and link count) is not listed again,
+        so an unchanged poll costs one ``stat`` per workspace.
+        """
+        # Inline like ``stat``: once the headers are known it is one ``stat`` per
+        # workspace, far cheaper than a thread hop on every poll.
+        return self._children_of(parent_id)
+
+    def _children_of(self, parent_id: str) -> list[str]:
+        with self._scan_lock:
+            return self._scan_children(parent_id)
+
+    def _scan_children(self, parent_id: str) -> list[str]:
+        try:
+            root = self.root.resolve()
+            located = self.locate(parent_id)
+            projects = (
+                [located.parent.parent]
+                if located is not None
+                else sorted(p for p in root.iterdir() if p.is_dir())
+            )
+        except OSError:
+            return []
+        children: list[str] = []
+        for project in projects:
+            for session_id, header in self._workspace_headers(root, project):
+                if header is not None and header.parent_session == parent_id:
+                    children.append(session_id)
+        return sorted(set(children) - {parent_id})
+
+    def _workspace_headers(
+        self, root: Path, project: Path
+    ) -> list[tuple[str, SessionHeader | None]]:
+        """``(session id, header)`` of every log in one workspace folder (cached)."""
+        try:
+            st = project.stat()
+        except OSError:
+            return []
+        identity = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, st.st_nlink)
+        cached = self._workspaces.get(project)
+        if cached is None or cached[0] != identity:
+            try:
+                folders = sorted(s for s in project.iterdir() if s.is_dir())
+            except OSError:
+                return []
+            known = {} if cached is None else cached[1]
+            entries: dict[str, SessionHeader | None] = {}
+            for folder in folders:
+                entries[folder.name] = known.get(folder.name)
+            cached = (identity, entries)
+            self._workspaces[project] = cached
+        out: list[tuple[str, SessionHeader | None]] = []
+        entries = cached[1]
+        for name, header in entries.items():
+            session_id = decode_segment(name)
+            if session_id is None or not valid_session_id(session_id):
+                continue
+            if header is None:  # not read yet, or its log was not there yet
+                found = _log_in(root, project / name)
+                header = self._header(*found) if found is not None else None
+                entries[name] = header
+            out.append((session_id, header))
+        return out
 
     async def list(self) -> _Rows:
         return await asyncio.to_thread(self._list)
@@ -336,7 +471,8 @@ class DirectorySessionPersistence:
             except OSError:
                 continue
             for session in sessions:
-                if not valid_session_id(session.name):
+                session_id = decode_segment(session.name)
+                if session_id is None or not valid_session_id(session_id):
                     continue
                 row = self._row(root, project, session)
                 if row is not None:
@@ -344,19 +480,15 @@ class DirectorySessionPersistence:
         return rows
 
     def _row(self, root: Path, project: Path, session: Path) -> dict[str, Any] | None:
-        for name in LOG_NAMES:
-            path = session / name
-            try:
-                st = path.stat()
-                if not path.is_file() or not path.resolve().is_relative_to(root):
-                    continue
-            except OSError:
-                continue
-            return {
-                "id": session.name,
-                "header": _header_dict(self._header(path, st)),
-                "revision": revision_of(st),
-                "sizeBytes": st.st_size,
-                "project": project.name,
-            }
-        return None
+        found = _log_in(root, session)
+        if found is None:
+            return None
+        path, st = found
+        return {
+            "id": decode_segment(session.name),
+            "header": _header_dict(self._header(path, st)),
+            "revision": revision_of(st),
+            "sizeBytes": st.st_size,
+            "project": project.name,
+            "logName": path.name,
+        }

@@ -172,7 +172,7 @@ def _split_frame_lines(carry: bytes, out: bytes) -> tuple[bytes, bytes]:
 
 
 #: ``LogEvent(...)`` without the named tuple's generated ``__new__`` (a hot path).
-_new_event: Callable[[tuple[str, int, int | None, Any, int]], LogEvent] = functools.partial(
+_new_event: Callable[[tuple[str, int, int | None, Any, int, None]], LogEvent] = functools.partial(
     tuple.__new__, LogEvent
 )
 
@@ -489,7 +489,7 @@ def _event_from_object(obj: Any, position: int) -> LogEvent | None:
     time = obj.get("time")
     if type(time) is not int or not 0 <= time <= MAX_SAFE_INT:
         time = as_time(time)
-    return LogEvent(etype, seq, time, obj.get("data"), position)
+    return LogEvent(etype, seq, time, obj.get("data"), position, obj.get("surfaceOp"))
 
 
 def _parse(line: bytes, position: int) -> LogEvent | None:
@@ -632,7 +632,7 @@ class _LineDecoder:
                         name = names.get(raw_name)
                         if name is None:
                             name = names[raw_name] = raw_name.decode()
-                        event = _new_event((name, seq, time, None, index))
+                        event = _new_event((name, seq, time, None, index, None))
             if event is None:
                 event = _parse(text[start:end], index)
             if event is None:

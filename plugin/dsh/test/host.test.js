@@ -1,0 +1,289 @@
+'use strict'
+/**
+ * The host half against a fake DSH host (a real Node HTTP server with DSH's routing
+ * rules) and the real Python server over the repository's fixtures.
+ */
+
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const http = require('node:http')
+const os = require('node:os')
+const path = require('node:path')
+const { after, before, describe, test } = require('node:test')
+
+const { apply } = require('../index.js')
+const { createProxyHandler } = require('../lib/proxy.js')
+const { createContext, createWebServer } = require('../testing/fake-host.js')
+const { FIXTURES, alive, request, servingChildren, startDirect, testPython, waitFor } = require('../testing/python.js')
+
+const PYTHON = testPython()
+const SKIP = PYTHON === null
+  ? 'no Python with dsh_task_gantt installed (set DSH_TASK_GANTT_TEST_PYTHON or put one on PATH as python3)'
+  : process.platform !== 'linux'
+    ? 'the child-process checks read /proc'
+    : false
+const PREFIX = '/plugins/dsh-task-gantt'
+/** What a same-origin iframe of a signed-in DSH page carries. */
+const SIGNED_IN = { cookie: 'dsh_session=valid' }
+
+/** DSH's guard, as its connection service describes it: Host, sec-fetch-site, then the session cookie. */
+function fakeConnection(seen) {
+  return {
+    requestRejection(req) {
+      seen.push(req.url)
+      if (req.headers['sec-fetch-site'] === 'cross-site') return 403
+      if (req.headers.cookie !== SIGNED_IN.cookie) return 401
+      return undefined
+    },
+  }
+}
+
+/** A fake host with the plugin applied; `services` says which host services exist. */
+async function mount(config, services = { connection: true }) {
+  const web = createWebServer()
+  const base = await web.listen()
+  const guarded = []
+  const messages = []
+  const ctx = createContext({
+    webServer: web.webServer,
+    ...(services.connection ? { connection: fakeConnection(guarded) } : {}),
+  }, messages)
+  apply(ctx, config)
+  return {
+    base,
+    ctx,
+    web,
+    guarded,
+    messages,
+    get: (pathname, headers = SIGNED_IN) => request(`${base}${pathname}`, { headers }),
+    async close() {
+      await ctx.dispose()
+      await web.close()
+    },
+  }
+}
+
+function errorOf(answer) {
+  return JSON.parse(answer.body.toString('utf8'))
+}
+
+/** The timeline without the time it was generated at (the only field that differs between two reads). */
+function timelineBody(answer) {
+  const data = JSON.parse(answer.body.toString('utf8'))
+  delete data.generatedAt
+  return data
+}
+
+describe('the proxy in front of the real Python server', { skip: SKIP }, () => {
+  let host
+  let direct
+  let sessions
+
+  before(async () => {
+    host = await mount({ python: PYTHON, sessionsRoot: FIXTURES })
+    direct = await startDirect(PYTHON, FIXTURES)
+    const start = await direct.get('/')
+    sessions = [...start.body.toString('utf8').matchAll(/panel\?session=([A-Za-z0-9._-]+)/g)].map((m) => m[1])
+    assert.ok(sessions.length >= 2, 'the fixtures hold several teams')
+  })
+
+  after(async () => {
+    await host?.close()
+    await direct?.stop()
+  })
+
+  test('401 and 403 from the guard never reach Python: no child is even started for them', async () => {
+    const anonymous = await host.get(`${PREFIX}/panel?session=${sessions[0]}`, {})
+    assert.equal(anonymous.status, 401)
+    assert.deepEqual(errorOf(anonymous), { error: 'unauthorized', status: 401 })
+    const crossSite = await host.get(`${PREFIX}/api/timeline?session=${sessions[0]}`, { ...SIGNED_IN, 'sec-fetch-site': 'cross-site' })
+    assert.equal(crossSite.status, 403)
+    assert.deepEqual(errorOf(crossSite), { error: 'forbidden', status: 403 })
+    assert.deepEqual(servingChildren(), [], 'refused requests started no Python server')
+    assert.deepEqual(host.guarded.slice(0, 2), [`${PREFIX}/panel?session=${sessions[0]}`, `${PREFIX}/api/timeline?session=${sessions[0]}`])
+  })
+
+  test('the panel, start page, API and static files equal the direct answers', async () => {
+    const pairs = [
+      [`${PREFIX}/`, '/'],
+      [PREFIX, '/'],
+      ...sessions.map((sid) => [`${PREFIX}/panel?session=${sid}`, `${PREFIX}/panel?session=${sid}`]),
+      [`${PREFIX}/static/panel.css`, `${PREFIX}/static/panel.css`],
+      [`${PREFIX}/static/panel.js`, `${PREFIX}/static/panel.js`],
+      [`${PREFIX}/static/htmx-2.0.11.min.js`, `${PREFIX}/static/htmx-2.0.11.min.js`],
+      [`${PREFIX}/static/start.css`, `${PREFIX}/static/start.css`],
+      [`${PREFIX}/panel?session=no-such-session`, `${PREFIX}/panel?session=no-such-session`],
+      [`${PREFIX}/api/timeline?session=bad%20id`, `${PREFIX}/api/timeline?session=bad%20id`],
+      [`${PREFIX}/static/nothing.css`, `${PREFIX}/static/nothing.css`],
+    ]
+    for (const [proxied, straight] of pairs) {
+      const mine = await host.get(proxied)
+      const theirs = await direct.get(straight)
+      assert.equal(mine.status, theirs.status, proxied)
+      assert.equal(mine.headers['content-type'], theirs.headers['content-type'], proxied)
+      assert.equal(mine.headers['content-security-policy'], theirs.headers['content-security-policy'], proxied)
+      assert.equal(mine.headers['cache-control'], theirs.headers['cache-control'], proxied)
+      assert.ok(mine.body.equals(theirs.body), `${proxied}: the body differs`)
+    }
+  })
+
+  test('with the child running, a refused request still gets the guard\'s answer, not the panel', async () => {
+    assert.equal(servingChildren().length, 1)
+    // Forwarded, it would be a 200: the proxy adds the secret the child wants.
+    const refused = await host.get(`${PREFIX}/panel?session=${sessions[0]}`, { cookie: 'dsh_session=stale' })
+    assert.equal(refused.status, 401)
+    assert.deepEqual(errorOf(refused), { error: 'unauthorized', status: 401 })
+  })
+
+  test('the timeline API: same JSON, same ETag, and If-None-Match gives 304 through the proxy too', async () => {
+    for (const sid of sessions) {
+      const url = `${PREFIX}/api/timeline?session=${sid}`
+      const mine = await host.get(url)
+      const theirs = await direct.get(url)
+      assert.equal(mine.status, 200)
+      assert.equal(mine.headers['content-type'], theirs.headers['content-type'])
+      assert.equal(mine.headers.etag, theirs.headers.etag)
+      assert.deepEqual(timelineBody(mine), timelineBody(theirs))
+      const again = await host.get(url, { ...SIGNED_IN, 'if-none-match': mine.headers.etag })
+      assert.equal(again.status, 304)
+      assert.equal(again.body.length, 0)
+      assert.equal(again.headers.etag, mine.headers.etag)
+    }
+  })
+
+  test('hop-by-hop headers and DSH credentials are not passed on', async () => {
+    const answer = await host.get(`${PREFIX}/static/panel.css`, { ...SIGNED_IN, connection: 'keep-alive, x-private', 'x-private': 'no', 'proxy-authorization': 'Basic eA==' })
+    assert.equal(answer.status, 200)
+    assert.equal(answer.headers['x-private'], undefined)
+    assert.equal(answer.headers['set-cookie'], undefined)
+  })
+
+  test('the child comes back after a crash, and is gone after dispose', async () => {
+    const [first] = servingChildren()
+    assert.ok(first, 'a Python server runs after the first answered request')
+    // A request right after the crash, before the host has even seen the exit.
+    process.kill(first, 'SIGKILL')
+    const next = await host.get(`${PREFIX}/panel?session=${sessions[0]}`)
+    assert.equal(next.status, 200, `the next request restarted the server: ${next.body}`)
+    const [second] = servingChildren()
+    assert.ok(second && second !== first)
+    await waitFor(() => !alive(first), 10000, 'the killed child to be reaped')
+    assert.ok(host.messages.some(([level, line]) => level === 'warn' && line.includes(`pid ${first}`)))
+
+    // And once the exit has been seen: the next request starts a third.
+    process.kill(second, 'SIGKILL')
+    await waitFor(() => !alive(second) && host.messages.some(([, line]) => line.includes(`pid ${second}`)), 10000, 'the exit to be seen')
+    const third = await host.get(`${PREFIX}/api/timeline?session=${sessions[0]}`)
+    assert.equal(third.status, 200)
+    const [latest] = servingChildren()
+    assert.ok(latest && latest !== second)
+
+    await host.ctx.dispose()
+    await waitFor(() => !alive(latest), 10000, 'the child to stop after dispose')
+    assert.deepEqual(servingChildren(), [])
+    const gone = await host.get(`${PREFIX}/panel?session=${sessions[0]}`)
+    assert.equal(gone.status, 404, 'the route left with the plugin')
+  })
+})
+
+describe('the proxy without what it needs', { skip: SKIP }, () => {
+  test('a host without a connection service gets 503, never an unguarded answer', async () => {
+    const host = await mount({ python: PYTHON, sessionsRoot: FIXTURES }, { connection: false })
+    try {
+      const answer = await host.get(`${PREFIX}/panel?session=x`)
+      assert.equal(answer.status, 503)
+      assert.match(errorOf(answer).error, /no connection service/)
+      assert.deepEqual(servingChildren(), [])
+    } finally {
+      await host.close()
+    }
+  })
+
+  test('a missing Python gives 503 with the reason and the setting to change', async () => {
+    const missing = path.join(os.tmpdir(), 'no-such-dir', 'python3')
+    const host = await mount({ python: missing, sessionsRoot: FIXTURES })
+    try {
+      const answer = await host.get(`${PREFIX}/panel?session=x`)
+      assert.equal(answer.status, 503)
+      const { error } = errorOf(answer)
+      assert.ok(error.includes(missing) && error.includes('"python" setting') && error.includes('ENOENT'), error)
+    } finally {
+      await host.close()
+    }
+  })
+
+  test('a Python without the package gives 503 saying so', async () => {
+    // The same interpreter without its site-packages: dsh_task_gantt cannot be imported.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-team-timeline-'))
+    const bare = path.join(dir, 'python-without-site')
+    fs.writeFileSync(bare, `#!/bin/sh\nexec ${JSON.stringify(PYTHON)} -S "$@"\n`, { mode: 0o755 })
+    const host = await mount({ python: bare, sessionsRoot: FIXTURES })
+    try {
+      const answer = await host.get(`${PREFIX}/`)
+      assert.equal(answer.status, 503)
+      const { error } = errorOf(answer)
+      assert.ok(error.includes('has no dsh_task_gantt package') && error.includes(bare), error)
+      assert.deepEqual(servingChildren(), [])
+    } finally {
+      await host.close()
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a host without a web server leaves the plugin dormant: no route, no child', async () => {
+    const ctx = createContext({})
+    apply(ctx, { python: PYTHON })
+    assert.deepEqual(servingChildren(), [])
+    await ctx.dispose()
+  })
+})
+
+describe('the proxy with a stand-in upstream', () => {
+  test('a browser that goes away mid-request stops the upstream request and leaves the child alone', async () => {
+    let upstreamClosed
+    const closed = new Promise((resolve) => { upstreamClosed = resolve })
+    const slow = http.createServer((req) => req.socket.once('close', upstreamClosed)) // never answers
+    await new Promise((resolve) => slow.listen(0, '127.0.0.1', resolve))
+    const lost = []
+    const service = { ensure: async () => ({ port: slow.address().port, secret: 's' }), lost: (port) => lost.push(port) }
+    const web = createWebServer()
+    web.webServer.register({ kind: 'prefix', path: PREFIX, handler: createProxyHandler({ connection: () => ({ requestRejection: () => undefined }), service }) })
+    const base = await web.listen()
+    try {
+      const req = http.get(`${base}${PREFIX}/api/timeline?session=s`)
+      req.on('error', () => {})
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      req.destroy()
+      await closed
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      assert.deepEqual(lost, [], 'an abandoned request is no sign of a dead child')
+    } finally {
+      await web.close()
+      slow.closeAllConnections()
+      await new Promise((resolve) => slow.close(resolve))
+    }
+  })
+
+  test('an upstream that drops the connection is a 502, and nothing listening is a restart', async () => {
+    const rude = http.createServer((req) => req.socket.destroy())
+    await new Promise((resolve) => rude.listen(0, '127.0.0.1', resolve))
+    const lost = []
+    const rudePort = rude.address().port
+    const service = { ensure: async () => ({ port: rudePort, secret: 's' }), lost: (port) => lost.push(port) }
+    const web = createWebServer()
+    web.webServer.register({ kind: 'prefix', path: PREFIX, handler: createProxyHandler({ connection: () => ({ requestRejection: () => undefined }), service }) })
+    const base = await web.listen()
+    try {
+      const dropped = await request(`${base}${PREFIX}/static/panel.css`)
+      assert.equal(dropped.status, 502)
+      assert.deepEqual(lost, [])
+      rude.closeAllConnections()
+      await new Promise((resolve) => rude.close(resolve))
+      const refused = await request(`${base}${PREFIX}/static/panel.css`)
+      assert.equal(refused.status, 503)
+      assert.deepEqual(lost, [rudePort, rudePort], 'refused: the child is given up, and the one retry is refused too')
+    } finally {
+      await web.close()
+    }
+  })
+})
