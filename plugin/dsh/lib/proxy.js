@@ -132,6 +132,9 @@ function createProxyHandler({ connection, service, log = () => {} }) {
   }
 }
 
+/** How long a reset connection waits to learn whether its child is exiting. */
+const RESET_GRACE_MS = 1500
+
 /** Methods without a request body: safe to send again to a restarted child. */
 const REPEATABLE = new Set(['GET', 'HEAD'])
 
@@ -152,11 +155,12 @@ function forward(req, res, path, target, service, retried = false) {
   })
   upstream.once('error', (error) => {
     if (abandoned) return
-    if (error.code === 'ECONNREFUSED') {
-      // The child died (perhaps a moment ago, before its exit was seen): start another
-      // and, for a request without a body, ask it once more.
+    const askAgain = !retried && REPEATABLE.has(req.method) && !res.headersSent
+    // The child died (perhaps a moment ago, before its exit was seen): start another
+    // and, for a request without a body, ask it once more.
+    const restart = () => {
       service.lost(port)
-      if (!retried && REPEATABLE.has(req.method) && !res.headersSent) {
+      if (askAgain) {
         service.ensure().then(
           (next) => forward(req, res, path, next, service, true),
           (failure) => sendJson(res, 503, failure instanceof ServiceUnavailable ? failure.reason : 'the timeline service could not start'),
@@ -164,8 +168,15 @@ function forward(req, res, path, target, service, retried = false) {
         return
       }
       sendJson(res, 503, 'the timeline service stopped; it starts again on the next request')
+    }
+    if (error.code === 'ECONNREFUSED') {
+      restart()
     } else if (error.code === 'ECONNRESET') {
-      sendJson(res, 502, 'the timeline service dropped the connection')
+      // A child killed while the connection was being made resets it rather than refusing
+      // it; a live child that dropped one request is a 502.
+      const dropped = () => sendJson(res, 502, 'the timeline service dropped the connection')
+      if (!askAgain) dropped()
+      else service.diedWithin(port, RESET_GRACE_MS).then((died) => (died ? restart() : dropped()), dropped)
     } else if (error.code === 'ETIMEDOUT') {
       sendJson(res, 504, 'the timeline service did not answer in time')
     } else {

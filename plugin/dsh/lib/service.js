@@ -166,6 +166,17 @@ class PythonService {
     child.kill('SIGKILL')
   }
 
+  /**
+   * Whether the child serving `port` is gone, or goes within `ms`. A connection reset can
+   * mean a child killed a moment ago (its socket torn down before its exit is seen) or a
+   * live child dropping one request; only the first is worth a restart.
+   */
+  async diedWithin(port, ms) {
+    if (this.port !== port || !this.child) return true
+    const ended = this.childEnded
+    return Promise.race([ended.then(() => true), delay(ms).then(() => false)])
+  }
+
   async start() {
     const port = await freePort()
     const args = ['-m', 'dsh_task_gantt.cli', 'serve', '--behind-proxy', '--host', '127.0.0.1', '--port', String(port)]
@@ -192,6 +203,7 @@ class PythonService {
     })
     this.child = child
     this.port = port
+    this.childEnded = ended
     ended.then((end) => {
       if (this.child === child) {
         this.child = null

@@ -269,7 +269,8 @@ describe('the proxy with a stand-in upstream', () => {
     await new Promise((resolve) => rude.listen(0, '127.0.0.1', resolve))
     const lost = []
     const rudePort = rude.address().port
-    const service = { ensure: async () => ({ port: rudePort, secret: 's' }), lost: (port) => lost.push(port) }
+    // A child that is still alive: a reset is its own doing, not a crash.
+    const service = { ensure: async () => ({ port: rudePort, secret: 's' }), lost: (port) => lost.push(port), diedWithin: async () => false }
     const web = createWebServer()
     web.webServer.register({ kind: 'prefix', path: PREFIX, handler: createProxyHandler({ connection: () => ({ requestRejection: () => undefined }), service }) })
     const base = await web.listen()
@@ -284,6 +285,30 @@ describe('the proxy with a stand-in upstream', () => {
       assert.deepEqual(lost, [rudePort, rudePort], 'refused: the child is given up, and the one retry is refused too')
     } finally {
       await web.close()
+    }
+  })
+
+  test('a reset from a child that is exiting restarts it and asks the new one once', async () => {
+    const rude = http.createServer((req) => req.socket.destroy())
+    await new Promise((resolve) => rude.listen(0, '127.0.0.1', resolve))
+    const polite = http.createServer((req, res) => res.end('from the new child'))
+    await new Promise((resolve) => polite.listen(0, '127.0.0.1', resolve))
+    const ports = [rude.address().port, polite.address().port]
+    const lost = []
+    const service = { ensure: async () => ({ port: ports[lost.length], secret: 's' }), lost: (port) => lost.push(port), diedWithin: async () => true }
+    const web = createWebServer()
+    web.webServer.register({ kind: 'prefix', path: PREFIX, handler: createProxyHandler({ connection: () => ({ requestRejection: () => undefined }), service }) })
+    const base = await web.listen()
+    try {
+      const answer = await request(`${base}${PREFIX}/static/panel.css`)
+      assert.equal(answer.status, 200)
+      assert.equal(String(answer.body), 'from the new child')
+      assert.deepEqual(lost, [ports[0]])
+    } finally {
+      await web.close()
+      rude.closeAllConnections()
+      await new Promise((resolve) => rude.close(resolve))
+      await new Promise((resolve) => polite.close(resolve))
     }
   })
 })
