@@ -8,12 +8,19 @@ frames plus eight teammates of ~4,000 lines), serves it with ``dsh-task-gantt se
   (``decompressobj(read_across_frames=True)``), measured in the same run;
 - cold: the first ``/api/timeline`` request of a fresh server;
 - unchanged: a poll with ``If-None-Match`` (304) when no log changed;
-- after an append of a few frames (a real-format activity tick);
+- after an append of a few frames (a real-format activity tick), and the same with
+  ``?since=<etag>`` (only the lanes and tasks that changed);
 - the server's RSS growth over the cold open, against the decompressed bytes;
 - optionally (``--load``) 20 concurrent pollers every 2 s for 60 s while the team is
   appended to: p50/p99 latency and errors.
 
-Run: ``python benchmarks/bench_timeline.py [--runs 3] [--load] [--load-seconds 60]``.
+``--team`` picks the team: ``large`` (default; the generator's large "full" team, 17
+hours of history with few messages), ``real`` or ``big`` (the same lead with ~360
+messages and ~30 tasks, or 5x the messages and 8x the tasks, its history the hour
+before now; see ``teams.py``).
+
+Run: ``python benchmarks/bench_timeline.py [--team large|real|big] [--runs 3] [--load]
+[--load-seconds 60]``.
 Figures only: nothing here asserts a time.
 """
 
@@ -38,6 +45,9 @@ import zstandard
 
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec, generate_team
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from teams import TEAMS, generate_recent_team
+
 API = "/plugins/dsh-task-gantt/api/timeline"
 BOARD = "/plugins/dsh-task-gantt/panel/board"
 
@@ -59,6 +69,14 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds a process has used (all its threads). On a shared machine this moves
+    far less than wall time; the kernel counts it in ticks (10 ms), so it is summed over
+    many requests."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def decode_floor(root: Path) -> tuple[float, int]:
@@ -204,17 +222,22 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--load", action="store_true", help="also run the 20-poller load test")
     parser.add_argument("--load-seconds", type=float, default=60)
+    parser.add_argument("--team", choices=("large", "real", "big"), default="large")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="dsh-gantt-bench-"))
     try:
         root = work / "sessions"
-        spec = generate_team(root, seed=args.seed, scale="large", shape="full", name="bench")
+        if args.team == "large":
+            spec = generate_team(root, seed=args.seed, scale="large", shape="full", name="bench")
+        else:
+            spec = generate_recent_team(root, TEAMS[args.team], seed=args.seed)
         lead = spec.lead
         print(
-            f"team: lead {lead.line_count} lines in {lead.frame_count} frames, "
+            f"team ({args.team}): lead {lead.line_count} lines in {lead.frame_count} frames, "
             f"{len(spec.members) - 1} teammates, "
-            f"{sum(m.line_count for m in spec.members)} lines in all"
+            f"{sum(m.line_count for m in spec.members)} lines in all, "
+            f"{len(spec.messages)} messages, {len(spec.tasks)} tasks"
         )
 
         # The floor moves with the machine's state (seen: 98 to 152 ms on one box), so
@@ -223,14 +246,17 @@ def main() -> int:
         floors: list[float] = []
         colds: list[float] = []
         growths: list[int] = []
+        cold_cpus: list[float] = []
         for _ in range(args.runs):
             floors.append(statistics.median(decode_floor(root)[0] for _ in range(3)))
             server = Server(root)
             try:
                 with httpx.Client(base_url=server.base, timeout=60) as client:
                     before = rss_kib(server.proc.pid)
+                    cpu_before = cpu_s(server.proc.pid)
                     cold, r = timed_get(client, API, params={"session": spec.lead_id})
                     assert r.status_code == 200, r.status_code
+                    cold_cpus.append(cpu_s(server.proc.pid) - cpu_before)
                     colds.append(cold)
                     growths.append(rss_kib(server.proc.pid) - before)
             finally:
@@ -249,6 +275,8 @@ def main() -> int:
             f"  = {ratio:.2f}x the floor measured just before it (median; "
             f"{ratios[0]:.2f}-{ratios[-1]:.2f} over the runs; target <= 2x)"
         )
+        cold_cpu = statistics.median(cold_cpus)
+        print(f"cold first request, the server's CPU time (median): {ms(cold_cpu)}")
         print(
             f"RSS growth over the cold open: {growth / 1e6:.1f} MB"
             f"  = {growth / decompressed:.2f}x the decompressed bytes (target <= 0.5x)"
@@ -278,26 +306,46 @@ def main() -> int:
                     f"unchanged poll (304, median of 50): {ms(u)}"
                     f"  = {u / cold * 100:.2f}% of cold (target <= 1%)"
                 )
-                appended = []
+                # After each append one request: in full and with ?since=<etag> in turn,
+                # so that both meet the same kinds of append on the same machine state.
+                probe = client.get(API, params={"session": spec.lead_id, "since": etag})
+                supported = "delta" in probe.json()
+                walls: dict[bool, list[float]] = {False: [], True: []}
+                cpus: dict[bool, float] = {False: 0.0, True: 0.0}
+                sizes: dict[bool, list[int]] = {False: [], True: []}
                 now = spec.last_event_time
-                for _ in range(15):
+                frames = 0
+                for i in range(30 if supported else 15):
+                    with_since = supported and i % 2 == 1
                     now += 2500
                     report = live.tick(now)
-                    t, r = timed_get(
-                        client,
-                        API,
-                        params={"session": spec.lead_id},
-                        headers={"If-None-Match": etag},
-                    )
+                    frames = sum(report.appended.values())
+                    params = {"session": spec.lead_id}
+                    if with_since:
+                        params["since"] = etag
+                    cpu_before = cpu_s(server.proc.pid)
+                    t, r = timed_get(client, API, params=params, headers={"If-None-Match": etag})
+                    cpus[with_since] += cpu_s(server.proc.pid) - cpu_before
                     assert r.status_code == 200, r.status_code
+                    if with_since:
+                        assert r.json()["delta"]["known"], "the version was forgotten"
                     etag = r.headers["etag"]
-                    appended.append(t)
-                a = statistics.median(appended)
-                frames = sum(report.appended.values())
-                print(
-                    f"after an append (~{frames} events in a few frames, median of 15): {ms(a)}"
-                    f"  = {a / cold * 100:.2f}% of cold (target <= 5%)"
-                )
+                    walls[with_since].append(t)
+                    sizes[with_since].append(len(r.content))
+                for with_since in (False, True) if supported else (False,):
+                    n = len(walls[with_since])
+                    wall = statistics.median(walls[with_since])
+                    cpu = cpus[with_since] / n
+                    what = "with ?since=" if with_since else "in full"
+                    print(
+                        f"after an append (~{frames} events), {what} "
+                        f"({statistics.median(sizes[with_since]) / 1024:.0f} KB; median of {n}): "
+                        f"{ms(wall)}  = {wall / cold * 100:.2f}% of cold (target <= 5%); "
+                        f"the server's CPU time (mean) {ms(cpu)} = "
+                        f"{cpu / cold_cpu * 100:.2f}% of cold's"
+                    )
+                if not supported:
+                    print("after an append with ?since=: this server answers in full")
                 # The panel's poll after an append: the timeline, then the whole board
                 # laid out and rendered again (what a live panel pays every 2 s).
                 boards = []

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .wire import WireTimeline
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +24,9 @@ class TimelineResult:
     #: Strong validator: equal exactly when ``body`` would be equal (no time in it).
     etag: str
     live: bool
+    #: ``body`` with the parts it was assembled from (lanes, tasks), when the provider
+    #: keeps them: it can then answer ``?since=<etag>`` with what changed.
+    wire: WireTimeline | None = None
 
 
 class TimelineProvider(Protocol):

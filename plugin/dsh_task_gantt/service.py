@@ -33,6 +33,7 @@ from .ids import valid_session_id
 from .logs.channels import LaneRead, read_lane
 from .provider import TimelineResult
 from .timeline import LaneSource, TeamSnapshot, build_timeline, message_detail
+from .wire import Encoder
 
 #: A parentSession chain longer than this is treated as a cycle or junk.
 MAX_PARENT_DEPTH = 32
@@ -94,6 +95,8 @@ class TimelineService:
         self._clock = clock
         self._lanes: dict[str, _LaneCache] = {}
         self._teams: dict[str, _TeamCache] = {}
+        #: Lanes' and tasks' bytes kept between builds, and the versions for ``since``.
+        self._wire = Encoder()
 
     # -- TimelineProvider ------------------------------------------------------------
 
@@ -171,9 +174,11 @@ class TimelineService:
             child_sessions=tuple(children),
         )
         data = build_timeline(snapshot)
-        body = orjson.dumps(data)
         etag = '"' + hashlib.blake2b(key, digest_size=16).hexdigest() + '"'
-        result = TimelineResult(data=data, body=body, etag=etag, live=bool(data.get("live")))
+        wire = self._wire.encode(cache_key, data, etag)
+        result = TimelineResult(
+            data=data, body=wire.body, etag=etag, live=bool(data.get("live")), wire=wire
+        )
         built = _TeamCache(key=key, result=result, snapshot=snapshot)
         self._teams[cache_key] = built
         return built

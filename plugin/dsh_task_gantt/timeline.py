@@ -22,13 +22,14 @@ HOST.md §2-§4; the decisions this module adds are:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import itertools
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .events import SessionHeader, as_int
 from .fold import EMPTY_FOLD, LaneFold, member_hints, seqs_below
-from .fold.messages import PairedMessage, pair_messages
+from .fold.messages import MessagePairing, PairedMessage, pair_messages
 from .fold.records import PromptRec, TaskCallRec
 from .fold.tasks import CallIndex, TaskView, replay_tasks
 from .fold.text import MESSAGE_BODY_CAP, key, preview, text
@@ -401,10 +402,9 @@ class _Model:
         c = self.counts
         lead = self.by_id["lead"]
         fold, cut = lead.fold, lead.cut
-        pairing = pair_messages(
-            ((s, q) for s, q in fold.queued.items() if s >= cut and self.ours(q.team_id)),
-            ((s, d) for s, d in fold.delivered.items() if s >= cut and self.ours(d.team_id)),
-        )
+        pairing, foreign = _paired_messages(self.lead_session, fold, cut, self.lead_ids)
+        for team_id, n in foreign.items():  # another team's records: counted, not used
+            c.foreign[team_id] = c.foreign.get(team_id, 0) + n
         tally = {
             "two lanes": 0,
             "target outside": 0,
@@ -413,82 +413,125 @@ class _Model:
             "to itself": 0,
             "not drawn": 0,
         }
-        for msg in pairing.messages:
-            q = msg.queued
-            sender = self.resolve(q.sender_id) or self.resolve(q.sender_name) if q else None
-            target = self.resolve(msg.target_id)
-            if q is None:
-                src = dict(_UNKNOWN_SENDER)
-            elif sender is not None:
-                src = sender.party()
-            else:
-                src = {
-                    "kind": "system",
-                    "id": q.sender_id or "unknown",
-                    "name": q.sender_name or q.sender_id or "unknown sender",
-                }
-            dst: dict[str, str] | None
-            if target is not None:
-                dst = target.party()
-            elif msg.target_id is not None:
-                dst = {"kind": "system", "id": msg.target_id, "name": msg.target_id}
-            else:
-                dst = None
-            self.message_details[msg.id] = _message_detail(msg, src, dst)
-            if q is not None and msg.delivered is None:
-                c.pending += 1
-            when = msg.time
-            places: list[_Lane] = []
-            if when is not None:
-                if q is None:
-                    category = "no queue record" if target else "not drawn"
-                    places = [target] if target else []
-                elif sender is not None and target is not None:
-                    category = "to itself" if sender is target else "two lanes"
-                    places = [sender] if sender is target else [sender, target]
-                elif sender is not None:
-                    category, places = "target outside", [sender]
-                elif target is not None:
-                    category, places = "sender outside", [target]
-                else:
-                    category = "not drawn"
-            else:
-                category = "not drawn"
-            tally[category] += 1
-            body_preview = (
-                preview(q.body) if q else "(delivered; its queue record is not in the log)"
-            )
-            for lane in places:
-                direction = "outgoing" if lane is sender and lane is not target else "incoming"
-                span = {
-                    "kind": "message",
-                    "id": msg.id,
-                    "time": when,
-                    "end": None,
-                    "from": dict(src),
-                    "to": dict(dst) if dst else None,
-                    "direction": direction,
-                    "preview": body_preview,
-                    "sessionId": self.lead_session,
-                    # Extra to PRODUCT.md's Span: lets the panel show "delivery pending".
-                    "deliveredAt": msg.delivered.time if msg.delivered else None,
-                }
-                if lane.add(span):
+        for msg, drawn in zip(pairing.messages, self._drawn(pairing), strict=True):
+            self.message_details[msg.id] = drawn.detail
+            c.pending += drawn.pending
+            tally[drawn.category] += 1
+            for lane_id, span in drawn.marks:
+                if self.by_id[lane_id].add(span):
                     c.message_marks += 1
         self._draw_relays(tally)
         c.messages = tally
         self.duplicate_queued = pairing.duplicate_queued
         self.duplicate_delivered = pairing.duplicate_delivered
 
+    def roster_token(self) -> int:
+        """A number for everything :meth:`resolve` reads: equal rosters, equal numbers."""
+        signature = (
+            self.lead_session,
+            frozenset(self.lead_ids),
+            frozenset((lane.id, lane.kind, lane.name) for lane in self.lanes),
+            frozenset((alias, frozenset(ids)) for alias, ids in self.aliases.items()),
+        )
+        token = _ROSTER_TOKENS.get(signature)
+        if token is None:
+            if len(_ROSTER_TOKENS) >= _ROSTER_TOKENS_MAX:
+                _ROSTER_TOKENS.pop(next(iter(_ROSTER_TOKENS)))
+            token = _ROSTER_TOKENS[signature] = next(_TOKEN_COUNTER)
+        return token
+
+    def _drawn(self, pairing: MessagePairing) -> tuple[_DrawnMessage, ...]:
+        """Each paired message drawn for this roster (the last pairing's drawing is kept
+        whole: most appends add no message and keep the pairing)."""
+        roster = self.roster_token()
+        held = _LAST_DRAWN.get(self.lead_session)
+        if held is not None and held[0] is pairing and held[1] == roster:
+            return held[2]
+        drawn_all = []
+        for msg in pairing.messages:
+            drawn_key = (msg, roster)
+            drawn = _DRAWN_MESSAGES.get(drawn_key)
+            if drawn is None:
+                drawn = self._draw_message(msg)
+                if len(_DRAWN_MESSAGES) >= _DRAWN_MESSAGES_MAX:
+                    _DRAWN_MESSAGES.pop(next(iter(_DRAWN_MESSAGES)))
+                _DRAWN_MESSAGES[drawn_key] = drawn
+            drawn_all.append(drawn)
+        _LAST_DRAWN.pop(self.lead_session, None)
+        if len(_LAST_DRAWN) >= _PAIRINGS_MAX:
+            _LAST_DRAWN.pop(next(iter(_LAST_DRAWN)))
+        _LAST_DRAWN[self.lead_session] = (pairing, roster, tuple(drawn_all))
+        return tuple(drawn_all)
+
+    def _draw_message(self, msg: PairedMessage) -> _DrawnMessage:
+        """One message's detail, its category for the notes, and its marks by lane."""
+        q = msg.queued
+        sender = self.resolve(q.sender_id) or self.resolve(q.sender_name) if q else None
+        target = self.resolve(msg.target_id)
+        if q is None:
+            src = dict(_UNKNOWN_SENDER)
+        elif sender is not None:
+            src = sender.party()
+        else:
+            src = {
+                "kind": "system",
+                "id": q.sender_id or "unknown",
+                "name": q.sender_name or q.sender_id or "unknown sender",
+            }
+        dst: dict[str, str] | None
+        if target is not None:
+            dst = target.party()
+        elif msg.target_id is not None:
+            dst = {"kind": "system", "id": msg.target_id, "name": msg.target_id}
+        else:
+            dst = None
+        when = msg.time
+        places: list[_Lane] = []
+        if when is not None:
+            if q is None:
+                category = "no queue record" if target else "not drawn"
+                places = [target] if target else []
+            elif sender is not None and target is not None:
+                category = "to itself" if sender is target else "two lanes"
+                places = [sender] if sender is target else [sender, target]
+            elif sender is not None:
+                category, places = "target outside", [sender]
+            elif target is not None:
+                category, places = "sender outside", [target]
+            else:
+                category = "not drawn"
+        else:
+            category = "not drawn"
+        body_preview = preview(q.body) if q else "(delivered; its queue record is not in the log)"
+        marks = []
+        for lane in places:
+            direction = "outgoing" if lane is sender and lane is not target else "incoming"
+            span = {
+                "kind": "message",
+                "id": msg.id,
+                "time": when,
+                "end": None,
+                "from": dict(src),
+                "to": dict(dst) if dst else None,
+                "direction": direction,
+                "preview": body_preview,
+                "sessionId": self.lead_session,
+                # Beyond the documented Span: lets the panel show "delivery pending".
+                "deliveredAt": msg.delivered.time if msg.delivered else None,
+            }
+            marks.append((lane.id, span))
+        return _DrawnMessage(
+            detail=_message_detail(msg, src, dst),
+            category=category,
+            pending=q is not None and msg.delivered is None,
+            marks=tuple(marks),
+        )
+
     def ours(self, team_id: str | None) -> bool:
         """A ``team/*`` record is this team's when its teamId is the root's (or it has
         none): a lead's log can hold an ancestor's records, inherited. Others are
         counted, not used."""
-        if team_id is None or team_id in self.lead_ids:
-            return True
-        foreign = self.counts.foreign
-        foreign[team_id] = foreign.get(team_id, 0) + 1
-        return False
+        return _is_ours(team_id, self.lead_ids, self.counts.foreign)
 
     def _draw_relays(self, tally: dict[str, int]) -> None:
         """Messages between a parent agent and its child, read from the recipient's
@@ -729,6 +772,70 @@ def _prompt_detail(prompt_id: str, prompt: PromptRec, lane: _Lane) -> dict[str, 
     }
 
 
+#: The last pairing of each lead's messages, with the records it was made from: most
+#: appends add no message, and comparing the records (the same objects from one fold
+#: to the next) costs far less than pairing a long run's thousands again.
+_PAIRINGS: dict[str, tuple[tuple[Any, ...], MessagePairing, Mapping[str, int]]] = {}
+_PAIRINGS_MAX = 64
+
+
+def _is_ours(team_id: str | None, lead_ids: Collection[str], foreign: dict[str, int]) -> bool:
+    """Whether a ``team/*`` record is the team's; another team's is counted in ``foreign``."""
+    if team_id is None or team_id in lead_ids:
+        return True
+    foreign[team_id] = foreign.get(team_id, 0) + 1
+    return False
+
+
+def _paired_messages(
+    lead_session: str, fold: LaneFold, cut: int, lead_ids: Iterable[str]
+) -> tuple[MessagePairing, Mapping[str, int]]:
+    """The team's messages paired, and how many records of other teams were left out
+    (by team id): a ``team/*`` record is the team's when its teamId is the root's or
+    it has none."""
+    ids = frozenset(lead_ids)
+    held = _PAIRINGS.get(lead_session)
+    if held is not None and held[0] == (fold.queued, fold.delivered, cut, ids):
+        return held[1], held[2]
+    foreign: dict[str, int] = {}
+    pairing = pair_messages(
+        ((s, q) for s, q in fold.queued.items() if s >= cut and _is_ours(q.team_id, ids, foreign)),
+        (
+            (s, d)
+            for s, d in fold.delivered.items()
+            if s >= cut and _is_ours(d.team_id, ids, foreign)
+        ),
+    )
+    _PAIRINGS.pop(lead_session, None)
+    if len(_PAIRINGS) >= _PAIRINGS_MAX:
+        _PAIRINGS.pop(next(iter(_PAIRINGS)))
+    _PAIRINGS[lead_session] = ((fold.queued, fold.delivered, cut, ids), pairing, foreign)
+    return pairing, foreign
+
+
+@dataclass(frozen=True, slots=True)
+class _DrawnMessage:
+    detail: dict[str, Any]
+    category: str
+    pending: bool
+    #: (lane id, span) for each lane the message is drawn on.
+    marks: tuple[tuple[str, dict[str, Any]], ...]
+
+
+#: Messages drawn recently, by value and roster: a poll after an append draws every
+#: message again and all but the new ones come out as before, so they keep their
+#: detail and spans (never mutated once built; an unchanged lane then holds the very
+#: same spans, which the wire uses to reuse its bytes).
+_DRAWN_MESSAGES: dict[tuple[PairedMessage, int], _DrawnMessage] = {}
+_DRAWN_MESSAGES_MAX = 1 << 13  # a long run has a few thousand messages
+#: Roster signatures by number (numbers are never reused, so an evicted roster cannot
+#: make a message drawn for another roster look current).
+_LAST_DRAWN: dict[str, tuple[MessagePairing, int, tuple[_DrawnMessage, ...]]] = {}
+_ROSTER_TOKENS: dict[tuple[Any, ...], int] = {}
+_ROSTER_TOKENS_MAX = 64
+_TOKEN_COUNTER = itertools.count()
+
+
 def _message_detail(
     msg: PairedMessage, src: dict[str, str], dst: dict[str, str] | None
 ) -> dict[str, Any]:
@@ -791,9 +898,29 @@ def _lane_json(lane: _Lane, index: int) -> dict[str, Any]:
         "createdAt": lane.created_at,
         "channel": source.channel if source else "empty",
         "error": text(source.error, 1024) if source else None,
-        "spans": sorted(lane.spans, key=lambda s: (s["time"], _KIND_ORDER[s["kind"]], s["id"])),
+        "spans": _sorted_spans(lane),
         "taskIds": list(lane.task_ids),
     }
+
+
+#: Each lane's spans as last sorted, with the list they were sorted from: a poll after
+#: an append changes a lane or two, and an unchanged lane holds the same span objects
+#: in the same order (so comparing is mostly identity checks).
+_SORTED_SPANS: dict[tuple[str, str | None], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+_SORTED_SPANS_MAX = 256
+
+
+def _sorted_spans(lane: _Lane) -> list[dict[str, Any]]:
+    lane_key = (lane.id, lane.session_id)
+    held = _SORTED_SPANS.get(lane_key)
+    if held is not None and held[0] == lane.spans:
+        return held[1]
+    ordered = sorted(lane.spans, key=lambda s: (s["time"], _KIND_ORDER[s["kind"]], s["id"]))
+    _SORTED_SPANS.pop(lane_key, None)
+    if len(_SORTED_SPANS) >= _SORTED_SPANS_MAX:
+        _SORTED_SPANS.pop(next(iter(_SORTED_SPANS)))
+    _SORTED_SPANS[lane_key] = (lane.spans, ordered)
+    return ordered
 
 
 def _range(model: _Model, live: bool) -> tuple[int | None, int | None]:

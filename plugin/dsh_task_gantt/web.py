@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from . import host
+from . import host, wire
 from .ids import valid_item_id, valid_session_id
 from .provider import TimelineProvider
 
@@ -174,13 +174,25 @@ class GanttApp:
         return [unquote(part, errors="replace") for part in rest.split("/")]
 
     async def api_timeline(self, request: Request, session_id: str) -> Response:
+        raw_since = request.query_params.get("since")
+        since = wire.parse_since(raw_since) if raw_since is not None else None
+        if raw_since is not None and since is None:
+            return json_error(400, "since must be an ETag this route answered with")
         result = await self.provider.timeline(session_id)
         if result is None:
             return json_error(404, "no such session")
         headers = {**JSON_HEADERS, "ETag": result.etag}
         if _etag_matches(request.headers.get("if-none-match"), result.etag):
             return Response(status_code=304, headers=headers)
-        return Response(result.body, media_type="application/json", headers=headers)
+        body = result.body
+        if since is not None:
+            if result.wire is not None:
+                body = result.wire.since(since)
+            else:  # a provider that keeps no parts: the full answer, saying so
+                lane_ids = wire.ids_of(result.data.get("lanes"))
+                task_ids = wire.ids_of(result.data.get("tasks"))
+                body = wire.with_delta(body, since, False, lane_ids, task_ids)
+        return Response(body, media_type="application/json", headers=headers)
 
     async def api_message(self, session_id: str, message_id: str) -> Response:
         detail = await self.provider.message(session_id, message_id)

@@ -1,0 +1,390 @@
+"""What the live panel costs a browser: real Chromium, the real embedded host.
+
+Generates a team, serves it with ``dsh-task-gantt serve`` (uvicorn, loopback) in a
+child process, opens the panel in headless Chromium (``/usr/bin/chromium`` through
+Playwright) and, while a ``LiveTeam`` appends real-format frames every 2 s, prints:
+
+- poll bytes: the body of each poll that followed an append (median, p90) and of the
+  unchanged polls (status 204 expected), counted on the browser's side (Playwright's
+  request sizes, which come from the DevTools network events);
+- busy: the browser main thread's busy share of one core while live, from the DevTools
+  ``Performance.getMetrics`` deltas (TaskDuration; ScriptDuration, LayoutDuration and
+  RecalcStyleDuration as the breakdown) over ``--seconds`` of live polling / wall time;
+- DOM: elements in the whole document and inside the board, at each ``--widths``
+  viewport, at the default zoom, zoomed fully out and zoomed fully in (the panel's own
+  zoom buttons, clicked until the view stops changing);
+- first load: navigation start to the load event (Navigation Timing) of the panel page
+  on a freshly started server (median of ``--cold-runs`` servers).
+
+Teams (``--team``), each its history in the hour before now, then live:
+
+- ``real``: sized like the biggest real team: the fixture generator's large "full" team
+  (a lead of ~19k lines, 9 lanes with logs) with ~360 messages and ~30 tasks;
+- ``big``: the same with 5x the messages and 8x the tasks (long runs get there);
+- ``small``: a small team, for the smoke test that keeps this script working.
+
+Figures only: nothing here asserts a time. The board is found by ``BOARD_SELECTOR``
+and the zoom by ``ZOOM_IN``/``ZOOM_OUT`` (with the ``+``/``-`` keys as a fallback), so
+the script measures whatever board markup the checkout has.
+
+The design before the live board was reworked (the whole board re-sent and re-swapped
+on each poll after an append), measured with this script on the project's 2-core
+machine while three other jobs shared it (two runs each; busy shares and load times
+move a lot with the machine's load):
+
+====================================  ==================  ==================
+                                      real                big
+====================================  ==================  ==================
+poll body after an append (median)    1,083 KB            4,964-4,967 KB
+unchanged poll                        204, no body        204, no body
+main thread busy while live (400 px)  32-45 % of a core   81-87 % of a core
+DOM elements at 400x900 (board)       6,005 (5,960)       25,755 (25,710)
+... at 1280x800                       6,026               25,773
+... zoomed fully in                   6,707               26,457
+first load of a cold server           1,256-1,491 ms      4,626-6,420 ms
+====================================  ==================  ==================
+
+(Zoomed fully out is the default, fit-all, view. On the big team a poll takes longer
+than 2 s, so the panel polls less often than every 2 s.)
+
+Run: ``python benchmarks/bench_panel.py [--team real|big|both] [--seconds 30]
+[--widths 400x900,1280x800] [--cold-runs 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+
+from bench_timeline import Server  # the same child-process host
+from screenshots import CHROMIUM, CHROMIUM_ARGS, PREFIX  # the same browser, same flags
+from teams import TEAMS, TeamShape, generate_recent_team
+
+from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
+
+#: The board: every element inside it is the board's cost.
+BOARD_SELECTOR = "#board"
+#: The panel's zoom controls (buttons); the keys are the fallback.
+ZOOM_IN, ZOOM_OUT = "#zoom-in", "#zoom-out"
+ZOOM_IN_KEY, ZOOM_OUT_KEY = "+", "-"
+#: Enough clicks to go from an hour (or a day) to the panel's smallest window and back.
+MAX_ZOOM_CLICKS = 20
+APPEND_EVERY_S = 2.0
+#: A poll in flight is done when nothing was requested for this long.
+QUIET_MS = 700
+
+
+# ---------------------------------------------------------------------------
+# the browser side
+
+
+@dataclass
+class Poll:
+    status: int
+    body_bytes: int
+
+
+@dataclass
+class NetworkLog:
+    """Requests the page made after it loaded (xhr/fetch: the polls and their kin)."""
+
+    in_flight: int = 0
+    last_activity: float = field(default_factory=time.monotonic)
+    polls: list[Poll] = field(default_factory=list)
+
+    def attach(self, page: Any) -> None:
+        page.on("request", self._started)
+        page.on("requestfinished", self._finished)
+        page.on("requestfailed", self._failed)
+
+    def _started(self, request: Any) -> None:
+        self.in_flight += 1
+        self.last_activity = time.monotonic()
+
+    def _finished(self, request: Any) -> None:
+        self.in_flight -= 1
+        self.last_activity = time.monotonic()
+        if request.resource_type not in ("xhr", "fetch"):
+            return
+        response = request.response()
+        sizes = request.sizes()
+        self.polls.append(
+            Poll(
+                status=response.status if response is not None else 0,
+                body_bytes=int(sizes["responseBodySize"]),
+            )
+        )
+
+    def _failed(self, request: Any) -> None:
+        self.in_flight -= 1
+        self.last_activity = time.monotonic()
+
+    def settle(self, page: Any, timeout_s: float = 30.0) -> None:
+        """Wait until no request is in flight and none started for ``QUIET_MS``."""
+        page.wait_for_timeout(150)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            quiet = (time.monotonic() - self.last_activity) * 1000
+            if self.in_flight <= 0 and quiet >= QUIET_MS:
+                return
+            page.wait_for_timeout(50)
+
+
+def dom_counts(page: Any) -> tuple[int, int]:
+    counts = page.evaluate(
+        """(sel) => {
+            const board = document.querySelector(sel);
+            return [document.getElementsByTagName("*").length,
+                    board ? board.getElementsByTagName("*").length : -1];
+        }""",
+        BOARD_SELECTOR,
+    )
+    return int(counts[0]), int(counts[1])
+
+
+def zoom_fully(page: Any, net: NetworkLog, selector: str, key: str) -> int:
+    """Click a zoom control until neither the URL nor the board's size changes."""
+    clicks = 0
+    before = (page.url, dom_counts(page))
+    for _ in range(MAX_ZOOM_CLICKS):
+        control = page.query_selector(selector)
+        if control is not None and control.is_visible():
+            control.click()
+        else:
+            page.keyboard.press(key)
+        net.settle(page)
+        clicks += 1
+        after = (page.url, dom_counts(page))
+        if after == before:
+            break
+        before = after
+    return clicks
+
+
+def cpu_metrics(cdp: Any) -> dict[str, float]:
+    metrics = cdp.send("Performance.getMetrics")["metrics"]
+    return {m["name"]: float(m["value"]) for m in metrics}
+
+
+def navigation_ms(page: Any) -> float:
+    entry = page.evaluate("JSON.stringify(performance.getEntriesByType('navigation')[0].toJSON())")
+    nav = json.loads(entry)
+    return float(nav["loadEventEnd"] - nav["startTime"])
+
+
+def percentile(values: list[int], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
+
+
+def kb(n: float) -> str:
+    return f"{n / 1024:.1f} KB" if n >= 1024 else f"{n:.0f} B"
+
+
+@contextmanager
+def serving(root: Path) -> Iterator[Server]:
+    server = Server(root)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class Appender:
+    """A ``LiveTeam`` tick every ``APPEND_EVERY_S`` on a thread, at wall-clock time."""
+
+    def __init__(self, live: LiveTeam) -> None:
+        self.live = live
+        self.ticks = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.live.tick(int(time.time() * 1000))
+            self.ticks += 1
+            self._stop.wait(APPEND_EVERY_S)
+
+    def __enter__(self) -> Appender:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+
+def measure_team(
+    browser: Any,
+    name: str,
+    shape: TeamShape,
+    widths: list[tuple[int, int]],
+    seconds: float,
+    cold_runs: int,
+    report: Callable[[str], None],
+) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="dsh-gantt-panel-bench-"))
+    figures: dict[str, Any] = {}
+    try:
+        root = work / "sessions"
+        started = time.perf_counter()
+        spec = generate_recent_team(root, shape)
+        lanes = sum(1 for m in spec.members if m.rel_path is not None)
+        report(
+            f"[{name}] team: lead {spec.lead.line_count} lines, {lanes} member logs, "
+            f"{len(spec.tasks)} tasks, {len(spec.messages)} messages, "
+            f"{len(spec.human_prompts)} prompts, history "
+            f"{(spec.last_event_time - spec.start_ms) / 60000:.0f} min up to "
+            f"{(time.time() * 1000 - spec.last_event_time) / 1000:.0f} s ago "
+            f"(generated in {time.perf_counter() - started:.1f} s)"
+        )
+        panel_path = f"{PREFIX}/panel?session={spec.lead_id}"
+        width, height = widths[0]
+
+        loads = []
+        for _ in range(cold_runs):
+            with serving(root) as server:
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.goto(server.base + panel_path, wait_until="load", timeout=120_000)
+                loads.append(navigation_ms(page))
+                page.close()
+        figures["first_load_ms"] = statistics.median(loads)
+        report(
+            f"[{name}] first load of a cold server at {width}x{height} (navigation start to "
+            f"load event, median of {cold_runs}): {figures['first_load_ms']:.0f} ms "
+            f"(runs: {', '.join(f'{v:.0f}' for v in loads)})"
+        )
+
+        spec.dump(work / "spec.json")
+        live = LiveTeam(root, TeamSpec.load(work / "spec.json", root=str(root)))
+        with serving(root) as server:
+            for w, h in widths:
+                net = NetworkLog()
+                page = browser.new_page(viewport={"width": w, "height": h})
+                net.attach(page)
+                page.goto(server.base + panel_path, wait_until="load", timeout=120_000)
+                net.settle(page)
+                default = dom_counts(page)
+                zoom_fully(page, net, ZOOM_OUT, ZOOM_OUT_KEY)
+                out = dom_counts(page)
+                clicks = zoom_fully(page, net, ZOOM_IN, ZOOM_IN_KEY)
+                inn = dom_counts(page)
+                figures[f"dom_{w}x{h}"] = {"default": default, "out": out, "in": inn}
+                report(
+                    f"[{name}] DOM elements at {w}x{h}, document (board): default "
+                    f"{default[0]:,} ({default[1]:,}); zoomed out {out[0]:,} ({out[1]:,}); "
+                    f"zoomed in ({clicks} clicks) {inn[0]:,} ({inn[1]:,})"
+                )
+                page.close()
+
+            net = NetworkLog()
+            page = browser.new_page(viewport={"width": width, "height": height})
+            net.attach(page)
+            page.goto(server.base + panel_path, wait_until="load", timeout=120_000)
+            net.settle(page)
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+            net.polls.clear()
+            with Appender(live) as appender:
+                page.wait_for_timeout(1000)  # the first tick's poll is underway
+                net.polls.clear()
+                before = cpu_metrics(cdp)
+                wall = time.perf_counter()
+                page.wait_for_timeout(seconds * 1000)
+                after = cpu_metrics(cdp)
+                wall = time.perf_counter() - wall
+            # Quiet: no more appends; the polls now find nothing new.
+            live_polls = list(net.polls)
+            net.polls.clear()
+            page.wait_for_timeout(7_000)
+            quiet_polls = net.polls[1:]  # the first may still carry the last append
+            page.close()
+
+            def busy(metric: str) -> float:
+                return (after.get(metric, 0.0) - before.get(metric, 0.0)) / wall * 100
+
+            changed = [p.body_bytes for p in live_polls if p.status == 200]
+            unchanged = [p for p in live_polls + quiet_polls if p.status != 200]
+            statuses = sorted({p.status for p in unchanged})
+            figures["poll_median"] = statistics.median(changed) if changed else float("nan")
+            figures["poll_p90"] = percentile(changed, 0.9)
+            figures["busy"] = busy("TaskDuration")
+            report(
+                f"[{name}] polls while live for {wall:.0f} s ({appender.ticks} appends): "
+                f"{len(live_polls)} polls, {len(changed)} with a new board; body after an "
+                f"append: median {kb(figures['poll_median'])}, p90 {kb(figures['poll_p90'])}"
+            )
+            report(
+                f"[{name}] unchanged polls: {len(unchanged)}, statuses {statuses}, bodies "
+                f"{kb(max((p.body_bytes for p in unchanged), default=0))} at most"
+            )
+            report(
+                f"[{name}] main thread busy while live at {width}x{height}: "
+                f"{figures['busy']:.1f} % of one core (script {busy('ScriptDuration'):.1f} %, "
+                f"layout {busy('LayoutDuration'):.1f} %, style "
+                f"{busy('RecalcStyleDuration'):.1f} %)"
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return figures
+
+
+def parse_widths(text: str) -> list[tuple[int, int]]:
+    sizes = []
+    for part in text.split(","):
+        w, _, h = part.strip().partition("x")
+        sizes.append((int(w), int(h or 900)))
+    return sizes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--team", choices=("real", "big", "both", "small"), default="both")
+    parser.add_argument("--seconds", type=float, default=30.0, help="live window (>= 30 s)")
+    parser.add_argument("--widths", default="400x900,1280x800", help="viewports WxH, first: live")
+    parser.add_argument("--cold-runs", type=int, default=3, help="fresh servers for first load")
+    args = parser.parse_args(argv)
+
+    from playwright.sync_api import sync_playwright
+
+    import dsh_task_gantt
+
+    print(f"(code under test: {Path(dsh_task_gantt.__file__).parent})", flush=True)
+    names = ["real", "big"] if args.team == "both" else [args.team]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            for name in names:
+                measure_team(
+                    browser,
+                    name,
+                    TEAMS[name],
+                    parse_widths(args.widths),
+                    args.seconds,
+                    args.cold_runs,
+                    lambda line: print(line, flush=True),
+                )
+        finally:
+            browser.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,59 @@
+"""The browser benchmark still runs: a few seconds of it on a small live team.
+
+It prints figures and asserts no time; this only checks that it measured something
+(polls seen, a board found, a first load timed), so the script cannot rot unnoticed.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "bench_panel.py"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not Path("/usr/bin/chromium").exists(), reason="Debian's /usr/bin/chromium is not installed"
+    ),
+]
+
+
+def test_the_panel_benchmark_measures_a_small_live_team() -> None:
+    pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            *("--team", "small", "--seconds", "5"),
+            *("--cold-runs", "1", "--widths", "400x900"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = run.stdout
+
+    load = re.search(r"first load of a cold server .*: (\d+) ms", out)
+    assert load is not None and int(load.group(1)) > 0, out
+
+    dom = re.search(
+        r"DOM elements at 400x900, document \(board\): default ([\d,]+) \(([\d,]+)\)", out
+    )
+    assert dom is not None, out
+    document, board = (int(g.replace(",", "")) for g in dom.groups())
+    assert 0 < board < document, out  # the board was found, and it is part of the page
+
+    polls = re.search(r"(\d+) polls, (\d+) with a new board; body after an append: median ", out)
+    assert polls is not None and int(polls.group(2)) >= 1, out  # the appends reached the page
+    assert re.search(r"unchanged polls: [1-9]\d*, statuses \[204\], bodies 0 B", out), out
+    busy = re.search(r"main thread busy while live at 400x900: ([\d.]+) % of one core", out)
+    assert busy is not None and float(busy.group(1)) > 0, out
