@@ -12,7 +12,7 @@ import orjson
 import pytest
 import zstandard
 
-from dsh_task_gantt.logs import reader as reader_module
+from dsh_task_gantt.logs.reader import units as reader_units
 
 T0 = 1_791_648_700_000
 
@@ -109,11 +109,11 @@ def write_session(
 def record_decoded_frames(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """From now on, the file offset of every zstd frame a reader decompresses."""
     decoded: list[int] = []
-    real = reader_module._decompress_job
+    real = reader_units.decompress_job
 
     def recording(dctx: Any, job: Any) -> Any:
         decoded.extend(job.base + f.start for f in job.frames)
         return real(dctx, job)
 
-    monkeypatch.setattr(reader_module, "_decompress_job", recording)
+    monkeypatch.setattr(reader_units, "decompress_job", recording)
     return decoded
