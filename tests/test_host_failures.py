@@ -1,4 +1,4 @@
-"""Broken host services (issue 7): each of ``agents``, ``sessionPersistence``,
+"""Broken host services: each of ``agents``, ``sessionPersistence``,
 ``agentTeams`` and ``connection`` raising, hanging past the bound, or answering with
 the wrong shape. Every request ends quickly with a timeline carrying a note, or a
 clear status with a short JSON reason; never a hang, a traceback or a path.

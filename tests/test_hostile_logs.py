@@ -1,4 +1,4 @@
-"""Hostile logs through the whole pipeline (issue 7): reader → channels → fold →
+"""Hostile logs through the whole pipeline: reader → channels → fold →
 timeline → routes, over real zstd files in the real layout.
 
 A team of three (lead, ``alpha``, ``beta``): ``beta``'s log (or the lead's, where

@@ -1,4 +1,4 @@
-"""A live writer against the real server (issue 7).
+"""A live writer against the real server.
 
 ``dsh-task-gantt serve`` runs under uvicorn on 127.0.0.1 (a free port); a writer
 thread appends zstd frames to the lead's and a teammate's log, some of them in two

@@ -1,4 +1,4 @@
-"""build_timeline / message_detail: every rule of HOST.md §2-§4, end to end."""
+"""build_timeline / message_detail: every rule of docs/host-contract.md §2–§5, end to end."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Read one lane's log through the host's two channels (HOST.md §4 "Reading").
+"""Read one lane's log through the host's two channels (docs/host-contract.md,
+Rules the picture follows: "Reading").
 
 Live first: ``agents.get(id).session.snapshot_events()``. If the agent is absent,
 the call fails or hangs, or it returns an empty list, the persisted log is read

@@ -142,7 +142,8 @@ class _Entry:
 
 
 class DirectoryReadHandle:
-    """A read handle (HOST.md §1): ``read(offset, length)`` → events; ``close()``.
+    """A read handle: ``read(offset, length)`` → events; ``close()`` (docs/host-contract.md,
+    Services).
 
     It never takes ownership of the log and works while a writer appends.
     ``bad_lines``, ``torn_tail_bytes`` and ``garbage`` describe the last read
