@@ -29,7 +29,7 @@ from dsh_task_gantt.logs.reader import (
     zstd_batches,
 )
 from dsh_task_gantt.logs.reader import ahead as ahead_thread
-from tests.logwriting import (
+from tests.kit.logwriting import (
     T0,
     batch,
     event,

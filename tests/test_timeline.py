@@ -16,7 +16,7 @@ from dsh_task_gantt.timeline import (
     build_timeline,
     message_detail,
 )
-from tests.foldkit import LEAD, T0, Log, header, lane, source, spans, team
+from tests.kit.foldkit import LEAD, T0, Log, header, lane, source, spans, team
 
 A, B, C = "m-a", "m-b", "m-c"
 

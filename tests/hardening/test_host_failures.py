@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 
 from dsh_task_gantt import host, web
 from dsh_task_gantt.plugin import apply
-from tests.fakehost import (
+from tests.kit.fakehost import (
     FakeAgent,
     FakeAgents,
     FakeConnection,
@@ -30,7 +30,9 @@ from tests.fakehost import (
     SlowAwaitable,
     header,
 )
-from tests.test_web import LEAD, MATE, PREFIX, team_logs
+from tests.kit.teams import LEAD, MATE, team_logs
+
+PREFIX = "/plugins/dsh-task-gantt"
 
 #: Each hang costs one bound; short so the matrix runs in seconds.
 BOUND_S = 0.2

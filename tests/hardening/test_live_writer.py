@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.logwriting import T0, event, frame, header, line, write_session
+from tests.kit.logwriting import T0, event, frame, header, line, write_session
 
 PREFIX = "/plugins/dsh-task-gantt"
 LEAD, MATE = "live-lead", "live-mate"

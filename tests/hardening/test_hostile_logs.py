@@ -29,7 +29,7 @@ from dsh_task_gantt import host
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.logs.reader import MAX_FRAME_BYTES
 from dsh_task_gantt.plugin import apply
-from tests.fakehost import (
+from tests.kit.fakehost import (
     FakeAgent,
     FakeAgents,
     FakeConnection,
@@ -38,8 +38,8 @@ from tests.fakehost import (
     FakeSession,
     FakeWebServer,
 )
-from tests.fakehost import header as fake_header
-from tests.logwriting import T0, event, frame, header, line, session_dir, write_session
+from tests.kit.fakehost import header as fake_header
+from tests.kit.logwriting import T0, event, frame, header, line, session_dir, write_session
 
 PREFIX = "/plugins/dsh-task-gantt"
 LEAD, ALPHA, BETA = "lead-h", "mate-alpha", "mate-beta"
