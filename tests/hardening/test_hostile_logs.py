@@ -5,7 +5,7 @@ A team of three (lead, ``alpha``, ``beta``): ``beta``'s log (or the lead's, wher
 the fold is the target) is replaced by hostile bytes. The API always answers 200;
 the damaged lane degrades with a note that names it; the rest of the team still
 shows. The reader's own byte-level properties (every torn position, incremental ==
-full read) live in test_reader.py; the fold's hostile payloads in test_fold_lane.py.
+full read) live in tests/test_reader.py; the fold's hostile payloads in tests/test_fold_lane.py.
 """
 
 from __future__ import annotations
