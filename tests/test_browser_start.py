@@ -10,7 +10,7 @@ import pytest
 
 from dsh_task_gantt.demo import DemoTeams
 from dsh_task_gantt.embedded import EmbeddedHost
-from tests.test_browser_panel import CHROMIUM, SIDEBAR, Server, Watched, browser
+from tests.kit.browser import CHROMIUM, SIDEBAR, Server, Watched, browser
 
 __all__ = ["browser"]  # the module-scoped Chromium fixture, shared
 

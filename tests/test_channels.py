@@ -13,7 +13,7 @@ from dsh_task_gantt.events import EventRun, LogEvent, event_count
 from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA, fold_lane
 from dsh_task_gantt.logs.channels import NO_SERVICES, LaneRead, read_lane
 from dsh_task_gantt.logs.persistence import DirectorySessionPersistence
-from tests.logwriting import event, header, write_session
+from tests.kit.logwriting import event, header, write_session
 
 SID = "s-lead"
 LIVE = [event(i, "turn/start", {"from": "live"}) for i in range(5)]

@@ -1,5 +1,6 @@
-"""The wire contract of PRODUCT.md: every field of the timeline JSON and of a message,
-with its type, on a real-format team. Scripts and the panel rely on these names."""
+"""The wire contract: every field of the timeline JSON and of a message, with its type,
+on a real-format team (docs/interfaces.md, The timeline JSON). Scripts and the panel
+rely on these names."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ LANE_KEYS = {
     "channel", "error", "spans", "taskIds",
 }  # fmt: skip
 SPAN_KEYS = {"kind", "id", "time", "end", "from", "to", "direction", "preview", "sessionId"}
-#: Added beyond PRODUCT.md (allowed: "add freely"): a message's delivery time.
+#: Added beyond the documented contract (adding fields is allowed): a message's delivery time.
 MESSAGE_SPAN_EXTRAS = {"deliveredAt"}
 TASK_KEYS = {
     "id", "revision", "subject", "description", "status", "blockedBy", "writeScopes",

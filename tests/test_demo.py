@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from dsh_task_gantt.demo import LIVE_TEAM, DemoTeams, now_ms
+from dsh_task_gantt.clock import now_ms
+from dsh_task_gantt.demo import LIVE_TEAM, DemoTeams
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import subagents
 from dsh_task_gantt.resources import resource_path

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.test_browser_panel import CHROMIUM, WIDE, Watched, browser
+from tests.kit.browser import CHROMIUM, WIDE, Watched, browser
 
 __all__ = ["browser"]  # the module-scoped Chromium fixture, shared
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 
 from dsh_task_gantt.logs.dump import dump_events
-from tests.logwriting import batch, event, frame, header, line, write_session, zstd_log
+from tests.kit.logwriting import batch, event, frame, header, line, write_session, zstd_log
 
 
 def dump(root: Path, sid: str) -> tuple[int, bytes, str]:

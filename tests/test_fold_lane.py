@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from dsh_task_gantt.events import EventRun, LogEvent, event_count
 from dsh_task_gantt.fold import EMPTY_FOLD, RUN_MARKS, fold_lane, last_event_time, seqs_below
 from dsh_task_gantt.timeline import build_timeline
-from tests.foldkit import LEAD, T0, Log, source, team
+from tests.kit.foldkit import LEAD, T0, Log, source, team
 
 TYPES = [
     "turn/start",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dsh_task_gantt.fold import EMPTY_FOLD, MemberHint, roster_hints
-from tests.foldkit import LEAD, T0, Log
+from tests.kit.foldkit import LEAD, T0, Log
 
 
 def test_hints_merge_member_and_catalog_in_first_appearance_order() -> None:

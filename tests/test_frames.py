@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dsh_task_gantt.logs import frames as frames_module
 from dsh_task_gantt.logs.frames import walk_frames
-from tests.logwriting import frame, skippable, stream_frame
+from tests.kit.logwriting import frame, skippable, stream_frame
 
 PAYLOADS = [b"", b"x\n", b"hello\n" * 50, os.urandom(200_000), b"a" * 300_000]
 

@@ -16,7 +16,7 @@ from dsh_task_gantt.logs.persistence import (
     SessionLogError,
     SessionNotFound,
 )
-from tests.logwriting import batch, event, frame, header, record_decoded_frames, write_session
+from tests.kit.logwriting import batch, event, frame, header, record_decoded_frames, write_session
 
 
 def run(coro: Any) -> Any:

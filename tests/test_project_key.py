@@ -1,4 +1,5 @@
-"""projectKey(cwd): the directory name of a workspace under the sessions root (HOST.md §2)."""
+"""projectKey(cwd): the directory name of a workspace under the sessions root
+(docs/host-contract.md, Where logs are)."""
 
 from __future__ import annotations
 

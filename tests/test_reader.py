@@ -18,11 +18,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh_task_gantt.events import EventRun, LogEvent, event_count
-from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA, fold_lane
-from dsh_task_gantt.logs import reader as reader_module
+from dsh_task_gantt.fold import BULK_TYPES, RUN_MARKS, UNREAD_DATA, fold_lane
 from dsh_task_gantt.logs.frames import walk_frames
-from dsh_task_gantt.logs.reader import BULK_TYPES, LogReader, ReadBatch, read_header
-from tests.logwriting import (
+from dsh_task_gantt.logs.reader import (
+    LogReader,
+    ReadBatch,
+    line_decoder,
+    log_reader,
+    read_header,
+    zstd_batches,
+)
+from dsh_task_gantt.logs.reader import ahead as ahead_thread
+from tests.kit.logwriting import (
     T0,
     batch,
     event,
@@ -394,8 +401,8 @@ def test_read_range_from_a_checkpoint_equals_the_slice_of_a_full_read(tmp_path: 
     reader = LogReader(path, checkpoint_every=32)
     full = reader.read_new().events
     # A checkpoint goes at the start of a batch of frames decompressed together (at
-    # most _BATCH_FRAMES frames), at least checkpoint_every events after the last one.
-    per_batch = max(32, 3 * reader_module._BATCH_FRAMES)
+    # most BATCH_FRAMES frames), at least checkpoint_every events after the last one.
+    per_batch = max(32, 3 * zstd_batches.BATCH_FRAMES)
     assert len(reader.checkpoints) >= 600 // per_batch
     for lo, hi in [(0, 5), (31, 33), (500, 600), (599, None), (250, 251)]:
         assert as_tuples(reader.read_range(lo, hi)) == as_tuples(full[lo:hi])
@@ -521,7 +528,7 @@ def test_the_fast_line_decoder_agrees_with_the_event_model(obj: Any, position: i
     from dsh_task_gantt.events import parse_line
 
     raw = orjson.dumps(obj)
-    assert reader_module._parse(raw, position) == parse_line(raw, position)
+    assert line_decoder.parse_event_line(raw, position) == parse_line(raw, position)
 
 
 # -- runs mode (read_new(runs=True)): the fold's fast path ---------------------------
@@ -563,12 +570,12 @@ run_lines_strategy = st.lists(
 @contextlib.contextmanager
 def _ahead_from(min_bytes: int | None) -> Iterator[None]:
     """Decompress ahead for reads of more than ``min_bytes`` new bytes (``None``: never)."""
-    saved = reader_module._AHEAD_MIN_BYTES
-    reader_module._AHEAD_MIN_BYTES = 1 << 62 if min_bytes is None else min_bytes
+    saved = log_reader.AHEAD_MIN_BYTES
+    log_reader.AHEAD_MIN_BYTES = 1 << 62 if min_bytes is None else min_bytes
     try:
         yield
     finally:
-        reader_module._AHEAD_MIN_BYTES = saved
+        log_reader.AHEAD_MIN_BYTES = saved
 
 
 def _runs_read(path: Path, **kw: Any) -> LogReader:
@@ -657,9 +664,9 @@ def test_decompressing_ahead_gives_what_reading_in_line_gives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path, objs = _big_log(tmp_path)
-    assert path.stat().st_size < reader_module._AHEAD_MIN_BYTES  # compresses well
+    assert path.stat().st_size < log_reader.AHEAD_MIN_BYTES  # compresses well
     in_line = _runs_read(path).read_new(runs=True)
-    monkeypatch.setattr(reader_module, "_AHEAD_MIN_BYTES", 0)
+    monkeypatch.setattr(log_reader, "AHEAD_MIN_BYTES", 0)
     reader = _runs_read(path)
     ahead = reader.read_new(runs=True)
     assert ahead == in_line and ahead.total_events == len(objs)
@@ -678,7 +685,7 @@ def test_a_bad_frame_inside_a_batch_is_garbage_at_that_frame(
     path.write_bytes(b"".join(frames_))
     bad_at = sum(map(len, frames_[:6]))
     for ahead_min in (0, 1 << 40):
-        monkeypatch.setattr(reader_module, "_AHEAD_MIN_BYTES", ahead_min)
+        monkeypatch.setattr(log_reader, "AHEAD_MIN_BYTES", ahead_min)
         got = LogReader(path).read_new()
         assert got.garbage == f"the zstd frame at byte {bad_at} does not decompress"
         assert [e.seq for e in got.events] == list(range(20)) and got.offset == bad_at
@@ -697,7 +704,7 @@ def test_a_reader_stopped_early_stops_its_decompressing_thread() -> None:
         worked.append(i)
         return i * 10
 
-    ahead = reader_module._ahead(items(), work)
+    ahead = ahead_thread.run_ahead(items(), work)
     assert next(ahead) == (0, 0)
     ahead.close()  # the consumer leaves: the worker must not run on
     assert len(produced) <= 3 and len(worked) <= 2
@@ -705,7 +712,9 @@ def test_a_reader_stopped_early_stops_its_decompressing_thread() -> None:
 
 
 def test_decompressing_ahead_keeps_the_order_of_the_jobs() -> None:
-    assert list(reader_module._ahead(iter(range(50)), lambda i: -i)) == [(i, -i) for i in range(50)]
+    assert list(ahead_thread.run_ahead(iter(range(50)), lambda i: -i)) == [
+        (i, -i) for i in range(50)
+    ]
 
 
 def test_an_error_while_decompressing_ahead_is_raised_to_the_reader() -> None:
@@ -714,10 +723,10 @@ def test_an_error_while_decompressing_ahead_is_raised_to_the_reader() -> None:
         raise OSError(5, "boom")
 
     with pytest.raises(OSError):
-        list(reader_module._ahead(items(), lambda i: i))
+        list(ahead_thread.run_ahead(items(), lambda i: i))
 
     def failing(i: int) -> int:
         raise ValueError(f"job {i}")
 
     with pytest.raises(ValueError, match="job 0"):
-        list(reader_module._ahead(iter(range(3)), failing))
+        list(ahead_thread.run_ahead(iter(range(3)), failing))

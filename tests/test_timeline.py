@@ -1,4 +1,4 @@
-"""build_timeline / message_detail: every rule of HOST.md §2-§4, end to end."""
+"""build_timeline / message_detail: every rule of docs/host-contract.md §2–§5, end to end."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from dsh_task_gantt.timeline import (
     build_timeline,
     message_detail,
 )
-from tests.foldkit import LEAD, T0, Log, header, lane, source, spans, team
+from tests.kit.foldkit import LEAD, T0, Log, header, lane, source, spans, team
 
 A, B, C = "m-a", "m-b", "m-c"
 

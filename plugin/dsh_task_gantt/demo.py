@@ -16,11 +16,11 @@ import shutil
 import stat
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .clock import now_ms
 from .fixturegen import FIXTURE_SEED, LiveTeam, TeamSpec, generate_team
 from .resources import resource_path
 
@@ -29,10 +29,6 @@ log = logging.getLogger("dsh_task_gantt.demo")
 #: Seconds between two appended activities.
 TICK_SECONDS = 2.5
 LIVE_TEAM = "alpha"
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(slots=True)

@@ -92,7 +92,9 @@ def as_time(value: Any) -> int | None:
     return t if t is not None and t >= 0 else None
 
 
-def _field(obj: Any, name: str) -> Any:
+def field_of(obj: Any, name: str) -> Any:
+    """``obj[name]`` of a mapping, else attribute ``name``; ``None`` when absent (a
+    live snapshot hands over objects where a log has dicts)."""
     if isinstance(obj, Mapping):
         return obj.get(name)
     return getattr(obj, name, None)
@@ -107,17 +109,17 @@ def coerce_event(obj: Any, position: int) -> LogEvent | None:
     if isinstance(obj, LogEvent):
         return obj
     try:
-        etype = _field(obj, "type")
+        etype = field_of(obj, "type")
         if not isinstance(etype, str):
             return None
-        seq = as_int(_field(obj, "seq"))
+        seq = as_int(field_of(obj, "seq"))
         return LogEvent(
             type=etype,
             seq=seq if seq is not None and seq >= 0 else position,
-            time=as_time(_field(obj, "time")),
-            data=_field(obj, "data"),
+            time=as_time(field_of(obj, "time")),
+            data=field_of(obj, "data"),
             position=position,
-            surface_op=_field(obj, "surfaceOp"),
+            surface_op=field_of(obj, "surfaceOp"),
         )
     except Exception:  # a hostile object's properties may raise
         return None
@@ -163,3 +165,12 @@ def coerce_header(obj: Any) -> SessionHeader | None:
 def is_header_line(obj: Any) -> bool:
     """Line 1 of a log: ``type == "session"``."""
     return isinstance(obj, Mapping) and obj.get("type") == "session"
+
+
+def header_from_line(line: bytes | str) -> SessionHeader | None:
+    """The header from a log's first line; ``None`` when it is not a header line."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return coerce_header(obj) if isinstance(obj, dict) and is_header_line(obj) else None

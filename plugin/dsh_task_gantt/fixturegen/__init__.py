@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from dsh_task_gantt.fixturegen.live import LiveTeam
+from dsh_task_gantt.fixturegen.scale import SCALES, Scale
 from dsh_task_gantt.fixturegen.scenario import (
     DEFAULT_START_MS,
     FIXTURE_SEED,
@@ -14,7 +15,6 @@ from dsh_task_gantt.fixturegen.scenario import (
     generate_fixture_set,
     generate_team,
 )
-from dsh_task_gantt.fixturegen.sim import SCALES, Scale
 from dsh_task_gantt.fixturegen.spec import (
     MemberSpec,
     MessageSpec,

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from dsh_task_gantt.fixturegen.scale import SCALES
 from dsh_task_gantt.fixturegen.scenario import (
     DEFAULT_START_MS,
     FIXTURE_SEED,
@@ -13,7 +14,6 @@ from dsh_task_gantt.fixturegen.scenario import (
     generate_fixture_set,
     generate_team,
 )
-from dsh_task_gantt.fixturegen.sim import SCALES
 
 
 def main(argv: list[str] | None = None) -> int:

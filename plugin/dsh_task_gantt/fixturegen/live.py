@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dsh_task_gantt.fixturegen import spec as S
-from dsh_task_gantt.fixturegen.sim import SCALES, Log, MemberMeta, Sim, TaskState
+from dsh_task_gantt.fixturegen.scale import SCALES
+from dsh_task_gantt.fixturegen.session_log import Log
+from dsh_task_gantt.fixturegen.sim import MemberMeta, Sim
 from dsh_task_gantt.fixturegen.spec import TeamSpec
+from dsh_task_gantt.fixturegen.task_state import TaskState
 from dsh_task_gantt.fixturegen.writer import SessionLogWriter
 
 #: Delays in a tick are this fraction of the generator's (a turn fits in a second).

@@ -1,5 +1,5 @@
-"""The teams the generator writes: ``full`` (every shape of HOST.md §2–§4 in one
-team), ``pair`` (a lead and two teammates) and ``lone`` (one session, no team)."""
+"""The teams the generator writes: ``full`` (every shape of docs/host-contract.md,
+§2–§5, in one team), ``pair`` (a lead and two teammates) and ``lone`` (one session, no team)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dsh_task_gantt.fixturegen import spec as S
-from dsh_task_gantt.fixturegen.sim import SCALES, Log, MemberMeta, Sim, new_uuid
+from dsh_task_gantt.fixturegen.scale import SCALES
+from dsh_task_gantt.fixturegen.seeded import new_uuid
+from dsh_task_gantt.fixturegen.session_log import Log
+from dsh_task_gantt.fixturegen.sim import MemberMeta, Sim
 from dsh_task_gantt.fixturegen.spec import TeamSpec
 from dsh_task_gantt.fixturegen.subagents import write_subagent_teams
 

@@ -1,21 +1,20 @@
-"""The machinery the scenarios share: per-log state (seq, clock, turns), batching into
-frames, bulk text, and the spec bookkeeping. Deterministic: every choice comes from
-the ``random.Random`` it is given; no wall clock is read here.
+"""A team being written: its members' logs, the lead's team journal, tasks, messages
+and prompts, and the spec it reports (the ground truth the tests check against).
+Deterministic: every choice comes from the ``random.Random`` it is given; no wall
+clock is read here.
 """
 
 from __future__ import annotations
 
-import math
 import random
-import uuid
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from dsh_task_gantt.fixturegen.scale import Scale
+from dsh_task_gantt.fixturegen.seeded import TextSource, lognormal
+from dsh_task_gantt.fixturegen.session_log import Log
 from dsh_task_gantt.fixturegen.spec import (
     MemberSpec,
     MessageSpec,
@@ -25,300 +24,9 @@ from dsh_task_gantt.fixturegen.spec import (
     TaskSpec,
     TeamSpec,
 )
+from dsh_task_gantt.fixturegen.task_state import STATUS_AFTER, TaskState, derived_action
 from dsh_task_gantt.fixturegen.writer import Event, SessionLogWriter, header_record
 from dsh_task_gantt.logs.project_key import project_key
-
-
-@dataclass(frozen=True, slots=True)
-class Scale:
-    """Sizes of a generated team. ``rounds`` of filler work sit between scripted beats."""
-
-    name: str
-    extra_teammates: int
-    rounds: int
-    lead_steps: tuple[int, int]  # filler steps per round on the lead
-    mate_steps: tuple[int, int]  # filler steps per round on each teammate
-    text_median: int  # assistant text characters
-    tool_result_median: int
-    message_median: int  # team message body characters
-    message_max: int
-    batch: tuple[int, int]  # lines per frame
-
-
-SCALES: dict[str, Scale] = {
-    "small": Scale("small", 0, 10, (1, 2), (1, 2), 160, 220, 1800, 8000, (1, 15)),
-    "medium": Scale("medium", 3, 40, (10, 20), (4, 8), 400, 500, 1800, 8000, (3, 15)),
-    "large": Scale("large", 3, 70, (47, 57), (9, 12), 1200, 1500, 1800, 8000, (3, 15)),
-}
-
-_SENTENCE = (
-    "the lead asked for a timeline of every task and message in the team so we "
-    "read each session log frame by frame decode zstd parse json lines fold "
-    "snapshots into history attribute revisions to members by expected_revision "
-    "and draw lanes with spans marks colours tests pass ruff mypy strict fixtures "
-    "deterministic seed replay reader writer offset torn tail header seq time data "
-    "source kind turn step tool call result usage tokens "
-    "任务 时间线 泳道 消息 队友 日志 帧 解析 😀 café naïve"
-)
-_WORDS = tuple(_SENTENCE.split())
-
-REASON_KINDS = ("completed", "aborted", "blocked", "error", "max-tokens", "interrupted", "forked")
-_REASON_WEIGHTS = (80, 4, 3, 3, 3, 5, 2)
-_FILLER_TOOLS = ("read_file", "bash", "grep", "edit_file", "team_task_list", "team_task_get")
-
-
-class TextSource:
-    """Bulk text: slices of a seeded corpus (fast enough for tens of MB)."""
-
-    def __init__(self, rng: random.Random, size: int = 1 << 16) -> None:
-        self._rng = rng
-        parts: list[str] = []
-        length = 0
-        while length < size:
-            line = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(6, 18)))
-            parts.append(line)
-            length += len(line) + 1
-        self._corpus = "\n".join(parts)
-
-    def take(self, n: int) -> str:
-        if n <= 0:
-            return ""
-        corpus = self._corpus
-        out: list[str] = []
-        while n > 0:
-            start = self._rng.randrange(len(corpus))
-            piece = corpus[start : start + n]
-            out.append(piece)
-            n -= len(piece)
-        return "".join(out)
-
-
-def lognormal(rng: random.Random, median: int, sigma: float, lo: int, hi: int) -> int:
-    return max(lo, min(hi, int(median * math.exp(rng.gauss(0.0, sigma)))))
-
-
-def new_uuid(rng: random.Random) -> str:
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-
-
-def json_args(args: dict[str, Any]) -> str:
-    """Tool arguments are a JSON *string* in the real log."""
-    return orjson.dumps(args).decode()
-
-
-class Log:
-    """One session log being written: seq, its own clock, turn state, frame batching."""
-
-    def __init__(self, sim: Sim, writer: SessionLogWriter, member_id: str, t: int) -> None:
-        self.sim = sim
-        self.writer = writer
-        self.member_id = member_id
-        self.t = t
-        self.next_seq = 0
-        self.last_time: int | None = None
-        self.own_first_time: int | None = None
-        self.inherited = 0
-        self.pending: list[Event] = []
-        self.history: list[Event] | None = None  # kept on the lead until forks are done
-        self.batch_target = sim.rng.randint(*sim.scale.batch)
-        self.turn = 0
-        self.step = 0
-        self.open_turn: int | None = None
-        self.open_step: int | None = None
-        self.turn_count = 0
-        self.closed_turn_count = 0
-        self.human_prompt_ids: list[str] = []
-        self.injected: Counter[str] = Counter()
-        self.received: list[str] = []
-
-    # -- writing ---------------------------------------------------------------
-    def advance(self, lo: int, hi: int) -> int:
-        self.t += self.sim.dt(lo, hi)
-        return self.t
-
-    def emit(self, etype: str, data: Any, dt: tuple[int, int] = (3, 60)) -> Event:
-        self.advance(*dt)
-        ceiling = self.sim.ceiling
-        if ceiling is not None:  # live ticks stay at or before the caller's "now"...
-            self.t = min(self.t, ceiling)
-        if self.last_time is not None:  # ...but a log's times never go backwards
-            self.t = max(self.t, self.last_time)
-        event = Event(etype, self.next_seq, self.t, data)
-        self.next_seq += 1
-        self.last_time = self.t
-        if self.own_first_time is None:
-            self.own_first_time = self.t
-        self.pending.append(event)
-        if self.history is not None:
-            self.history.append(event)
-        if len(self.pending) >= self.batch_target:
-            self.flush()
-        return event
-
-    def copy_prefix(self, events: list[Event]) -> None:
-        """A forked child's first events: the parent's, same seq/time/data."""
-        for i in range(0, len(events), 15):
-            self.writer.append(events[i : i + 15])
-        self.next_seq = len(events)
-        self.inherited = len(events)
-        if events:
-            self.last_time = events[-1].time
-
-    def flush(self) -> None:
-        if self.pending:
-            self.writer.append(self.pending)
-            self.pending = []
-        self.batch_target = self.sim.rng.randint(*self.sim.scale.batch)
-
-    # -- agent activity ----------------------------------------------------------
-    def user_message(
-        self,
-        kind: str,
-        text: str,
-        *,
-        msg_id: str | None = None,
-        extra_source: dict[str, Any] | None = None,
-    ) -> Event:
-        mid = msg_id or new_uuid(self.sim.rng)
-        source: dict[str, Any] = {"kind": kind}
-        if extra_source:
-            source.update(extra_source)
-        data = {
-            "id": mid,
-            "role": "user",
-            "content": [{"type": "text", "text": text}],
-            "source": source,
-        }
-        event = self.emit("user/message", data, (200, 3000))
-        if kind == "user":
-            if mid not in self.human_prompt_ids:
-                self.human_prompt_ids.append(mid)
-        else:
-            self.injected[kind] += 1
-        return event
-
-    def begin_turn(self) -> None:
-        self.turn += 1
-        self.step = 0
-        self.open_turn = self.turn
-        self.turn_count += 1
-        self.emit("turn/start", {"turn": self.turn}, (5, 80))
-
-    def enter_turn(self) -> bool:
-        """Be inside a turn with no open step; True when a new turn was opened."""
-        if self.open_step is not None:
-            self.end_step()
-        if self.open_turn is not None:
-            return False
-        self.begin_turn()
-        return True
-
-    def end_turn(self, reason: str = "completed") -> None:
-        if self.open_step is not None:
-            self.end_step()
-        self.emit("turn/end", {"turn": self.turn, "reason": {"kind": reason}}, (5, 80))
-        self.open_turn = None
-        self.closed_turn_count += 1
-
-    def begin_step(self) -> None:
-        self.step += 1
-        self.open_step = self.step
-        self.emit("step/start", {"turn": self.turn, "step": self.step}, (5, 50))
-        if self.sim.rng.random() < 0.3:
-            self.emit(
-                "request/header",
-                {"turn": self.turn, "step": self.step, "model": "deepseek-chat", "attempt": 1},
-                (1, 5),
-            )
-
-    def end_step(self) -> None:
-        self.emit("step/end", {"turn": self.turn, "step": self.step}, (5, 40))
-        self.open_step = None
-
-    def assistant(self, text: str | None = None) -> None:
-        sim = self.sim
-        if text is None:
-            text = sim.text.take(lognormal(sim.rng, sim.scale.text_median, 0.7, 20, 60_000))
-        chunk = 320
-        stream: list[dict[str, Any]] = [{"type": "text-start"}]
-        stream += [
-            {"type": "text-delta", "delta": text[i : i + chunk]} for i in range(0, len(text), chunk)
-        ]
-        stream.append({"type": "text-end"})
-        data = {
-            "turn": self.turn,
-            "step": self.step,
-            "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
-            "stream": stream,
-            "usage": {
-                "inputTokens": sim.rng.randint(2_000, 90_000),
-                "outputTokens": max(1, len(text) // 4),
-            },
-        }
-        self.emit("assistant/message", data, (800, 25_000))
-
-    def tool(
-        self,
-        name: str,
-        args: dict[str, Any],
-        on_call: Callable[[Event], None] | None = None,
-        result_text: str | None = None,
-    ) -> Event:
-        sim = self.sim
-        call_id = f"call_{sim.rng.getrandbits(64):016x}"
-        call = self.emit(
-            "tool/call",
-            {
-                "turn": self.turn,
-                "step": self.step,
-                "callId": call_id,
-                "name": name,
-                "arguments": json_args(args),
-            },
-            (5, 40),
-        )
-        if on_call is not None:
-            on_call(call)
-        if result_text is None:
-            result_text = sim.text.take(
-                lognormal(sim.rng, sim.scale.tool_result_median, 0.9, 10, 80_000)
-            )
-        self.emit(
-            "tool/result",
-            {
-                "turn": self.turn,
-                "step": self.step,
-                "message": {
-                    "role": "tool",
-                    "toolCallId": call_id,
-                    "content": [{"type": "text", "text": result_text}],
-                    "source": {"kind": "tool", "callId": call_id},
-                },
-            },
-            (50, 8000),
-        )
-        return call
-
-    def work_step(self) -> None:
-        """A filler step: a model call, usually one tool."""
-        self.begin_step()
-        self.assistant()
-        if self.sim.rng.random() < 0.75:
-            name = self.sim.rng.choice(_FILLER_TOOLS)
-            self.tool(
-                name,
-                {"path": f"src/{self.sim.rng.choice(_WORDS)}.py"}
-                if name in ("read_file", "edit_file")
-                else {"query": "status"},
-            )
-        self.end_step()
-
-    def filler_turn(self, steps: int) -> None:
-        self.begin_turn()
-        for _ in range(steps):
-            self.work_step()
-        reason = self.sim.rng.choices(REASON_KINDS, _REASON_WEIGHTS)[0]
-        self.end_turn(reason)
 
 
 @dataclass(slots=True)
@@ -332,48 +40,6 @@ class MemberMeta:
     traits: list[str]
     created_at: int | None
     log: Log | None
-
-
-@dataclass(slots=True)
-class TaskState:
-    id: str
-    subject: str
-    description: str
-    blocked_by: list[str]
-    write_scopes: list[str]
-    traits: list[str]
-    revisions: list[TaskRevisionSpec]
-    status: str = "pending"
-    owner_id: str | None = None
-    revision: int = 0
-
-
-def _derived_action(prev_status: str | None, status: str, revision: int) -> str:
-    """HOST.md §4: what a reader derives from consecutive snapshots.
-
-    Written again here on purpose rather than imported from ``fold.tasks``: the spec's
-    ``expected_action`` is the tests' independent oracle for the fold, and an oracle
-    that called the code under test could not catch its mistakes."""
-    if prev_status is None:
-        if revision == 1:
-            return "created"
-        return {"in_progress": "claimed", "completed": "completed"}.get(status, "updated")
-    if prev_status != "completed" and status == "completed":
-        return "completed"
-    if prev_status == "completed" and status != "completed":
-        return "reopened"
-    if prev_status != "in_progress" and status == "in_progress":
-        return "claimed"
-    return "updated"
-
-
-_STATUS_AFTER = {
-    "claim": "in_progress",
-    "release": "pending",
-    "complete": "completed",
-    "reopen": "pending",
-    "delete": "deleted",
-}
 
 
 class Sim:
@@ -543,7 +209,7 @@ class Sim:
                 status=task.status,
                 owner_id=task.owner_id,
                 tool_action=tool_action,
-                expected_action=_derived_action(prev_status, task.status, task.revision),
+                expected_action=derived_action(prev_status, task.status, task.revision),
                 actor_id=actor,
                 time=event.time,
                 lead_seq=event.seq,
@@ -607,7 +273,7 @@ class Sim:
             self.now = max(self.now, call.time)
             prev = task.status
             task.revision += 1
-            task.status = _STATUS_AFTER[action]
+            task.status = STATUS_AFTER[action]
             if action == "claim":
                 task.owner_id = actor
             elif action in ("release", "reopen"):

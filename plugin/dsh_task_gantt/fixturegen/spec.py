@@ -75,7 +75,8 @@ class TaskRevisionSpec:
     owner_id: str | None
     #: The team_task_update action (``create`` for revision 1).
     tool_action: str
-    #: What a reader derives by HOST.md §4 (created/claimed/completed/reopened/updated).
+    #: What a reader derives (created/claimed/completed/reopened/updated; see
+    #: docs/host-contract.md, Rules the picture follows: Tasks).
     expected_action: str
     #: Session that made the change (its log holds the tool/call).
     actor_id: str

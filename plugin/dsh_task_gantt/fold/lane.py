@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import compress
 from operator import sub
 from typing import Any, TypeVar
@@ -90,6 +90,22 @@ class _State:
     descriptors: dict[int, DescriptorRec]
     end_seeds: dict[int, int | None]
     new_seqs: list[int] = field(default_factory=list)
+
+
+#: The fields of :class:`LaneFold` the fold updates in place: all but ``seq_ranges``,
+#: which is merged once at the end from ``new_seqs``. ``_State`` must have exactly
+#: these (building it fails otherwise), so a new record kind is one ``LaneFold`` field
+#: and its typed ``_State`` twin; copying in and out follows from this list.
+_WORKING_FIELDS = tuple(f.name for f in fields(LaneFold) if f.name != "seq_ranges")
+
+
+def _working_copy(base: LaneFold) -> _State:
+    """``base`` as a working state; its mappings are copied (``base`` is not mutated)."""
+    values: dict[str, Any] = {name: getattr(base, name) for name in _WORKING_FIELDS}
+    copies: dict[str, Any] = {
+        k: dict(v) if isinstance(v, Mapping) else v for k, v in values.items()
+    }
+    return _State(**copies)
 
 
 def _put(records: dict[int, _R], seq: int, record: _R) -> None:
@@ -419,27 +435,7 @@ def _merge_ranges(
 def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
     """Fold ``events`` onto ``start`` (not mutated). Pure and total."""
     base = start if isinstance(start, LaneFold) else EMPTY_FOLD
-    st = _State(
-        events_seen=base.events_seen,
-        last_time=base.last_time,
-        unknown_events=base.unknown_events,
-        malformed_events=base.malformed_events,
-        seed_end_seq=base.seed_end_seq,
-        turn_starts=dict(base.turn_starts),
-        turn_ends=dict(base.turn_ends),
-        step_marks=base.step_marks,
-        prompts=dict(base.prompts),
-        injected=dict(base.injected),
-        task_calls=dict(base.task_calls),
-        members=dict(base.members),
-        catalog=dict(base.catalog),
-        tasks=dict(base.tasks),
-        queued=dict(base.queued),
-        delivered=dict(base.delivered),
-        relays=dict(base.relays),
-        descriptors=dict(base.descriptors),
-        end_seeds=dict(base.end_seeds),
-    )
+    st = _working_copy(base)
     try:
         iterator = iter(events)
     except TypeError:
@@ -475,26 +471,8 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
             st.malformed_events += 1
     st.events_seen += seen
     return LaneFold(
-        events_seen=st.events_seen,
         seq_ranges=_merge_ranges(base.seq_ranges, st.new_seqs),
-        last_time=st.last_time,
-        unknown_events=st.unknown_events,
-        malformed_events=st.malformed_events,
-        seed_end_seq=st.seed_end_seq,
-        turn_starts=st.turn_starts,
-        turn_ends=st.turn_ends,
-        step_marks=st.step_marks,
-        prompts=st.prompts,
-        injected=st.injected,
-        task_calls=st.task_calls,
-        members=st.members,
-        catalog=st.catalog,
-        tasks=st.tasks,
-        queued=st.queued,
-        delivered=st.delivered,
-        relays=st.relays,
-        descriptors=st.descriptors,
-        end_seeds=st.end_seeds,
+        **{name: getattr(st, name) for name in _WORKING_FIELDS},
     )
 
 

@@ -1,4 +1,5 @@
-"""Read one lane's log through the host's two channels (HOST.md §4 "Reading").
+"""Read one lane's log through the host's two channels (docs/host-contract.md,
+Rules the picture follows: "Reading").
 
 Live first: ``agents.get(id).session.snapshot_events()``. If the agent is absent,
 the call fails or hangs, or it returns an empty list, the persisted log is read
@@ -30,11 +31,13 @@ from dsh_task_gantt.events import (
     coerce_event,
     coerce_header,
     event_count,
+    field_of,
     is_header_line,
 )
 from dsh_task_gantt.host import HOST_CALL_TIMEOUT_S, HostCallError, call_host, service_method
 from dsh_task_gantt.logs.persistence import SessionLogError, SessionNotFound
 
+#: Where a lane's events came from (the timeline JSON's lane `channel`).
 Channel = Literal["snapshot", "persisted", "empty", "unreadable"]
 AgentStatus = Literal["running", "idle"]
 
@@ -94,8 +97,9 @@ def _reason(exc: HostCallError) -> str:
 
 
 def _attr(obj: Any, *names: str) -> Any:
+    """The first of ``names`` that ``obj`` has (a host hands over either spelling)."""
     for name in names:
-        value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+        value = field_of(obj, name)
         if value is not None:
             return value
     return None

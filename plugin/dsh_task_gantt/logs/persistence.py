@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-import orjson
 import zstandard
 
-from dsh_task_gantt.events import EventRun, LogEvent, SessionHeader, coerce_header
+from dsh_task_gantt.events import EventRun, LogEvent, SessionHeader, header_from_line
 from dsh_task_gantt.ids import valid_session_id
 from dsh_task_gantt.logs.frames import walk_frames
 from dsh_task_gantt.logs.project_key import decode_segment, encode_segment
@@ -115,25 +114,15 @@ def read_header_fast(path: Path) -> SessionHeader | None:
     first, newline, _ = data.lstrip().partition(b"\n")
     if not newline:
         return _header_by_scan(path)  # an unusually long first line: decode properly
-    return _header_from_line(first)
+    return header_from_line(first)
 
 
 def _header_by_scan(path: Path) -> SessionHeader | None:
     try:
         for line in RawScan(path).lines():
-            return _header_from_line(line)
+            return header_from_line(line)
     except OSError:
         return None
-    return None
-
-
-def _header_from_line(line: bytes) -> SessionHeader | None:
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if isinstance(obj, dict) and obj.get("type") == "session":
-        return coerce_header(obj)
     return None
 
 
@@ -153,7 +142,8 @@ class _Entry:
 
 
 class DirectoryReadHandle:
-    """A read handle (HOST.md §1): ``read(offset, length)`` → events; ``close()``.
+    """A read handle: ``read(offset, length)`` → events; ``close()`` (docs/host-contract.md,
+    Services).
 
     It never takes ownership of the log and works while a writer appends.
     ``bad_lines``, ``torn_tail_bytes`` and ``garbage`` describe the last read

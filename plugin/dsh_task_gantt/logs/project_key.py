@@ -1,4 +1,7 @@
-"""The directory name the host gives a workspace under the sessions root (HOST.md §2)."""
+"""The directory name the host gives a workspace under the sessions root.
+
+See docs/host-contract.md, Where logs are.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Broken host services (issue 7): each of ``agents``, ``sessionPersistence``,
+"""Broken host services: each of ``agents``, ``sessionPersistence``,
 ``agentTeams`` and ``connection`` raising, hanging past the bound, or answering with
 the wrong shape. Every request ends quickly with a timeline carrying a note, or a
 clear status with a short JSON reason; never a hang, a traceback or a path.
@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 
 from dsh_task_gantt import host, web
 from dsh_task_gantt.plugin import apply
-from tests.fakehost import (
+from tests.kit.fakehost import (
     FakeAgent,
     FakeAgents,
     FakeConnection,
@@ -30,7 +30,9 @@ from tests.fakehost import (
     SlowAwaitable,
     header,
 )
-from tests.test_web import LEAD, MATE, PREFIX, team_logs
+from tests.kit.teams import LEAD, MATE, team_logs
+
+PREFIX = "/plugins/dsh-task-gantt"
 
 #: Each hang costs one bound; short so the matrix runs in seconds.
 BOUND_S = 0.2

@@ -1,4 +1,4 @@
-"""A live writer against the real server (issue 7).
+"""A live writer against the real server.
 
 ``dsh-task-gantt serve`` runs under uvicorn on 127.0.0.1 (a free port); a writer
 thread appends zstd frames to the lead's and a teammate's log, some of them in two
@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.logwriting import T0, event, frame, header, line, write_session
+from tests.kit.logwriting import T0, event, frame, header, line, write_session
 
 PREFIX = "/plugins/dsh-task-gantt"
 LEAD, MATE = "live-lead", "live-mate"

@@ -1,4 +1,4 @@
-"""Read-only (issue 7): across every route, the start page and the CLI, no byte under
+"""Read-only: across every route, the start page and the CLI, no byte under
 the sessions root changes, nothing is created or removed there, and every file the
 plugin opens there is opened for reading only.
 
@@ -23,9 +23,9 @@ from starlette.testclient import TestClient
 
 from dsh_task_gantt.cli import main as cli_main
 from dsh_task_gantt.embedded import EmbeddedHost
-from tests.test_escaping import hostile_team
+from tests.kit.teams import hostile_team
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 PREFIX = "/plugins/dsh-task-gantt"
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 

@@ -1,4 +1,4 @@
-"""Text from a log is shown as text in every template (issue 7), under a strict CSP.
+"""Text from a log is shown as text in every template, under a strict CSP.
 
 One team whose every log-controlled string (message body, human prompt, member
 name, task subject and description, workspace, the notes they end up in, message and
@@ -22,87 +22,10 @@ from dsh_task_gantt.panel import PANEL_CSP
 from dsh_task_gantt.provider import TimelineResult
 from dsh_task_gantt.resources import resource_path
 from dsh_task_gantt.web import GanttApp
-from tests.logwriting import T0, header, write_session
+from tests.kit.teams import EVIL, hostile_team
+from tests.kit.teams import HOSTILE_LEAD as LEAD
 
 PREFIX = "/plugins/dsh-task-gantt"
-LEAD, MATE = "lead-x", "mate-x"
-#: Breaks out of text, of both attribute quotings, and tries script, handler and URL.
-EVIL = (
-    "<script>alert(1)</script><img src=x onerror=alert(2)>"
-    "\"'><a href=\"javascript:alert(3)\" onclick='alert(4)'>j</a><style>*{}</style>"
-)
-EVIL_ID = 'm-"><b>x'  # a message id as it might be written (the fold keeps it)
-MARKERS = ("alert(1)", "alert(2)", "alert(3)", "alert(4)")
-
-
-def ev(seq: int, etype: str, data: Any) -> dict[str, Any]:
-    return {"type": etype, "seq": seq, "time": T0 + 1_000 * seq, "data": data}
-
-
-def hostile_team(root: Path) -> None:
-    task = {
-        "id": "t-1",
-        "revision": 1,
-        "subject": "subject " + EVIL,
-        "description": "description " + EVIL,
-        "status": "in_progress",
-        "blockedBy": [],
-        "writeScopes": [EVIL],
-        "ownerId": MATE,
-    }
-    member = {"id": MATE, "name": "name " + EVIL, "provider": "spawn", "phase": "active"}
-    lead_events = [
-        ev(0, "turn/start", {"turn": "t1"}),
-        ev(
-            1,
-            "user/message",
-            {
-                "id": "u-1",
-                "role": "user",
-                "content": [{"type": "text", "text": "prompt " + EVIL}],
-                "source": {"kind": "user"},
-            },
-        ),
-        ev(2, "team/member", {"version": 2, "teamId": LEAD, "member": member}),
-        ev(3, "team/task", {"version": 2, "teamId": LEAD, "task": task}),
-        ev(
-            4,
-            "team/message/queued",
-            {
-                "teamId": LEAD,
-                "message": {
-                    "id": "m-1",
-                    "senderId": LEAD,
-                    "senderName": "lead",
-                    "targetId": MATE,
-                    "content": [{"type": "text", "text": "body " + EVIL}],
-                },
-            },
-        ),
-        ev(5, "team/message/delivered", {"teamId": LEAD, "messageId": "m-1", "targetId": MATE}),
-        ev(
-            6,
-            "team/message/queued",
-            {
-                "teamId": LEAD,
-                "message": {
-                    "id": EVIL_ID,
-                    "senderId": MATE,
-                    "senderName": EVIL,
-                    "targetId": "off-roster-" + EVIL,  # lands in a note
-                    "content": [{"type": "text", "text": EVIL}],
-                },
-            },
-        ),
-        ev(7, "turn/end", {"turn": "t1", "reason": {"kind": "completed"}}),
-    ]
-    write_session(root, LEAD, lead_events, head=header(LEAD, cwd="/w/" + EVIL))
-    write_session(
-        root,
-        MATE,
-        [ev(0, "turn/start", {"turn": "x1"}), ev(1, "turn/end", {"turn": "x1"})],
-        head=header(MATE, parentSession=LEAD, delegationDepth=1),
-    )
 
 
 class Audit(HTMLParser):

@@ -1,11 +1,11 @@
-"""Hostile logs through the whole pipeline (issue 7): reader → channels → fold →
+"""Hostile logs through the whole pipeline: reader → channels → fold →
 timeline → routes, over real zstd files in the real layout.
 
 A team of three (lead, ``alpha``, ``beta``): ``beta``'s log (or the lead's, where
 the fold is the target) is replaced by hostile bytes. The API always answers 200;
 the damaged lane degrades with a note that names it; the rest of the team still
 shows. The reader's own byte-level properties (every torn position, incremental ==
-full read) live in test_reader.py; the fold's hostile payloads in test_fold_lane.py.
+full read) live in tests/test_reader.py; the fold's hostile payloads in tests/test_fold_lane.py.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dsh_task_gantt import host
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.logs.reader import MAX_FRAME_BYTES
 from dsh_task_gantt.plugin import apply
-from tests.fakehost import (
+from tests.kit.fakehost import (
     FakeAgent,
     FakeAgents,
     FakeConnection,
@@ -38,8 +38,8 @@ from tests.fakehost import (
     FakeSession,
     FakeWebServer,
 )
-from tests.fakehost import header as fake_header
-from tests.logwriting import T0, event, frame, header, line, session_dir, write_session
+from tests.kit.fakehost import header as fake_header
+from tests.kit.logwriting import T0, event, frame, header, line, session_dir, write_session
 
 PREFIX = "/plugins/dsh-task-gantt"
 LEAD, ALPHA, BETA = "lead-h", "mate-alpha", "mate-beta"

@@ -1,4 +1,4 @@
-"""Hostile requests (issue 7): malformed ids are 400, other methods 405, oversized
+"""Hostile requests: malformed ids are 400, other methods 405, oversized
 query strings a 4xx, and no answer ever carries a traceback or a file system path.
 
 Requests go to the embedded host over a real sessions root (so a leaked path would
@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.ids import valid_item_id, valid_session_id
-from tests.logwriting import T0, write_session
+from tests.kit.logwriting import T0, event, write_session
 
 PREFIX = "/plugins/dsh-task-gantt"
 LEAD = "lead-r"
@@ -61,7 +61,8 @@ LEAKS = ("Traceback", 'File "', "site-packages", "/home/", "/root/", "/tmp/", "/
 
 
 def ev(seq: int, etype: str, data: object) -> dict[str, object]:
-    return {"type": etype, "seq": seq, "time": T0 + seq, "data": data}
+    """One event a millisecond."""
+    return event(seq, etype, data, time=T0 + seq)
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +96,7 @@ def clean(response: object, root: Path) -> None:
     """No traceback, no path of this machine, nosniff — on every answer."""
     text = response.text  # type: ignore[attr-defined]
     headers = response.headers  # type: ignore[attr-defined]
-    for leak in (*LEAKS, str(root), str(Path(__file__).resolve().parent.parent)):
+    for leak in (*LEAKS, str(root), str(Path(__file__).resolve().parents[2])):
         assert leak not in text, (leak, text[:300])
     assert headers.get("x-content-type-options") == "nosniff"
     assert response.status_code < 500, text[:300]  # type: ignore[attr-defined]

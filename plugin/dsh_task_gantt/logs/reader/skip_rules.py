@@ -1,0 +1,85 @@
+"""Which lines the decoder may leave unparsed: ``skip_types`` compiled to one regex.
+
+A skipped line is matched on the writer's own prefix (``{"type":"…","seq":N,
+"time":T,``) and not validated beyond it; a type given with markers is parsed in
+full when its line contains one of them.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+#: Which lines may skip parsing: a type name, or a type name with markers — the
+#: line is then parsed in full only when it contains one of the marker bytes (for
+#: example ``{"tool/call": (b"team_task_update",)}``: only those calls need their data).
+SkipTypes = Iterable[str] | Mapping[str, bytes | tuple[bytes, ...] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class SkipRule:
+    prefix: re.Pattern[bytes]
+    markers: tuple[tuple[bytes, tuple[bytes, ...]], ...]
+    #: ``prefix`` for runs mode: a marker type matches only on a line without its
+    #: markers, and numbers have at most 15 digits, so every match is a safe integer
+    #: (a 16-digit one is parsed in full instead: the fold reads the same from it).
+    run_prefix: re.Pattern[bytes]
+
+
+def skip_rule(skip_types: SkipTypes) -> SkipRule | None:
+    if isinstance(skip_types, Mapping):
+        items = tuple(sorted((str(k), _markers(v)) for k, v in skip_types.items()))
+    else:
+        items = tuple(sorted((str(k), None) for k in skip_types))
+    return _cached_skip_rule(items)
+
+
+def _markers(value: bytes | tuple[bytes, ...] | None) -> tuple[bytes, ...] | None:
+    if isinstance(value, bytes):
+        value = (value,)
+    if not value:
+        return None
+    return tuple(m for m in value if m) or None
+
+
+def has_marker(
+    find: Callable[[bytes, int, int], int], markers: tuple[bytes, ...], start: int, end: int
+) -> bool:
+    return any(find(marker, start, end) != -1 for marker in markers)
+
+
+def _writer_prefix(names: list[str], digits: int) -> re.Pattern[bytes]:
+    """``{"type":"<one of names>","seq":N,"time":T`` then ``,`` or ``}``; groups: the
+    three values. It cannot match across a line end."""
+    alternatives = b"|".join(re.escape(t.encode()) for t in names) or b"(?!)"
+    return re.compile(
+        rb'\{"type":"('
+        + alternatives
+        + rb')","seq":(\d{1,%d}),"time":(\d{1,%d})[,}]' % (digits, digits)
+    )
+
+
+@functools.cache
+def _cached_skip_rule(
+    items: tuple[tuple[str, tuple[bytes, ...] | None], ...],
+) -> SkipRule | None:
+    """The writer's own line prefix for exactly these types (others fail at the type)."""
+    if not items:
+        return None
+    # At the line start: a line of a marker type has none of its markers (looked for
+    # only once the type is known: the other lines are long and need not be scanned).
+    typed = [
+        (rb'\{"type":"' + re.escape(t.encode()) + b'"', b"|".join(map(re.escape, m)))
+        for t, m in items
+        if m
+    ]
+    guards = [rb"(?=" + t + rb")(?![^\n]*(?:" + m + b"))" for t, m in typed]
+    guards.append(rb"(?!" + b"|".join(t for t, _ in typed) + b")" if typed else b"")
+    names = [t for t, _ in items]
+    return SkipRule(
+        prefix=_writer_prefix(names, 16),
+        markers=tuple((t.encode(), m) for t, m in items if m),
+        run_prefix=re.compile(b"(?:%b)%b" % (b"|".join(guards), _writer_prefix(names, 15).pattern)),
+    )

@@ -1,0 +1,156 @@
+"""A log file's bytes as units of complete lines, for the line decoder.
+
+A ``.zstd`` log is many independent frames appended (one per append batch); a plain
+log is JSON lines. Either way the decoder gets :class:`Unit`\\ s: complete lines,
+``\n``-separated, with the file offsets they came from, and :class:`Progress` says
+how far the bytes were consumed and how they ended (torn tail, garbage).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import orjson
+import zstandard
+
+from dsh_task_gantt.logs.reader.ahead import run_ahead
+from dsh_task_gantt.logs.reader.zstd_batches import CHUNK_BYTES, WalkEnd, decompress_job, zstd_jobs
+
+#: Plain logs are cut into units of about this size so checkpoints stay sparse.
+_PLAIN_UNIT_BYTES = 256 * 1024
+
+#: Consecutive frames are decoded as one unit of about this size: few calls per log,
+#: and small enough to stay in the CPU cache and below malloc's mmap threshold (bigger
+#: transient buffers made the heap keep twice the memory after a cold read).
+_UNIT_BYTES = 64 * 1024
+
+
+def is_zstd_path(path: Path) -> bool:
+    return path.suffix in (".zstd", ".zst")
+
+
+@dataclass(slots=True)
+class Unit:
+    """A frame (or a run of plain lines): complete lines, ``\n``-separated, in ``text``.
+
+    The lines are not cut into separate objects: most of a log's bytes are lines
+    whose data is never parsed, and copying them out is a large share of the cost.
+    """
+
+    start: int
+    end: int
+    starts_clean: bool  # no partial line carried into it: a checkpoint may go here
+    text: bytes
+
+    @property
+    def lines(self) -> list[bytes]:
+        lines = self.text.split(b"\n")
+        if lines and not lines[-1]:
+            lines.pop()
+        return lines
+
+
+@dataclass(slots=True)
+class Progress:
+    end: int
+    carry: bytes = b""
+    torn_tail_bytes: int = 0
+    garbage: str | None = None
+
+
+def _split_frame_lines(carry: bytes, out: bytes) -> tuple[bytes, bytes]:
+    """``(complete lines, carry)``: a last line without its ``\n`` is complete only
+    when it is a whole JSON object; otherwise it waits for the next frame."""
+    data = carry + out if carry else out
+    cut = data.rfind(b"\n") + 1
+    rest = data[cut:]
+    if rest and not rest.isspace() and not _is_json_object(rest):
+        return data[:cut], rest  # a line split across frames: wait for its end
+    return data, b""
+
+
+def _is_json_object(line: bytes) -> bool:
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _ends_lines(content: bytes | memoryview | None) -> bool:
+    return content is not None and len(content) > 0 and content[-1] == 0x0A
+
+
+def _zstd_units(
+    f: BinaryIO, progress: Progress, limit: int | None, ahead: bool = False
+) -> Iterator[Unit]:
+    """Frames that end in a line end (nearly all) are joined into units of about
+    _UNIT_BYTES; any other frame (a line split across frames, or an unterminated last
+    line) is a unit of its own."""
+    walk_end = WalkEnd()
+    jobs = zstd_jobs(f, progress.end, limit, walk_end)
+    work = functools.partial(decompress_job, zstandard.ZstdDecompressor())
+    results = run_ahead(jobs, work) if ahead else ((job, work(job)) for job in jobs)
+    for job, out in results:
+        base, frames = job.base, job.frames
+        group: list[bytes | memoryview] = []
+        group_start = group_bytes = 0
+        for frame, content in zip(frames, out.contents, strict=False):
+            if group and (group_bytes >= _UNIT_BYTES or not _ends_lines(content)):
+                yield Unit(group_start, progress.end, True, b"".join(group))
+                group = []
+            if content is not None and not progress.carry and _ends_lines(content):
+                if not group:
+                    group_start, group_bytes = base + frame.start, 0
+                group.append(content)
+                group_bytes += len(content)
+                progress.end = base + frame.end
+                continue
+            progress.end = base + frame.end
+            if content is None:
+                continue
+            starts_clean = not progress.carry
+            text, progress.carry = _split_frame_lines(progress.carry, bytes(content))
+            yield Unit(base + frame.start, progress.end, starts_clean, text)
+        if group:
+            yield Unit(group_start, progress.end, True, b"".join(group))
+        if out.garbage is not None:
+            progress.garbage = out.garbage
+            return
+    progress.garbage = walk_end.garbage
+    progress.torn_tail_bytes = walk_end.torn_tail_bytes
+
+
+def _plain_units(f: BinaryIO, progress: Progress, limit: int | None) -> Iterator[Unit]:
+    pending = b""
+    base = progress.end
+    while True:
+        want = CHUNK_BYTES if limit is None else min(CHUNK_BYTES, limit - base - len(pending))
+        chunk = f.read(want) if want > 0 else b""
+        if not chunk:
+            break
+        pending = pending + chunk if pending else chunk
+        complete = pending.rfind(b"\n") + 1
+        pos = 0
+        while pos < complete:
+            cut = pending.rfind(b"\n", pos, min(pos + _PLAIN_UNIT_BYTES, complete)) + 1
+            if cut <= pos:  # one line longer than a unit
+                cut = pending.find(b"\n", pos) + 1
+            progress.end = base + cut
+            yield Unit(base + pos, base + cut, True, pending[pos:cut])
+            pos = cut
+        pending = pending[complete:]
+        base += complete
+    progress.torn_tail_bytes = len(pending)
+
+
+def units(
+    f: BinaryIO, zstd: bool, progress: Progress, limit: int | None, ahead: bool = False
+) -> Iterator[Unit]:
+    """``ahead``: decompress in a second thread (only for a consumer that reads on to
+    the end: ``progress`` may run ahead of the units handed out)."""
+    f.seek(progress.end)
+    return _zstd_units(f, progress, limit, ahead) if zstd else _plain_units(f, progress, limit)

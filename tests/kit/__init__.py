@@ -1,0 +1,8 @@
+"""Builders and fakes the tests share (test modules never import each other).
+
+- ``foldkit``: LogEvents and team snapshots for the fold and timeline tests;
+- ``logwriting``: session logs written the host's way (zstd frames, plain lines);
+- ``fakehost``: a host whose services live in memory, each breakable on purpose;
+- ``teams``: small real-format teams on disk (two members; every text hostile);
+- ``browser``: real Chromium against a real uvicorn server on loopback.
+"""
