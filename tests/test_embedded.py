@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from dsh_task_gantt import embedded
+from dsh_task_gantt.embedded import guard
 from dsh_task_gantt.embedded import (
     PROXY_HEADER,
     PROXY_SECRET_ENV,
@@ -353,13 +353,13 @@ def test_the_proxy_secret_is_compared_in_constant_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     compared: list[tuple[bytes, bytes]] = []
-    real = embedded.hmac.compare_digest
+    real = guard.hmac.compare_digest
 
     def spy(a: bytes, b: bytes) -> bool:
         compared.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(embedded.hmac, "compare_digest", spy)
+    monkeypatch.setattr(guard.hmac, "compare_digest", spy)
     client = TestClient(EmbeddedHost(tmp_path, proxy_secret=SECRET), **DSH_HOST)
     assert (
         client.get(f"{PREFIX}/static/panel.css", headers={PROXY_HEADER: "guess"}).status_code == 403
