@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +37,25 @@ def default_sessions_root() -> Path:
     return base / "sessions"
 
 
-@dataclass(slots=True)
 class EmbeddedContext:
-    """The plugin context of the standalone host (``get`` by service name)."""
+    """The plugin context of the standalone host (``get`` by service name): the
+    services it has, each typed as the host contract's Protocol, so a checker proves
+    the standalone services keep that contract."""
 
-    services: dict[str, Any] = field(default_factory=dict)
-    logger: logging.Logger = log
+    def __init__(
+        self,
+        *,
+        web_server: host.WebServer,
+        persistence: host.SessionPersistence,
+        connection: host.Connection,
+        logger: logging.Logger = log,
+    ) -> None:
+        self.services: dict[str, object] = {
+            host.WEB_SERVER: web_server,
+            host.SESSION_PERSISTENCE: persistence,
+            host.CONNECTION: connection,
+        }
+        self.logger = logger
 
     def get(self, name: str) -> Any:
         return self.services.get(name)
@@ -71,11 +83,7 @@ class EmbeddedHost:
         self.connection = LoopbackConnection(bind_host, port, token, proxy_secret)
         self.title = title
         self.ctx = EmbeddedContext(
-            services={
-                host.WEB_SERVER: self.web,
-                host.SESSION_PERSISTENCE: self.persistence,
-                host.CONNECTION: self.connection,
-            }
+            web_server=self.web, persistence=self.persistence, connection=self.connection
         )
         self.plugin: MountedPlugin = apply(self.ctx)
         self.start_page = StartPage(

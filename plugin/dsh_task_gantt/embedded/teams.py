@@ -147,9 +147,7 @@ def team_card(stub: TeamStub, panel_url: str, timeline: Mapping[str, Any] | None
 
 def by_workspace(cards: Iterable[TeamCard]) -> tuple[WorkspaceGroup, ...]:
     """Live teams first, then by latest activity; each workspace where its first team is."""
-    ordered = sorted(
-        cards, key=lambda c: (not c.live, -(c.last_activity or c.created_at or 0))
-    )
+    ordered = sorted(cards, key=lambda c: (not c.live, -(c.last_activity or c.created_at or 0)))
     groups: dict[str, list[TeamCard]] = {}
     for card in ordered:
         groups.setdefault(card.workspace, []).append(card)
@@ -174,4 +172,3 @@ def _last_activity(data: Mapping[str, Any], spans: list[Mapping[str, Any]]) -> i
 
 def _dicts(value: Any) -> list[Mapping[str, Any]]:
     return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
-

@@ -70,9 +70,7 @@ class EmbeddedWebServer:
         return dispose
 
     def _build(self) -> Router:
-        ordered = sorted(
-            self._routes.values(), key=lambda r: (r.kind != "exact", -len(r.path))
-        )
+        ordered = sorted(self._routes.values(), key=lambda r: (r.kind != "exact", -len(r.path)))
         return Router(routes=ordered, redirect_slashes=False, default=_not_found)
 
     def resolve(self, path: str) -> ASGIApp | None:
