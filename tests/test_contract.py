@@ -1,4 +1,4 @@
-"""The wire contract of PRODUCT.md: every field of the timeline JSON and of a message,
+"""The wire contract of docs/interfaces.md: every field of the timeline JSON and of a message,
 with its type, on a real-format team. Scripts and the panel rely on these names."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ LANE_KEYS = {
     "channel", "error", "spans", "taskIds",
 }  # fmt: skip
 SPAN_KEYS = {"kind", "id", "time", "end", "from", "to", "direction", "preview", "sessionId"}
-#: Added beyond PRODUCT.md (allowed: "add freely"): a message's delivery time.
+#: Added beyond docs/interfaces.md (adding fields is allowed): a message's delivery time.
 MESSAGE_SPAN_EXTRAS = {"deliveredAt"}
 TASK_KEYS = {
     "id", "revision", "subject", "description", "status", "blockedBy", "writeScopes",

@@ -147,7 +147,7 @@ def test_timeline_command_prints_the_api_json() -> None:
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
 
 
-# -- issue 7: the embedded host's guard, reviewed --------------------------------------
+# -- the embedded host's guard, reviewed -----------------------------------------------
 
 TOKEN = "Tok-3x4mple-secret"
 PUBLIC = {"base_url": "http://192.0.2.10:8765", "client": ("192.0.2.99", 40000)}

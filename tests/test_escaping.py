@@ -1,4 +1,4 @@
-"""Text from a log is shown as text in every template (issue 7), under a strict CSP.
+"""Text from a log is shown as text in every template, under a strict CSP.
 
 One team whose every log-controlled string (message body, human prompt, member
 name, task subject and description, workspace, the notes they end up in, message and

@@ -1,4 +1,4 @@
-"""Hostile requests (issue 7): malformed ids are 400, other methods 405, oversized
+"""Hostile requests: malformed ids are 400, other methods 405, oversized
 query strings a 4xx, and no answer ever carries a traceback or a file system path.
 
 Requests go to the embedded host over a real sessions root (so a leaked path would

@@ -1,4 +1,4 @@
-"""Read-only (issue 7): across every route, the start page and the CLI, no byte under
+"""Read-only: across every route, the start page and the CLI, no byte under
 the sessions root changes, nothing is created or removed there, and every file the
 plugin opens there is opened for reading only.
 
