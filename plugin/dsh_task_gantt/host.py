@@ -47,7 +47,10 @@ class WebServer(Protocol):
 
 
 class Connection(Protocol):
-    """The host's guard: ``401``/``403`` to refuse a request, ``None`` to let it in."""
+    """The host's guard: ``401``/``403`` to refuse a request, ``None`` to let it in.
+
+    A host written in the host's own language spells it ``requestRejection``; the
+    plugin looks up either name (:func:`service_method`)."""
 
     def request_rejection(self, request: Request) -> int | None: ...
 
