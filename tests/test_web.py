@@ -354,3 +354,17 @@ def test_routes_are_addressed_by_name() -> None:
     # What the name builds is what the route answers.
     url = app.url_path_for("message", message_id="m1")
     assert client.get(url, params={"session": LEAD}).json()["id"] == "m1"
+
+
+def test_path_steps_are_decoded_one_by_one_before_routing() -> None:
+    ctx, _ = make_host()
+    client = client_for(ctx)
+    q = f"?session={LEAD}"
+    assert client.get(f"{PREFIX}/p%61nel{q}").status_code == 200  # one step, decoded
+    assert client.get(f"{PREFIX}/panel/{q}").status_code == 200  # a trailing slash
+    assert client.get(f"{PREFIX}/panel%2Fboard{q}").status_code == 404  # one step, not two
+    assert client.get(f"{PREFIX}/panel%0A{q}").status_code == 404  # no literal route match
+    assert client.get(f"{PREFIX}/api/messages/{q}").status_code == 400  # an empty id
+    assert client.get(f"{PREFIX}/api/messages/m1/{q}").status_code == 400  # "m1/"
+    assert client.get(f"{PREFIX}/api/messages/m%31{q}").json()["id"] == "m1"
+    assert client.get(f"{PREFIX}/api/messages{q}").status_code == 404
