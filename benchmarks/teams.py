@@ -19,8 +19,8 @@ from typing import Any
 
 from dsh_task_gantt.fixturegen import TeamSpec
 from dsh_task_gantt.fixturegen import spec as S
-from dsh_task_gantt.fixturegen.scenario import _full  # the "full" team's script
 from dsh_task_gantt.fixturegen.scale import SCALES
+from dsh_task_gantt.fixturegen.scenario import _full  # the "full" team's script
 from dsh_task_gantt.fixturegen.sim import Sim
 
 HOUR_MS = 3_600_000

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from dsh_task_gantt import embedded
 from dsh_task_gantt.embedded import (
     PROXY_HEADER,
     PROXY_SECRET_ENV,
@@ -21,6 +20,7 @@ from dsh_task_gantt.embedded import (
     EmbeddedHost,
     EmbeddedWebServer,
     default_sessions_root,
+    guard,
     is_loopback_host,
 )
 
@@ -147,7 +147,7 @@ def test_timeline_command_prints_the_api_json() -> None:
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
 
 
-# -- issue 7: the embedded host's guard, reviewed --------------------------------------
+# -- the embedded host's guard, reviewed -----------------------------------------------
 
 TOKEN = "Tok-3x4mple-secret"
 PUBLIC = {"base_url": "http://192.0.2.10:8765", "client": ("192.0.2.99", 40000)}
@@ -353,13 +353,13 @@ def test_the_proxy_secret_is_compared_in_constant_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     compared: list[tuple[bytes, bytes]] = []
-    real = embedded.hmac.compare_digest
+    real = guard.hmac.compare_digest
 
     def spy(a: bytes, b: bytes) -> bool:
         compared.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(embedded.hmac, "compare_digest", spy)
+    monkeypatch.setattr(guard.hmac, "compare_digest", spy)
     client = TestClient(EmbeddedHost(tmp_path, proxy_secret=SECRET), **DSH_HOST)
     assert (
         client.get(f"{PREFIX}/static/panel.css", headers={PROXY_HEADER: "guess"}).status_code == 403
@@ -457,3 +457,51 @@ def _gone_within(pid: int, seconds: float) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+# -- the start page's view model --------------------------------------------------------
+
+
+def test_start_page_cards_say_their_counts_in_words() -> None:
+    from dsh_task_gantt.embedded.teams import TeamStub, by_workspace, summary_text, team_card
+
+    stub = TeamStub("s-lead", "/w/alpha/", 5)
+    timeline = {
+        "live": False,
+        "range": {"start": 0, "end": 9_000},
+        "source": "partial",
+        "lanes": [
+            {
+                "kind": "lead",
+                "name": "boss",
+                "spans": [
+                    {"kind": "user-prompt", "preview": "build it", "time": 1},
+                    {"kind": "turn", "time": 1, "end": 2},
+                    {"kind": "message", "id": "m1", "time": 3},
+                ],
+            },
+            {"kind": "teammate", "name": "verify", "channel": "unreadable", "spans": []},
+        ],
+        "tasks": [{"status": "completed"}, {"status": "pending"}, {"status": "deleted"}],
+    }
+    card = team_card(stub, "/panel?session=s-lead", timeline)
+    assert (card.title, card.state, card.last_activity) == ("build it", "frozen", 9_000)
+    assert (card.turns_text, card.messages_text) == ("1 turn", "1 message")
+    assert card.tasks_text == "tasks 1/2 done" and card.tasks_tooltip == "1 of 2 tasks completed"
+    assert card.partial and card.members[0].unreadable
+    many = team_card(stub, "", {**timeline, "lanes": [{"kind": "lead", "spans": []}]})
+    assert many.title == "Team of lead" and many.turns_text == "0 turns"
+    bare = team_card(TeamStub("s-old", "/w/beta", 1), "", None)
+    assert not bare.summarised and bare.title == "Team of lead"
+    groups = by_workspace([bare, card, team_card(TeamStub("s-2", "/w/beta", 2), "", None)])
+    assert [g.name for g in groups] == ["alpha", "beta"]
+    assert [c.lead for c in groups[1].teams] == ["s-2", "s-old"]
+    assert summary_text(groups) == "3 teams in 2 workspaces"
+    assert summary_text(groups[:1]) == "1 team in 1 workspace"
+
+
+def test_counts_are_formatted_for_reading() -> None:
+    from dsh_task_gantt.embedded.teams import counted
+
+    assert counted(1_204, "message") == "1,204 messages"
+    assert counted(1, "turn") == "1 turn"

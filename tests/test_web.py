@@ -269,3 +269,102 @@ def test_mounted_in_a_starlette_app_the_routes_and_checks_hold() -> None:
     assert panel.status_code == 200 and "text/html" in panel.headers["content-type"]
     mounted.dispose()
     assert client.get(f"{PREFIX}/api/timeline", params={"session": LEAD}).status_code == 404
+
+
+def _task_event(seq: int, at: int, task_id: str, revision: int, status: str) -> dict[str, Any]:
+    task = {
+        "id": task_id,
+        "revision": revision,
+        "subject": f"subject of {task_id}",
+        "description": "<b>not markup</b>",
+        "status": status,
+        "blockedBy": [],
+        "writeScopes": ["src"],
+        "ownerId": MATE,
+    }
+    return ev("team/task", seq, at, {"version": 2, "teamId": LEAD, "task": task})
+
+
+def test_tasks_route_answers_the_timelines_tasks_with_its_own_etag() -> None:
+    ctx, persistence = make_host()
+    persistence.append(LEAD, [_task_event(6, 11_100, "task-1", 1, "pending")])
+    client = client_for(ctx)
+    timeline = client.get(f"{PREFIX}/api/timeline", params={"session": MATE})
+    response = client.get(f"{PREFIX}/api/tasks", params={"session": MATE})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.headers["x-content-type-options"] == "nosniff"
+    body = response.json()
+    assert body == {
+        "sessionId": MATE,
+        "rootSessionId": LEAD,
+        "tasks": timeline.json()["tasks"],
+    }
+    assert [task["id"] for task in body["tasks"]] == ["task-1"]
+    etag = response.headers["etag"]
+    assert etag != timeline.headers["etag"]  # a different body, a different validator
+    again = client.get(
+        f"{PREFIX}/api/tasks", params={"session": MATE}, headers={"If-None-Match": etag}
+    )
+    assert again.status_code == 304 and again.content == b""
+    persistence.append(LEAD, [_task_event(7, 11_200, "task-1", 2, "completed")])
+    changed = client.get(
+        f"{PREFIX}/api/tasks", params={"session": MATE}, headers={"If-None-Match": etag}
+    )
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
+    assert changed.json()["tasks"][0]["status"] == "completed"
+
+
+def test_tasks_route_checks_like_every_route() -> None:
+    connection = FakeConnection()
+    ctx, _ = make_host(connection)
+    client = client_for(ctx)
+    url = f"{PREFIX}/api/tasks"
+    assert client.post(url, params={"session": LEAD}).status_code == 405
+    assert connection.calls == 0
+    assert client.get(url, params={"session": "a/b"}).status_code == 400
+    assert client.get(url).status_code == 400
+    assert client.get(url, params={"session": "nobody"}).status_code == 404
+    assert client.get(f"{url}/", params={"session": LEAD}).status_code == 200
+    ctx, _ = make_host(FakeConnection(verdict=401))
+    assert client_for(ctx).get(url, params={"session": "a/b"}).status_code == 401
+
+
+def test_head_is_refused_like_every_method_but_get() -> None:
+    """Starlette would answer HEAD on a GET route; this app refuses it (405) before the
+    guard runs, on known and unknown paths alike."""
+    connection = FakeConnection()
+    ctx, _ = make_host(connection)
+    client = client_for(ctx)
+    for path in ("/api/timeline", "/api/tasks", "/panel", "/static/panel.css", "/nothing"):
+        response = client.head(f"{PREFIX}{path}", params={"session": LEAD})
+        assert response.status_code == 405, path
+        assert response.headers["allow"] == "GET"
+    assert connection.calls == 0
+
+
+def test_routes_are_addressed_by_name() -> None:
+    ctx, _ = make_host()
+    mounted = apply(ctx)
+    app = mounted.app
+    assert app.url_path_for("tasks") == f"{PREFIX}/api/tasks"
+    assert app.url_path_for("message", message_id="a/b c") == f"{PREFIX}/api/messages/a%2Fb%20c"
+    assert app.url_path_for("static", name="panel.css") == f"{PREFIX}/static/panel.css"
+    client = TestClient(ctx.get("webServer"), raise_server_exceptions=False)
+    # What the name builds is what the route answers.
+    url = app.url_path_for("message", message_id="m1")
+    assert client.get(url, params={"session": LEAD}).json()["id"] == "m1"
+
+
+def test_path_steps_are_decoded_one_by_one_before_routing() -> None:
+    ctx, _ = make_host()
+    client = client_for(ctx)
+    q = f"?session={LEAD}"
+    assert client.get(f"{PREFIX}/p%61nel{q}").status_code == 200  # one step, decoded
+    assert client.get(f"{PREFIX}/panel/{q}").status_code == 200  # a trailing slash
+    assert client.get(f"{PREFIX}/panel%2Fboard{q}").status_code == 404  # one step, not two
+    assert client.get(f"{PREFIX}/panel%0A{q}").status_code == 404  # no literal route match
+    assert client.get(f"{PREFIX}/api/messages/{q}").status_code == 400  # an empty id
+    assert client.get(f"{PREFIX}/api/messages/m1/{q}").status_code == 400  # "m1/"
+    assert client.get(f"{PREFIX}/api/messages/m%31{q}").json()["id"] == "m1"
+    assert client.get(f"{PREFIX}/api/messages{q}").status_code == 404

@@ -1,4 +1,4 @@
-"""The plugin's contract with any host: the services of HOST.md §1 as Protocols.
+"""The plugin's contract with any host: its services as Protocols (docs/host-contract.md).
 
 Every service is optional (``ctx.get(name)`` may return ``None``) and every call
 into the host is untrusted: it may raise, hang or return the wrong shape. The
@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, TypeVar, runtime_checkable
 
 from starlette.requests import Request
 from starlette.types import ASGIApp
@@ -32,7 +32,9 @@ RouteKind = Literal["exact", "prefix"]
 HOST_CALL_TIMEOUT_S = 5.0
 
 
-class Route(Protocol):
+class Route(TypedDict):
+    """What ``webServer.register`` takes: a plain mapping, as the host defines it."""
+
     kind: RouteKind
     path: str
     handler: ASGIApp
@@ -41,11 +43,14 @@ class Route(Protocol):
 class WebServer(Protocol):
     """Registers an ASGI handler; registering the same kind+path twice raises."""
 
-    def register(self, route: Mapping[str, Any]) -> Callable[[], None]: ...
+    def register(self, route: Route) -> Callable[[], None] | None: ...
 
 
 class Connection(Protocol):
-    """The host's guard: ``401``/``403`` to refuse a request, ``None`` to let it in."""
+    """The host's guard: ``401``/``403`` to refuse a request, ``None`` to let it in.
+
+    A host written in the host's own language spells it ``requestRejection``; the
+    plugin looks up either name (:func:`service_method`)."""
 
     def request_rejection(self, request: Request) -> int | None: ...
 
@@ -120,6 +125,8 @@ class Logger(Protocol):
     def warning(self, msg: str, *args: Any) -> None: ...
 
     def info(self, msg: str, *args: Any) -> None: ...
+
+    def error(self, msg: str, *args: Any) -> None: ...
 
 
 T = TypeVar("T")

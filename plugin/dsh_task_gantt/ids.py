@@ -1,4 +1,4 @@
-"""Which identifiers a request may name (PRODUCT.md), checked before any lookup."""
+"""Which identifiers a request may name (docs/interfaces.md, HTTP), checked before any lookup."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ ITEM_ID_RE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
 def valid_session_id(value: str) -> bool:
-    """The pattern of PRODUCT.md, and never a path step (``..``)."""
+    """The documented session id pattern, and never a path step (``..``)."""
     return bool(SESSION_ID_RE.fullmatch(value)) and ".." not in value
 
 

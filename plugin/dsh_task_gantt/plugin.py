@@ -31,14 +31,14 @@ class MountedPlugin:
 
     app: GanttApp
     service: TimelineService
-    logger: Any
+    logger: host.Logger
     _disposers: list[Callable[[], Any]] = field(default_factory=list)
 
-    def register_on(self, web_server: Any) -> Callable[[], None]:
+    def register_on(self, web_server: host.WebServer | None) -> Callable[[], None]:
         register = host.service_method(web_server, "register")
         if register is None:
             raise TypeError("the host's webServer has no register()")
-        route = {"kind": "prefix", "path": ROUTE_PREFIX, "handler": self.app}
+        route: host.Route = {"kind": "prefix", "path": ROUTE_PREFIX, "handler": self.app}
         try:
             dispose = register(route)
         except Exception:
@@ -59,16 +59,16 @@ class MountedPlugin:
             self._disposers.pop()()
 
 
-def apply(ctx: Any) -> MountedPlugin:
+def apply(ctx: host.PluginContext) -> MountedPlugin:
     get: Callable[[str], Any] = ctx.get
-    logger = getattr(ctx, "logger", None) or _fallback_log
+    logger: host.Logger = getattr(ctx, "logger", None) or _fallback_log
     service = TimelineService(get)
     app = GanttApp(
         service, connection_guard(get), prefix=ROUTE_PREFIX, static_dir=resource_path("static")
     )
     mounted = MountedPlugin(app=app, service=service, logger=logger)
 
-    web_server = get(host.WEB_SERVER)
+    web_server: host.WebServer | None = get(host.WEB_SERVER)
     if web_server is not None:
         mounted.register_on(web_server)
         return mounted
@@ -76,7 +76,7 @@ def apply(ctx: Any) -> MountedPlugin:
     inject_fn = getattr(ctx, "inject", None)
     if callable(inject_fn):
 
-        def on_web_server(sub_ctx: Any) -> Callable[[], None]:
+        def on_web_server(sub_ctx: host.PluginContext) -> Callable[[], None]:
             return mounted.register_on(sub_ctx.get(host.WEB_SERVER))
 
         inject_fn([host.WEB_SERVER], on_web_server)

@@ -1,10 +1,17 @@
 """The plugin's HTTP surface: one ASGI app mounted under the route prefix.
 
-Every request goes through the same checks, in the order PRODUCT.md fixes:
+Every request goes through the same checks, in this order (docs/interfaces.md, HTTP):
 method (405) → ``connection`` guard (401/403; 503 without the service) →
-parameters (400) → existence (404) → 200. Nothing raises out of a handler: an
+parameters (400; 414 for an oversized query) → existence (404) → 200. The first two
+and the query size hold for every path, known or not, so they run before routing; the
+routes themselves are one Starlette :class:`Router` table, and each handler of a
+team's data gets its ids already checked. Nothing raises out of a handler: an
 unexpected failure is logged and answered with a short JSON reason, never a
 traceback or a file system path.
+
+HEAD is refused like any other method but GET (405): the panel never sends it, and
+one answer per method keeps the guard's and the handlers' work off requests that
+would show nothing.
 """
 
 from __future__ import annotations
@@ -12,19 +19,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import orjson
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
-from starlette.types import Receive, Scope, Send
+from starlette.routing import Route, Router
+from starlette.types import Message, Receive, Scope, Send
 
 from . import host, wire
+from .htmx import is_htmx
 from .ids import valid_item_id, valid_session_id
 from .provider import TimelineProvider
+from .security_headers import SecurityHeaders
 
 #: Longer query strings are refused before any parsing.
 MAX_QUERY_BYTES = 4096
@@ -38,6 +49,33 @@ JSON_HEADERS = {**NOSNIFF, "Cache-Control": "no-cache"}
 log = logging.getLogger("dsh_task_gantt")
 
 Guard = Callable[[Request], Awaitable[Response | None]]
+#: A handler of one team's data: the request and its (checked) session id.
+TeamHandler = Callable[[Request, str], Awaitable[Response]]
+
+
+class _WholeIdConvertor(Convertor[str]):
+    """An id route takes everything after it, slashes included, so ``a/b`` (or
+    ``a%2Fb``) is one malformed id (400), never a different path (404)."""
+
+    # The path reaching the router is percent-encoded whole (see ``_route_path``), so
+    # this cannot run into a query or a control character.
+    regex = ".*"
+
+    def convert(self, value: str) -> str:
+        return unquote(value, errors="replace")
+
+    def to_string(self, value: str) -> str:
+        return quote(value, safe="")
+
+
+class _SegmentConvertor(_WholeIdConvertor):
+    """One path step, decoded."""
+
+    regex = "[^/]*"
+
+
+register_url_convertor("gantt_id", _WholeIdConvertor())
+register_url_convertor("gantt_segment", _SegmentConvertor())
 
 
 def json_error(status: int, reason: str, **extra: Any) -> Response:
@@ -50,7 +88,7 @@ def connection_guard(get_service: Callable[[str], Any]) -> Guard:
 
     async def guard(request: Request) -> Response | None:
         try:
-            connection = get_service(host.CONNECTION)
+            connection: host.Connection | None = get_service(host.CONNECTION)
         except Exception:
             connection = None
         check = (
@@ -75,6 +113,21 @@ def connection_guard(get_service: Callable[[str], Any]) -> Guard:
     return guard
 
 
+def team_route(path: str, handler: TeamHandler, *, name: str) -> Route:
+    """A route to one team's data: ``session=`` and every id in the path are checked
+    (400) before the handler runs."""
+
+    async def endpoint(request: Request) -> Response:
+        session_id = request.query_params.get("session")
+        if session_id is None or not valid_session_id(session_id):
+            return json_error(400, "a session id must match ^[A-Za-z0-9._-]{1,128}$")
+        if not all(valid_item_id(value) for value in request.path_params.values()):
+            return json_error(400, "an id must match ^[A-Za-z0-9._:-]{1,128}$")
+        return await handler(request, session_id)
+
+    return Route(path, endpoint, name=name, methods=["GET"])
+
+
 class GanttApp:
     """ASGI app for everything under the plugin's route prefix."""
 
@@ -92,16 +145,42 @@ class GanttApp:
         self.guard = guard
         self.prefix = prefix.rstrip("/")
         self.panel = Panel(provider, self.prefix)
-        self.panel_csp = PANEL_CSP
         # Only files that exist at start-up are served: no path ever comes from a request.
         self.static_files = {p.name: p for p in static_dir.iterdir() if p.is_file()}
+        self.router = Router(
+            routes=[
+                team_route("/api/timeline", self.api_timeline, name="timeline"),
+                team_route("/api/tasks", self.api_tasks, name="tasks"),
+                team_route("/api/messages/{message_id:gantt_id}", self.message, name="message"),
+                team_route("/panel", self.panel_page, name="panel"),
+                team_route("/panel/board", self.panel_board, name="board"),
+                team_route("/panel/tasks/{task_id:gantt_id}", self.panel_task, name="task"),
+                Route("/static/{name:gantt_segment}", self.static, name="static"),
+            ],
+            redirect_slashes=False,
+            default=self.not_found,
+        )
+        self.app = SecurityHeaders(self.dispatch, html_csp=PANEL_CSP)
+
+    def url_path_for(self, name: str, /, **path_params: str) -> str:
+        """The absolute path of a route by its name (the prefix included)."""
+        return self.prefix + str(self.router.url_path_for(name, **path_params))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return
-        request = Request(scope, receive)
+        if scope["type"] == "http":
+            await self.app(scope, receive, send)
+
+    async def dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
         try:
-            response = await asyncio.wait_for(self.handle(request), REQUEST_TIMEOUT_S)
+            await asyncio.wait_for(self.handle(scope, receive, tracking_send), REQUEST_TIMEOUT_S)
+            return
         except host.HostCallError as exc:  # a short reason without a path: say it
             response = json_error(503, str(exc))
         except TimeoutError:
@@ -110,10 +189,23 @@ class GanttApp:
         except Exception:
             log.exception("dsh-task-gantt: request failed")
             response = json_error(500, "internal error while building the answer")
-        _harden(response)
+        if started:  # half an answer is on the wire: nothing sensible can follow it
+            return
         await response(scope, receive, send)
 
-    async def handle(self, request: Request) -> Response:
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = await self.refusal(Request(scope, receive))
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        path = self._route_path(scope)
+        if path is None:
+            await json_error(404, "not found")(scope, receive, send)
+            return
+        await self.router({**scope, "path": path, "root_path": ""}, receive, send)
+
+    async def refusal(self, request: Request) -> Response | None:
+        """The checks that hold for every path: method, then guard, then query size."""
         if request.method != "GET":
             return Response(
                 orjson.dumps({"error": "method not allowed", "status": 405}),
@@ -126,52 +218,33 @@ class GanttApp:
             return refusal
         if len(request.scope.get("query_string", b"")) > MAX_QUERY_BYTES:
             return json_error(414, "query string too long")
+        return None
 
-        parts = self._path_parts(request)
-        if parts is None:
-            return json_error(404, "not found")
-        if len(parts) == 2 and parts[0] == "static":
-            return self.static(parts[1])
-
-        route = _match(parts)
-        if route is None:
-            return json_error(404, "not found")
-        name, item_id = route
-        session_id = request.query_params.get("session")
-        if session_id is None or not valid_session_id(session_id):
-            return json_error(400, "a session id must match ^[A-Za-z0-9._-]{1,128}$")
-        if item_id is not None and not valid_item_id(item_id):
-            return json_error(400, "an id must match ^[A-Za-z0-9._:-]{1,128}$")
-
-        if name == "timeline":
-            return await self.api_timeline(request, session_id)
-        if name == "message":
-            assert item_id is not None
-            if request.headers.get("HX-Request") == "true":
-                return self._with_csp(await self.panel.message(request, session_id, item_id))
-            return await self.api_message(session_id, item_id)
-        if name == "panel":
-            return self._with_csp(await self.panel.page(request, session_id))
-        if name == "board":
-            return self._with_csp(await self.panel.board(request, session_id))
-        assert name == "task" and item_id is not None
-        return self._with_csp(await self.panel.task(request, session_id, item_id))
-
-    def _path_parts(self, request: Request) -> list[str] | None:
-        """The path after the prefix, split *before* percent-decoding.
-
-        Splitting the raw path keeps ``/api/messages/a%2Fb`` one (invalid) id rather
-        than two path steps; each part is then decoded on its own.
-        """
-        raw = request.scope.get("raw_path")
+    def _route_path(self, scope: Scope) -> str | None:
+        """The path after the prefix, split *before* percent-decoding, each step then
+        decoded on its own and re-encoded whole: ``/api/messages/a%2Fb`` stays one
+        (invalid) id rather than two path steps, and no decoded byte can make a
+        literal route match."""
+        raw = scope.get("raw_path")
         if isinstance(raw, bytes) and raw:
             path = raw.split(b"?", 1)[0].decode("latin-1")
         else:  # a host that gives no raw path: the decoded one is all there is
-            path = request.scope.get("path", "")
+            path = scope.get("path", "")
         if path != self.prefix and not path.startswith(self.prefix + "/"):
             return None
         rest = path[len(self.prefix) :].removeprefix("/")
-        return [unquote(part, errors="replace") for part in rest.split("/")]
+        steps = (quote(unquote(step, errors="replace"), safe="") for step in rest.split("/"))
+        return "/" + "/".join(steps)
+
+    async def not_found(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """No route: ``/panel/`` is ``/panel`` (one retry without the trailing slashes)."""
+        trimmed = scope["path"].rstrip("/")
+        if trimmed and trimmed != scope["path"]:
+            await self.router({**scope, "path": trimmed}, receive, send)
+            return
+        await json_error(404, "not found")(scope, receive, send)
+
+    # -- handlers: one per route -------------------------------------------------
 
     async def api_timeline(self, request: Request, session_id: str) -> Response:
         raw_since = request.query_params.get("since")
@@ -181,26 +254,59 @@ class GanttApp:
         result = await self.provider.timeline(session_id)
         if result is None:
             return json_error(404, "no such session")
-        headers = {**JSON_HEADERS, "ETag": result.etag}
-        if _etag_matches(request.headers.get("if-none-match"), result.etag):
-            return Response(status_code=304, headers=headers)
-        body = result.body
-        if since is not None:
-            if result.wire is not None:
-                body = result.wire.since(since)
-            else:  # a provider that keeps no parts: the full answer, saying so
-                lane_ids = wire.ids_of(result.data.get("lanes"))
-                task_ids = wire.ids_of(result.data.get("tasks"))
-                body = wire.with_delta(body, since, False, lane_ids, task_ids)
-        return Response(body, media_type="application/json", headers=headers)
 
-    async def api_message(self, session_id: str, message_id: str) -> Response:
+        def body() -> bytes:
+            if since is None:
+                return result.body
+            if result.wire is not None:
+                return result.wire.since(since)
+            # A provider that keeps no parts: the full answer, saying so.
+            lane_ids = wire.ids_of(result.data.get("lanes"))
+            task_ids = wire.ids_of(result.data.get("tasks"))
+            return wire.with_delta(result.body, since, False, lane_ids, task_ids)
+
+        return _json_with_etag(request, result.etag, body)
+
+    async def api_tasks(self, request: Request, session_id: str) -> Response:
+        """The team's tasks, each exactly as in the timeline JSON (the same build)."""
+        result = await self.provider.timeline(session_id)
+        if result is None:
+            return json_error(404, "no such session")
+        data: Mapping[str, Any] = result.data
+        # Its own validator, derived from the timeline's: the body is a function of it.
+        etag = '"' + result.etag.strip('"') + '-tasks"'
+
+        def body() -> bytes:
+            return orjson.dumps(
+                {
+                    "sessionId": data.get("sessionId"),
+                    "rootSessionId": data.get("rootSessionId"),
+                    "tasks": data.get("tasks", []),
+                }
+            )
+
+        return _json_with_etag(request, etag, body)
+
+    async def message(self, request: Request, session_id: str) -> Response:
+        message_id = request.path_params["message_id"]
+        if is_htmx(request):
+            return await self.panel.message(request, session_id, message_id)
         detail = await self.provider.message(session_id, message_id)
         if detail is None:
             return json_error(404, "no such message in this team")
         return Response(orjson.dumps(detail), media_type="application/json", headers=JSON_HEADERS)
 
-    def static(self, name: str) -> Response:
+    async def panel_page(self, request: Request, session_id: str) -> Response:
+        return await self.panel.page(request, session_id)
+
+    async def panel_board(self, request: Request, session_id: str) -> Response:
+        return await self.panel.board(request, session_id)
+
+    async def panel_task(self, request: Request, session_id: str) -> Response:
+        return await self.panel.task(request, session_id, request.path_params["task_id"])
+
+    async def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
         path = self.static_files.get(name)
         if path is None:
             return json_error(404, "not found")
@@ -210,40 +316,13 @@ class GanttApp:
         )
         return FileResponse(path, headers={**NOSNIFF, "Cache-Control": cache})
 
-    def _with_csp(self, response: Response) -> Response:
-        response.headers.setdefault("Content-Security-Policy", self.panel_csp)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "no-referrer")
-        return response
 
-
-def _harden(response: Response) -> None:
-    """Every answer: no MIME sniffing; every HTML answer: the panel's CSP."""
-    from .panel import PANEL_CSP
-
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    if response.headers.get("content-type", "").startswith("text/html"):
-        response.headers.setdefault("Content-Security-Policy", PANEL_CSP)
-        response.headers.setdefault("Referrer-Policy", "no-referrer")
-
-
-def _match(parts: list[str]) -> tuple[str, str | None] | None:
-    match parts:
-        # An id route takes everything after it: "a/b" is a malformed id (400), not 404.
-        case ["api", "messages", *rest] if rest:
-            return "message", "/".join(rest)
-        case ["panel", "tasks", *rest] if rest:
-            return "task", "/".join(rest)
-    while parts and parts[-1] == "":  # "/panel/" is "/panel"
-        parts = parts[:-1]
-    match parts:
-        case ["api", "timeline"]:
-            return "timeline", None
-        case ["panel"]:
-            return "panel", None
-        case ["panel", "board"]:
-            return "board", None
-    return None
+def _json_with_etag(request: Request, etag: str, body: Callable[[], bytes]) -> Response:
+    """A JSON answer under a strong validator; 304 (no body built) when it matches."""
+    headers = {**JSON_HEADERS, "ETag": etag}
+    if _etag_matches(request.headers.get("if-none-match"), etag):
+        return Response(status_code=304, headers=headers)
+    return Response(body(), media_type="application/json", headers=headers)
 
 
 def _etag_matches(header: str | None, etag: str) -> bool:

@@ -174,9 +174,11 @@ def test_other_methods_are_405(client: TestClient, root: Path, method: str, rout
         clean(response, root)
 
 
-@pytest.mark.parametrize("method", ["POST", "DELETE", "PUT"])
+@pytest.mark.parametrize("method", ["POST", "DELETE", "PUT", "HEAD"])
 def test_the_start_page_is_get_only(client: TestClient, method: str) -> None:
-    assert client.request(method, "/").status_code == 405
+    response = client.request(method, "/")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "GET"
 
 
 @pytest.mark.parametrize("size", [4_097, 20_000, 60_000])

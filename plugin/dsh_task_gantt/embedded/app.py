@@ -1,0 +1,110 @@
+"""The standalone host as one ASGI app: its services, the plugin, the start page.
+
+The plugin is mounted through the same ``apply(ctx)`` any host calls; the start page
+answers ``/`` and ``/index.html``; everything else goes to the ``webServer`` service,
+which routes to what the plugin registered. One middleware puts the security headers
+on every answer. The lifespan (start-up and shut-down) has nothing to do but answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from starlette.routing import Route, Router
+from starlette.types import Receive, Scope, Send
+
+from .. import host
+from ..fold import RUN_MARKS, UNREAD_DATA
+from ..logs.persistence import DirectorySessionPersistence
+from ..panel import PANEL_CSP
+from ..plugin import MountedPlugin, apply
+from ..security_headers import SecurityHeaders
+from ..templating import template_environment
+from .guard import LoopbackConnection
+from .start_page import StartPage
+from .web_server import EmbeddedWebServer
+
+log = logging.getLogger("dsh_task_gantt.embedded")
+
+
+def default_sessions_root() -> Path:
+    """``$DSH_HOME/sessions``, else ``~/.dsh/sessions``."""
+    dsh_home = os.environ.get("DSH_HOME")
+    base = Path(dsh_home) if dsh_home else Path.home() / ".dsh"
+    return base / "sessions"
+
+
+class EmbeddedContext:
+    """The plugin context of the standalone host (``get`` by service name): the
+    services it has, each typed as the host contract's Protocol, so a checker proves
+    the standalone services keep that contract."""
+
+    def __init__(
+        self,
+        *,
+        web_server: host.WebServer,
+        persistence: host.SessionPersistence,
+        connection: host.Connection,
+        logger: logging.Logger = log,
+    ) -> None:
+        self.services: dict[str, object] = {
+            host.WEB_SERVER: web_server,
+            host.SESSION_PERSISTENCE: persistence,
+            host.CONNECTION: connection,
+        }
+        self.logger = logger
+
+    def get(self, name: str) -> Any:
+        return self.services.get(name)
+
+
+class EmbeddedHost:
+    """An ASGI app: the start page, and every route the plugin registered."""
+
+    def __init__(
+        self,
+        sessions_root: Path,
+        *,
+        bind_host: str = "127.0.0.1",
+        port: int = 8765,
+        token: str | None = None,
+        proxy_secret: str | None = None,
+        title: str = "dsh-task-gantt",
+    ) -> None:
+        self.sessions_root = sessions_root
+        self.web = EmbeddedWebServer()
+        # The fold needs only type, seq and time of most lines (and most of the bytes).
+        self.persistence = DirectorySessionPersistence(
+            sessions_root, skip_types=UNREAD_DATA, run_marks=RUN_MARKS
+        )
+        self.connection = LoopbackConnection(bind_host, port, token, proxy_secret)
+        self.title = title
+        self.ctx = EmbeddedContext(
+            web_server=self.web, persistence=self.persistence, connection=self.connection
+        )
+        self.plugin: MountedPlugin = apply(self.ctx)
+        self.start_page = StartPage(
+            connection=self.connection,
+            persistence=self.persistence,
+            timelines=self.plugin.service,
+            url_path_for=self.plugin.app.url_path_for,
+            templates=template_environment(),
+            sessions_root=sessions_root,
+            title=title,
+        )
+        router = Router(
+            routes=[
+                Route("/", self.start_page, name="start"),
+                Route("/index.html", self.start_page, name="start-index"),
+            ],
+            redirect_slashes=False,
+            default=self.web,
+        )
+        self.app = SecurityHeaders(router, html_csp=PANEL_CSP)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "lifespan"):
+            await self.app(scope, receive, send)

@@ -1,0 +1,33 @@
+"""Times as text: the board's labels and the start page's UTC stamps, in one place.
+
+Every text is UTC; the pages rewrite each ``[data-ms]`` element in the browser's local
+time when scripts run.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import UTC, datetime
+from typing import Any
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def format_time(ms: int, fmt: str = "hms") -> str:
+    """UTC text of a time (cached: every poll labels the same thousands of times)."""
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    if fmt == "hm":
+        return moment.strftime("%H:%M")
+    if fmt == "dhm":
+        return moment.strftime("%b %d %H:%M")
+    if fmt == "d":
+        return moment.strftime("%b %d")
+    if fmt == "full":
+        return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return moment.strftime("%H:%M:%S")
+
+
+def format_utc(ms: Any) -> str:
+    """A full UTC time of epoch milliseconds; empty when the value is not one."""
+    if not isinstance(ms, int) or isinstance(ms, bool):
+        return ""
+    return format_time(ms, "full")
