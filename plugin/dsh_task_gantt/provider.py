@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class TimelineResult:
-    #: The timeline JSON of PRODUCT.md as a dict (camelCase keys).
+    #: The timeline JSON (docs/interfaces.md) as a dict (camelCase keys).
     data: Mapping[str, Any]
     #: The same, serialised once (orjson); served as is by the API.
     body: bytes

@@ -1,8 +1,9 @@
 """The timeline: the honest model of what a team did (pure, total, order-free).
 
 Input is a :class:`TeamSnapshot` (the folds of the lead's and each member's log plus
-what the live services said); output is PRODUCT.md's timeline JSON. Rules are
-HOST.md §2-§4; the decisions this module adds are:
+what the live services said); output is the timeline JSON of docs/interfaces.md. The
+rules it follows are docs/host-contract.md's ("Rules the picture follows"); the
+decisions this module adds are:
 
 - the inherited prefix of a forked log is cut here (the cut is only known after
   folding): turns, prompts, tool calls and ``team/*`` records with ``seq < cut`` are
@@ -1181,7 +1182,7 @@ def _diagnostics(model: _Model, unreadable: list[_Lane]) -> dict[str, Any]:
 
 
 def build_timeline(team: TeamSnapshot) -> dict[str, Any]:
-    """PRODUCT.md's timeline JSON for ``team`` (pure; ``generated_at`` is only echoed)."""
+    """The timeline JSON for ``team`` (pure; ``generated_at`` is only echoed)."""
     model = _Model(team)
     live = model.live()
     start, end = _range(model, live)
