@@ -251,6 +251,33 @@ def _fast(root: Path) -> DirectorySessionPersistence:
     return DirectorySessionPersistence(root, skip_types=UNREAD_DATA, run_marks=RUN_MARKS)
 
 
+class _PlainPersistence(DirectorySessionPersistence):
+    """Parses every line: it turns down the fold's offer of skip rules."""
+
+    def use_skip_rules(self, skip_types: Any, run_marks: Any) -> None:
+        return None
+
+
+def test_the_service_offers_the_folds_skip_rules_to_a_persistence_that_takes_them(
+    tmp_path: Path,
+) -> None:
+    """A host builds its persistence without knowing the fold; the service, which
+    folds, tells it which lines need no parsing, and the lead comes back as runs."""
+    spec = generate_team(tmp_path, seed=1, scale="small")
+    persistence = DirectorySessionPersistence(tmp_path)
+    assert _timeline_json(_dir_service(persistence), spec.lead_id)
+    assert persistence.skip_types == UNREAD_DATA and persistence.run_marks == RUN_MARKS
+    # Those rules make a reader hand back runs instead of one parsed event per line.
+    fresh = DirectorySessionPersistence(tmp_path)
+    fresh.use_skip_rules(persistence.skip_types, persistence.run_marks)
+    items = asyncio.run(asyncio.run(fresh.open(spec.lead_id)).read_runs())
+    assert any(type(i) is EventRun for i in items) and event_count(items) > len(items)
+    # A persistence that turns the offer down reads every line, and still answers.
+    plain = _PlainPersistence(tmp_path)
+    assert _timeline_json(_dir_service(plain), spec.lead_id)
+    assert plain.skip_types == ()
+
+
 def _timeline_json(service: TimelineService, session_id: str) -> bytes:
     result = asyncio.run(service.timeline(session_id))
     assert result is not None
@@ -260,7 +287,7 @@ def _timeline_json(service: TimelineService, session_id: str) -> bytes:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_fast_path_builds_the_timeline_of_the_plain_path(tmp_path: Path, seed: int) -> None:
     spec = generate_team(tmp_path, seed=seed, scale="small")
-    plain = _timeline_json(_dir_service(DirectorySessionPersistence(tmp_path)), spec.lead_id)
+    plain = _timeline_json(_dir_service(_PlainPersistence(tmp_path)), spec.lead_id)
     assert _timeline_json(_dir_service(_fast(tmp_path)), spec.lead_id) == plain
     # The reader's fast path is on: the lead came back as runs, not one event per line.
     handle = asyncio.run(_fast(tmp_path).open(spec.lead_id))
@@ -293,7 +320,7 @@ def test_the_fast_path_after_random_appends_equals_a_cold_plain_read(
             with (target / rel).open("ab") as f:
                 f.write(blob[written:cut])
         asyncio.run(fast.timeline(spec.lead_id))
-    plain = _dir_service(DirectorySessionPersistence(target))
+    plain = _dir_service(_PlainPersistence(target))
     assert _timeline_json(fast, spec.lead_id) == _timeline_json(plain, spec.lead_id)
 
 

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import orjson
+
+#: Where a lane's events came from: the live snapshot, the persisted log, neither
+#: (readable and empty), or a log that could not be read.
+Channel = Literal["snapshot", "persisted", "empty", "unreadable"]
 
 # JavaScript's safe-integer range: anything outside is not a real epoch-ms or seq.
 MAX_SAFE_INT = 2**53 - 1

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,8 +26,9 @@ from typing import Any
 import orjson
 
 from . import host
-from .events import SessionHeader, as_str, coerce_header
-from .fold import EMPTY_FOLD, LaneFold, fold_lane, roster_hints
+from .clock import now_ms
+from .events import SessionHeader, as_str, coerce_header, field_of
+from .fold import EMPTY_FOLD, RUN_MARKS, UNREAD_DATA, LaneFold, fold_lane, roster_hints
 from .ids import valid_session_id
 from .logs.channels import LaneRead, read_lane
 from .provider import TimelineResult
@@ -37,10 +37,6 @@ from .wire import Encoder
 
 #: A parentSession chain longer than this is treated as a cycle or junk.
 MAX_PARENT_DEPTH = 32
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(slots=True)
@@ -122,6 +118,11 @@ class TimelineService:
         agents = self._safe_get(host.AGENTS, notes)
         persistence = self._safe_get(host.SESSION_PERSISTENCE, notes)
         teams = self._safe_get(host.AGENT_TEAMS, notes)
+        # A persistence that can leave unread lines unparsed (ours) learns which from
+        # the fold, the only one that knows; a host's own persistence just reads.
+        use_skip_rules = getattr(persistence, "use_skip_rules", None)
+        if callable(use_skip_rules):
+            use_skip_rules(UNREAD_DATA, RUN_MARKS)
         return _Services(agents, persistence, teams, notes)
 
     def _safe_get(self, name: str, notes: list[str]) -> Any:
@@ -265,7 +266,7 @@ class TimelineService:
                 services.broken.add(host.AGENT_TEAMS)
                 services.notes.append(str(exc))
                 membership = None
-            root = as_str(_get(membership, "root"))
+            root = as_str(field_of(membership, "root"))
             if root and valid_session_id(root):
                 return root, await self._agent(services, root)
 
@@ -304,8 +305,8 @@ class TimelineService:
                 rows = await host.call_host(list_fn, what="sessionPersistence.list")
                 ids = []
                 for row in host.iter_or_empty(rows):
-                    header = coerce_header(_get(row, "header") or {})
-                    row_id = as_str(_get(row, "id")) or (header.id if header else None)
+                    header = coerce_header(field_of(row, "header") or {})
+                    row_id = as_str(field_of(row, "id")) or (header.id if header else None)
                     if header is not None and header.parent_session == root and row_id:
                         ids.append(row_id)
         except host.HostCallError as exc:
@@ -499,14 +500,8 @@ def _note_once(notes: list[str], note: str) -> None:
         notes.append(note)
 
 
-def _get(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
 def _revision(stat: Any) -> str | None:
-    rev = _get(stat, "revision")
+    rev = field_of(stat, "revision")
     return None if rev is None else str(rev)
 
 

@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .events import SessionHeader, as_int
+from .events import Channel, SessionHeader, as_int
 from .fold import EMPTY_FOLD, LaneFold, member_hints, seqs_below
 from .fold.messages import MessagePairing, PairedMessage, pair_messages
 from .fold.records import PromptRec, TaskCallRec
@@ -61,7 +61,6 @@ ON_COLOR: tuple[str, str] = ("--dsw-alias-label-primary-inverted", "rgb(255,255,
 #: The ``unassigned`` lane's own neutral colour (takes no palette slot).
 UNASSIGNED_COLOR: tuple[str, str] = ("--dsh-gantt-unassigned", "rgb(148,163,184)")
 
-Channel = Literal["snapshot", "persisted", "empty", "unreadable"]
 
 _KIND_ORDER = {"turn": 0, "message": 1, "user-prompt": 2}
 _USER = {"kind": "user", "id": "user", "name": "you"}

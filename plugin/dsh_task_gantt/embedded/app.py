@@ -17,7 +17,6 @@ from starlette.routing import Route, Router
 from starlette.types import Receive, Scope, Send
 
 from .. import host
-from ..fold import RUN_MARKS, UNREAD_DATA
 from ..logs.persistence import DirectorySessionPersistence
 from ..panel import PANEL_CSP
 from ..plugin import MountedPlugin, apply
@@ -76,10 +75,8 @@ class EmbeddedHost:
     ) -> None:
         self.sessions_root = sessions_root
         self.web = EmbeddedWebServer()
-        # The fold needs only type, seq and time of most lines (and most of the bytes).
-        self.persistence = DirectorySessionPersistence(
-            sessions_root, skip_types=UNREAD_DATA, run_marks=RUN_MARKS
-        )
+        # Which lines its readers may leave unparsed, the plugin's service tells it.
+        self.persistence = DirectorySessionPersistence(sessions_root)
         self.connection = LoopbackConnection(bind_host, port, token, proxy_secret)
         self.title = title
         self.ctx = EmbeddedContext(

@@ -37,8 +37,9 @@ from dsh_task_gantt.events import (
 from dsh_task_gantt.host import HOST_CALL_TIMEOUT_S, HostCallError, call_host, service_method
 from dsh_task_gantt.logs.persistence import SessionLogError, SessionNotFound
 
+from ..events import Channel
+
 #: Where a lane's events came from (the timeline JSON's lane `channel`).
-Channel = Literal["snapshot", "persisted", "empty", "unreadable"]
 AgentStatus = Literal["running", "idle"]
 
 NO_SERVICES = "no live agent and no sessionPersistence service"

@@ -267,6 +267,23 @@ class DirectorySessionPersistence:
         self._decoding = threading.Lock()
 
     # -- finding logs -------------------------------------------------------------
+
+    def use_skip_rules(self, skip_types: SkipTypes, run_marks: Iterable[str]) -> None:
+        """The lines a reader may leave unparsed, offered by whoever folds the events.
+
+        The plugin's service calls this with its fold's rules, so a host that builds
+        this persistence never needs to know the fold. Readers compiled with other
+        rules are dropped (open handles keep theirs); the same rules again cost nothing.
+        """
+        marks = tuple(run_marks)
+        if skip_types is self.skip_types and marks == self.run_marks:
+            return
+        if skip_types == self.skip_types and marks == self.run_marks:
+            self.skip_types = skip_types  # equal rules: the next call takes the fast path
+            return
+        self.skip_types, self.run_marks = skip_types, marks
+        self._entries.clear()
+
     def locate(self, session_id: str) -> Path | None:
         """The log file of ``session_id`` under the root, or ``None``.
 
