@@ -9,7 +9,9 @@ teammates, ~2 MB of zstd each) and ``--singles`` single sessions, spread over
 - all cards filled: the first answer plus every card's summary fetched one after the
   other from the URL the page names for it (``data-card-url``), as the page's script
   does; "never" when the page leaves cards without such a URL;
-- placeholders left: cards still without a summary after that.
+- placeholders left: cards still without a summary after that;
+- live poll: ``GET /start/live`` once every card is in and nothing changed (what the
+  page asks every few seconds to keep the live badges current).
 
 Medians of ``--runs`` runs. Figures only: nothing here asserts a time. The requests
 go through Starlette's in-process test client (no socket), so the figures are the
@@ -70,8 +72,9 @@ def size_of(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*.zstd"))
 
 
-def one_run(root: Path) -> tuple[float, float | None, int, int]:
-    """(first answer s, all cards filled s or None, cards, placeholders left)."""
+def one_run(root: Path) -> tuple[float, float | None, int, int, float | None]:
+    """(first answer s, all cards filled s or None, cards, placeholders left,
+    unchanged live poll s or None)."""
     client = TestClient(
         EmbeddedHost(root), base_url="http://127.0.0.1:8765", client=("127.0.0.1", 50000)
     )
@@ -82,13 +85,19 @@ def one_run(root: Path) -> tuple[float, float | None, int, int]:
     urls = [unescape(u) for u in CARD_URL.findall(page.text)]
     cards = page.text.count('<li class="team')
     if not urls:  # everything the page will ever say is in it
-        return first, None, cards, page.text.count("Team of lead")
+        return first, None, cards, page.text.count("Team of lead"), None
     left = 0
     for url in urls:
         card = client.get(url)
         assert card.status_code == 200, (url, card.status_code)
         left += 1 if PENDING.search(card.text) else 0
-    return first, time.perf_counter() - started, cards, left
+    filled = time.perf_counter() - started
+    polls = []
+    for _ in range(3):  # the first may still ask a team's timeline once
+        polled = time.perf_counter()
+        assert client.get("/start/live").status_code == 200
+        polls.append(time.perf_counter() - polled)
+    return first, filled, cards, left, polls[-1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("all cards filled: never (the page names no way to fill its cards)")
     print(f"placeholders left: {runs[-1][3]}")
+    polls = [r[4] for r in runs if r[4] is not None]
+    if polls:
+        print(f"live poll, nothing changed: median {statistics.median(polls) * 1000:,.0f} ms")
     return 0
 
 
