@@ -90,6 +90,11 @@
     if (!card) return;
     card.setAttribute("aria-busy", "false");
     card.classList.remove("is-pending");
+    const badge = card.querySelector(".badge");
+    if (badge) {
+      badge.className = "badge failed";
+      badge.textContent = "no summary";
+    }
     const subject = card.querySelector(".subject");
     if (subject) {
       subject.textContent = `Summary could not be loaded (${error.message || error})`;

@@ -141,7 +141,7 @@ def test_first_answer_lists_every_team_from_headers_and_builds_no_timeline(
 def test_each_card_fills_from_the_plugins_service_which_is_then_warm(tmp_path: Path) -> None:
     made = start_root(tmp_path)
     client, host, counting = _start_host(made.root)
-    page = client.get("/")
+    assert client.get("/").status_code == 200
     for spec in (*made.teams, *made.singles):
         card = client.get(f"/start/card?session={spec.lead_id}")
         assert card.status_code == 200
@@ -613,7 +613,9 @@ def test_start_page_cards_say_their_counts_in_words() -> None:
     assert summary_text(groups[:1]) == "1 team in 1 workspace"
 
 
-def _row(session_id: Any, parent: Any = None, created: Any = 1, cwd: Any = "/w/a") -> dict[str, Any]:
+def _row(
+    session_id: Any, parent: Any = None, created: Any = 1, cwd: Any = "/w/a"
+) -> dict[str, Any]:
     header = {"type": "session", "id": session_id, "createdAt": created, "cwd": cwd}
     if parent is not None:
         header["parentSession"] = parent

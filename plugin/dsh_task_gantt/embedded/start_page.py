@@ -51,9 +51,10 @@ log = logging.getLogger("dsh_task_gantt.embedded")
 CARD_PATH = "/start/card"
 #: ``{"live": {lead: bool}}`` for the teams whose summary was asked for.
 LIVE_PATH = "/start/live"
-#: Only its own stylesheet and script (no inline code: texts on it come from logs).
+#: Only its own stylesheet and script (no inline code: texts on it come from logs);
+#: the script fetches the cards' summaries and live states from this host.
 START_PAGE_CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 )
 START_PAGE_HEADERS = {"Content-Security-Policy": START_PAGE_CSP, "Cache-Control": "no-store"}
