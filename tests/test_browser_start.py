@@ -12,7 +12,7 @@ import pytest
 
 from dsh_task_gantt.demo import DemoTeams
 from dsh_task_gantt.embedded import EmbeddedHost
-from dsh_task_gantt.fixturegen import TeamSpec
+from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
 from tests.kit.browser import CHROMIUM, SIDEBAR, WIDE, Server, Watched, browser
 from tests.kit.start_root import API, StartRoot, start_root
 
@@ -207,6 +207,26 @@ def test_an_empty_root_says_where_it_looked(browser: Any, tmp_path: Path) -> Non
             assert "No agent teams found" in text and str(tmp_path) in text
             assert "--sessions-root" in text
             assert page.page.locator("#team-filter").count() == 0
+        assert page.errors == [], page.errors
+    finally:
+        page.close()
+
+
+def test_a_team_that_comes_alive_gets_its_live_badge_without_a_reload(
+    browser: Any, tmp_path: Path
+) -> None:
+    fresh = start_root(tmp_path / "sessions")
+    older = fresh.teams[2]
+    card = f"li.team[data-lead='{older.lead_id}']"
+    page = Watched(browser, WIDE)
+    try:
+        with Server(EmbeddedHost(fresh.root)) as server:
+            page.page.goto(f"http://127.0.0.1:{server.port}/")
+            wait_filled(page.page)
+            assert page.page.locator(f"{card} .badge").inner_text() == "FROZEN"
+            LiveTeam(fresh.root, older).tick(older.last_event_time + 60_000)
+            page.page.locator(f"{card}[data-live='true'] .badge.live").wait_for(timeout=12_000)
+            assert "active now" in page.page.locator(card).inner_text()
         assert page.errors == [], page.errors
     finally:
         page.close()
