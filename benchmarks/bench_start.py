@@ -9,9 +9,12 @@ teammates, ~2 MB of zstd each) and ``--singles`` single sessions, spread over
 - all cards filled: the first answer plus every card's summary fetched one after the
   other from the URL the page names for it (``data-card-url``), as the page's script
   does; "never" when the page leaves cards without such a URL;
+- team cards filled: the same, until the last team's card (the single sessions come
+  after the teams, in a section the page keeps collapsed until it is opened);
 - placeholders left: cards still without a summary after that;
 - live poll: ``GET /start/live`` once every card is in and nothing changed (what the
-  page asks every few seconds to keep the live badges current).
+  page asks every few seconds to keep the live badges current);
+- peak memory: the process's peak RSS, every card's timeline in the service's caches.
 
 Medians of ``--runs`` runs. Figures only: nothing here asserts a time. The requests
 go through Starlette's in-process test client (no socket), so the figures are the
@@ -22,10 +25,12 @@ from __future__ import annotations
 
 import argparse
 import re
+import resource
 import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
 
@@ -72,9 +77,17 @@ def size_of(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*.zstd"))
 
 
-def one_run(root: Path) -> tuple[float, float | None, int, int, float | None]:
-    """(first answer s, all cards filled s or None, cards, placeholders left,
-    unchanged live poll s or None)."""
+@dataclass(frozen=True)
+class Run:
+    first: float
+    filled: float | None
+    teams_filled: float | None
+    cards: int
+    left: int
+    poll: float | None
+
+
+def one_run(root: Path) -> Run:
     client = TestClient(
         EmbeddedHost(root), base_url="http://127.0.0.1:8765", client=("127.0.0.1", 50000)
     )
@@ -85,19 +98,23 @@ def one_run(root: Path) -> tuple[float, float | None, int, int, float | None]:
     urls = [unescape(u) for u in CARD_URL.findall(page.text)]
     cards = page.text.count('<li class="team')
     if not urls:  # everything the page will ever say is in it
-        return first, None, cards, page.text.count("Team of lead"), None
+        return Run(first, None, None, cards, page.text.count("Team of lead"), None)
+    teams = len(CARD_URL.findall(page.text.split('<details class="singles"')[0]))
     left = 0
-    for url in urls:
+    teams_filled = None
+    for done, url in enumerate(urls, 1):
         card = client.get(url)
         assert card.status_code == 200, (url, card.status_code)
         left += 1 if PENDING.search(card.text) else 0
+        if done == teams:
+            teams_filled = time.perf_counter() - started
     filled = time.perf_counter() - started
     polls = []
     for _ in range(3):  # the first may still ask a team's timeline once
         polled = time.perf_counter()
         assert client.get("/start/live").status_code == 200
         polls.append(time.perf_counter() - polled)
-    return first, filled, cards, left, polls[-1]
+    return Run(first, filled, teams_filled, cards, left, polls[-1])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,20 +136,25 @@ def main(argv: list[str] | None = None) -> int:
         f"(ready in {time.perf_counter() - started:.1f} s)"
     )
     runs = [one_run(root) for _ in range(args.runs)]
-    firsts = [r[0] for r in runs]
-    filled = [r[1] for r in runs if r[1] is not None]
-    print(f"cards on the first answer: {runs[-1][2]}")
+    firsts = [r.first for r in runs]
+    filled = [r.filled for r in runs if r.filled is not None]
+    teams_filled = [r.teams_filled for r in runs if r.teams_filled is not None]
+    print(f"cards on the first answer: {runs[-1].cards}")
     print(f"first answer: median {statistics.median(firsts) * 1000:,.0f} ms "
           f"(runs: {', '.join(f'{f * 1000:,.0f}' for f in firsts)})")  # fmt: skip
+    if teams_filled:
+        print(f"team cards filled: median {statistics.median(teams_filled):,.2f} s")
     if filled:
         print(f"all cards filled: median {statistics.median(filled):,.2f} s "
               f"(runs: {', '.join(f'{f:,.2f}' for f in filled)})")  # fmt: skip
     else:
         print("all cards filled: never (the page names no way to fill its cards)")
-    print(f"placeholders left: {runs[-1][3]}")
-    polls = [r[4] for r in runs if r[4] is not None]
+    print(f"placeholders left: {runs[-1].left}")
+    polls = [r.poll for r in runs if r.poll is not None]
     if polls:
         print(f"live poll, nothing changed: median {statistics.median(polls) * 1000:,.0f} ms")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(f"peak memory of this process (every card's timeline cached): {peak:,.0f} MB")
     return 0
 
 
