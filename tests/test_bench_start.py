@@ -6,33 +6,21 @@ It prints figures and asserts no time; this only checks that it measured somethi
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "benchmarks" / "bench_start.py"
+from tests.kit.benchmarks import run_benchmark
 
 pytestmark = [pytest.mark.slow]
 
 
 def test_the_start_page_benchmark_measures_a_tiny_root(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            *("--root", str(tmp_path / "sessions"), "--runs", "1"),
-            *("--teams", "2", "--singles", "3", "--workspaces", "2"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=ROOT,
+    out = run_benchmark(
+        "bench_start.py",
+        *("--root", str(tmp_path / "sessions"), "--runs", "1"),
+        *("--teams", "2", "--singles", "3", "--workspaces", "2"),
     )
-    assert run.returncode == 0, run.stderr
-    out = run.stdout
     assert "2 teams, 3 single sessions, 2 workspaces" in out
     assert "cards on the first answer: 5" in out
     assert "first answer: median" in out and "all cards filled: median" in out

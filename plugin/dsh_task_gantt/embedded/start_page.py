@@ -40,7 +40,6 @@ from .teams import (
     WorkspaceGroup,
     by_workspace,
     listing,
-    pending_card,
     summary_text,
     team_card,
 )
@@ -158,7 +157,8 @@ class StartPage:
         return listing(rows)
 
     def pending(self, stub: TeamStub) -> TeamCard:
-        return pending_card(stub, self.panel_url(stub.lead), self.card_url(stub.lead))
+        """A card from the headers alone; the page fetches its summary."""
+        return team_card(stub, self.panel_url(stub.lead), None, self.card_url(stub.lead))
 
     def panel_url(self, lead: str) -> str:
         return self.url_path_for("panel") + "?" + urlencode({"session": lead})

@@ -9,7 +9,7 @@ places what these say (plurals and number formatting included).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..events import SessionHeader, coerce_header
@@ -188,19 +188,6 @@ def _root_of(session_id: str, headers: Mapping[str, SessionHeader]) -> str | Non
         current = parent
 
 
-def pending_card(stub: TeamStub, panel_url: str, card_url: str) -> TeamCard:
-    """A card as the headers alone describe it; the page fetches its summary."""
-    return TeamCard(
-        stub.lead,
-        stub.workspace,
-        stub.created_at,
-        panel_url,
-        card_url,
-        member_count=len(stub.members),
-        newest_at=stub.newest_at,
-    )
-
-
 def team_card(
     stub: TeamStub,
     panel_url: str,
@@ -211,17 +198,18 @@ def team_card(
 ) -> TeamCard:
     """The card of one team; without its timeline, only what the session list says
     (and, when given, why there is no more)."""
+    headers_only = TeamCard(
+        stub.lead,
+        stub.workspace,
+        stub.created_at,
+        panel_url,
+        card_url,
+        member_count=len(stub.members),
+        newest_at=stub.newest_at,
+        unavailable=unavailable,
+    )
     if timeline is None:
-        return TeamCard(
-            stub.lead,
-            stub.workspace,
-            stub.created_at,
-            panel_url,
-            card_url,
-            member_count=len(stub.members),
-            newest_at=stub.newest_at,
-            unavailable=unavailable,
-        )
+        return headers_only
     lanes = [lane for lane in _dicts(timeline.get("lanes")) if lane.get("kind") != "unassigned"]
     tasks = [t for t in _dicts(timeline.get("tasks")) if t.get("status") != "deleted"]
     lead = next((lane for lane in lanes if lane.get("kind") == "lead"), {})
@@ -230,15 +218,10 @@ def team_card(
         (s.get("preview") for s in _dicts(lead.get("spans")) if s.get("kind") == "user-prompt"),
         None,
     )
-    return TeamCard(
-        stub.lead,
-        stub.workspace,
-        stub.created_at,
-        panel_url,
-        card_url,
+    return replace(
+        headers_only,
         summarised=True,
         member_count=sum(1 for lane in lanes if lane.get("kind") == "teammate"),
-        newest_at=stub.newest_at,
         live=bool(timeline.get("live")),
         last_activity=_last_activity(timeline, spans),
         lead_name=str(lead.get("name") or "lead"),
