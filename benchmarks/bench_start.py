@@ -12,7 +12,7 @@ teammates, ~2 MB of zstd each) and ``--singles`` single sessions, spread over
 - team cards filled: the same, until the last team's card (the single sessions come
   after the teams, in a section the page keeps collapsed until it is opened);
 - placeholders left: cards still without a summary after that;
-- live poll: ``GET /start/live`` once every card is in and nothing changed (what the
+- live poll: the page's live URL (``data-live-url``) once every card is in and nothing changed (what the
   page asks every few seconds to keep the live badges current);
 - peak memory: the process's peak RSS, every card's timeline in the service's caches.
 
@@ -41,6 +41,7 @@ from dsh_task_gantt.fixturegen import DEFAULT_START_MS, generate_team
 
 DAY_MS = 86_400_000
 CARD_URL = re.compile(r'data-card-url="([^"]+)"')
+LIVE_URL = re.compile(r'data-live-url="([^"]+)"')
 PENDING = re.compile(r'aria-busy="true"')
 
 
@@ -109,10 +110,11 @@ def one_run(root: Path) -> Run:
         if done == teams:
             teams_filled = time.perf_counter() - started
     filled = time.perf_counter() - started
+    live_url = unescape(LIVE_URL.findall(page.text)[0])
     polls = []
     for _ in range(3):  # the first may still ask a team's timeline once
         polled = time.perf_counter()
-        assert client.get("/start/live").status_code == 200
+        assert client.get(live_url).status_code == 200
         polls.append(time.perf_counter() - polled)
     return Run(first, filled, teams_filled, cards, left, polls[-1])
 

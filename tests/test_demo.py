@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from dsh_task_gantt import ROUTE_PREFIX
 from dsh_task_gantt.clock import now_ms
 from dsh_task_gantt.demo import LIVE_TEAM, DemoTeams
 from dsh_task_gantt.embedded import EmbeddedHost
@@ -93,7 +94,7 @@ def test_start_lists_the_live_team_first_and_removes_the_copy_on_exit() -> None:
         # The first card is the live team's; filled in, it says it is active now.
         leads = re.findall(r'<li class="team[^"]*"\s+data-lead="([^"]+)"', page.text)
         assert leads[0] == teams.live_spec.lead_id
-        cards = [client.get(f"/start/card?session={lead}").text for lead in leads]
+        cards = [client.get(f"{ROUTE_PREFIX}/start/card?session={lead}").text for lead in leads]
         assert "badge live" in cards[0] and "active now" in cards[0]
         # Every other bundled team is listed frozen: the generated ones (with specs) and
         # the subagent families in older formats.

@@ -2,7 +2,7 @@
 
 The plugin is mounted through the same ``apply(ctx)`` any host calls; the start page
 answers ``/`` and ``/index.html`` (and its cards' summaries and live states under
-``/start/``); everything else goes to the ``webServer`` service,
+``<prefix>/start/``); everything else goes to the ``webServer`` service,
 which routes to what the plugin registered. One middleware puts the security headers
 on every answer. The lifespan (start-up and shut-down) has nothing to do but answer.
 """

@@ -2,8 +2,8 @@
 
 The first answer builds no timeline: it lists the teams from the logs' headers and
 stats (cheap, cached per file), then the page fetches each card's summary from
-``/start/card`` as the card scrolls into view. That goes through the plugin's own
-timeline service, so a panel opened afterwards finds its caches warm. ``/start/live``
+``<prefix>/start/card`` as the card scrolls into view. That goes through the plugin's own
+timeline service, so a panel opened afterwards finds its caches warm. ``.../start/live``
 says which of the summarised teams are live; a team whose logs did not change since
 it was last asked keeps its answer, so a poll costs one listing of the root.
 
@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .. import __version__
+from .. import ROUTE_PREFIX, __version__
 from ..events import coerce_header
 from ..ids import valid_session_id
 from ..logs.persistence import DirectorySessionPersistence
@@ -46,10 +46,12 @@ from .teams import (
 
 log = logging.getLogger("dsh_task_gantt.embedded")
 
+# Under the plugin's prefix: inside DSH the page itself is served at the prefix, and
+# only paths under it reach this server.
 #: One card with its summary (an HTML fragment the page swaps in).
-CARD_PATH = "/start/card"
+CARD_PATH = f"{ROUTE_PREFIX}/start/card"
 #: ``{"live": {lead: bool}}`` for the teams whose summary was asked for.
-LIVE_PATH = "/start/live"
+LIVE_PATH = f"{ROUTE_PREFIX}/start/live"
 #: Only its own stylesheet and script (no inline code: texts on it come from logs);
 #: the script fetches the cards' summaries and live states from this host.
 START_PAGE_CSP = (
