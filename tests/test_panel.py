@@ -384,10 +384,13 @@ def test_page_draws_every_lane_with_its_marks(client: TestClient, team: TeamBuil
     html = response.text
     for name in NAMES:
         assert f'title="{name}">{name}</span>' in html
-    # every message is a mark on both lanes: 6×2 + 3 messages, twice, plus 2 prompts
-    assert html.count('class="mark sent') == 15
-    assert html.count('class="mark received') == 15
-    assert html.count('class="mark prompt') == 2
+    # every message is a mark on both lanes: 6×2 + 3 messages, twice, plus 2 prompts;
+    # marks too crowded for their rows at this width are held by a cluster's count
+    sent, received = html.count('class="mark sent'), html.count('class="mark received')
+    prompts = html.count('class="mark prompt')
+    held = sum(int(n) for n in re.findall(r'class="mark cluster[^"]*"[^>]*data-count="(\d+)"', html))
+    assert sent + received + prompts + held == 15 + 15 + 2
+    assert sent >= 10 and received >= 10 and prompts >= 1
     assert 'hx-trigger="every 2s"' in html
     assert 'class="now"' in html
     assert response.headers["content-security-policy"] == PANEL_CSP
@@ -621,8 +624,14 @@ def test_open_bars_reach_the_now_line_through_the_chart_not_their_own_markup(
 ) -> None:
     team.turn("verify", team.now - 60_000, None)
     html = _board_html(client)
-    open_end = re.search(r'class="chart"[^>]*style="--open-end:([\d.]+)%"', html)
-    now_line = re.search(r'class="now" style="left:([\d.]+)%"', html)
-    assert open_end and now_line and open_end.group(1) == now_line.group(1)
-    open_bar = r'class="turn [^"]* open" style="left:[\d.]+%;width:calc\(var\(--open-end\)'
-    assert re.search(open_bar, html)
+    chart = re.search(r'id="chart"[^>]*style="--span:([\d.]+);--open-t:([\d.]+);--now-t:([\d.]+)"', html)
+    assert chart is not None
+    assert chart.group(2) == chart.group(3)  # open bars end at the now-line
+    # an open bar says only where it starts: its end is the chart's, so "now" moving
+    # leaves its markup alone
+    assert re.search(r'class="turn [^"]* open" style="--t:[\d.]+" ', html)
+    later = team.now
+    team.now = later + 2_500
+    moved = _board_html(client)
+    lanes = lambda h: re.findall(r'<div class="chunk".*?</div>', h, re.S)  # noqa: E731
+    assert lanes(moved) == lanes(html)

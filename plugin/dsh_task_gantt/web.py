@@ -154,6 +154,8 @@ class GanttApp:
             return self._with_csp(await self.panel.page(request, session_id))
         if name == "board":
             return self._with_csp(await self.panel.board(request, session_id))
+        if name == "items":
+            return self._with_csp(await self.panel.items(request, session_id))
         assert name == "task" and item_id is not None
         return self._with_csp(await self.panel.task(request, session_id, item_id))
 
@@ -231,6 +233,8 @@ def _match(parts: list[str]) -> tuple[str, str | None] | None:
             return "panel", None
         case ["panel", "board"]:
             return "board", None
+        case ["panel", "items"]:
+            return "items", None
     return None
 
 
