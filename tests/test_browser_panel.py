@@ -476,6 +476,7 @@ def test_the_hostile_fixture_message_opens_as_text_and_runs_nothing(
     page.locator("#detail .message-card").wait_for()
     assert page.locator("#detail .body").text_content() == hostile.text
     page.locator("#list-toggle").click()
+    page.locator(".list li.item").first.wait_for()  # the list is drawn when asked for
     assert "<script>" in page.locator(".list").inner_text()
     assert page.locator("#board script, #board img, #detail script, #detail img").count() == 0
     assert page.locator("#detail a, #board a").count() == 0  # no javascript: link made

@@ -321,6 +321,9 @@ def make_app(provider: FakeProvider) -> Starlette:
             request, request.query_params["session"], request.path_params["message_id"]
         )
 
+    async def items(request: Request) -> Response:
+        return await panel.items(request, request.query_params["session"])
+
     async def task(request: Request) -> Response:
         return await panel.task(
             request, request.query_params["session"], request.path_params["task_id"]
@@ -330,6 +333,7 @@ def make_app(provider: FakeProvider) -> Starlette:
         routes=[
             Route(f"{PREFIX}/panel", page),
             Route(f"{PREFIX}/panel/board", board),
+            Route(f"{PREFIX}/panel/items", items),
             Route(f"{PREFIX}/api/messages/{{message_id:path}}", message),
             Route(f"{PREFIX}/panel/tasks/{{task_id:path}}", task),
             Mount(f"{PREFIX}/static", StaticFiles(directory=str(resource_path("static")))),
@@ -388,7 +392,9 @@ def test_page_draws_every_lane_with_its_marks(client: TestClient, team: TeamBuil
     # marks too crowded for their rows at this width are held by a cluster's count
     sent, received = html.count('class="mark sent'), html.count('class="mark received')
     prompts = html.count('class="mark prompt')
-    held = sum(int(n) for n in re.findall(r'class="mark cluster[^"]*"[^>]*data-count="(\d+)"', html))
+    held = sum(
+        int(n) for n in re.findall(r'class="mark cluster[^"]*"[^>]*data-count="(\d+)"', html)
+    )
     assert sent + received + prompts + held == 15 + 15 + 2
     assert sent >= 10 and received >= 10 and prompts >= 1
     assert 'hx-trigger="every 2s"' in html
@@ -624,7 +630,9 @@ def test_open_bars_reach_the_now_line_through_the_chart_not_their_own_markup(
 ) -> None:
     team.turn("verify", team.now - 60_000, None)
     html = _board_html(client)
-    chart = re.search(r'id="chart"[^>]*style="--span:([\d.]+);--open-t:([\d.]+);--now-t:([\d.]+)"', html)
+    chart = re.search(
+        r'id="chart"[^>]*style="--span:([\d.]+);--open-t:([\d.]+);--now-t:([\d.]+)"', html
+    )
     assert chart is not None
     assert chart.group(2) == chart.group(3)  # open bars end at the now-line
     # an open bar says only where it starts: its end is the chart's, so "now" moving

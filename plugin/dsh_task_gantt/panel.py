@@ -125,7 +125,9 @@ class Panel:
 
     def _lane_pieces(self, row: LaneRow, session_id: str) -> LaneShape:
         context = {"lane": row, "prefix": self._prefix, "session_id": session_id}
-        name = Piece.of(f"{row.dom_id}-name", self._env.get_template("lane_name.html").render(context))
+        name = Piece.of(
+            f"{row.dom_id}-name", self._env.get_template("lane_name.html").render(context)
+        )
         chunk_template = self._env.get_template("chunk.html")
         chunks = tuple(
             Piece.of(chunk.dom_id, chunk_template.render(context, chunk=chunk))
@@ -136,9 +138,7 @@ class Panel:
         )
         return LaneShape(row.dom_id, row.rows, name, chunks, Markup(whole))
 
-    def _board_pieces(
-        self, board: Board, lanes: list[LaneShape], session_id: str
-    ) -> BoardPieces:
+    def _board_pieces(self, board: Board, lanes: list[LaneShape], session_id: str) -> BoardPieces:
         context = {"board": board, "prefix": self._prefix, "session_id": session_id}
         tasks: list[Piece] = []
         template = self._env.get_template("task_row.html")

@@ -75,7 +75,9 @@ class Shown:
 
     @classmethod
     def of(cls, pieces: BoardPieces) -> Shown:
-        digests = {p.id: p.digest for p in (pieces.axis, pieces.grid, pieces.listing, *pieces.tasks)}
+        digests = {
+            p.id: p.digest for p in (pieces.axis, pieces.grid, pieces.listing, *pieces.tasks)
+        }
         for lane in pieces.lanes:
             digests[lane.name.id] = lane.name.digest
             digests.update((c.id, c.digest) for c in lane.chunks)
@@ -85,7 +87,9 @@ class Shown:
                 tuple(lane.dom_id for lane in pieces.lanes),
                 tuple(task.id for task in pieces.tasks),
             ),
-            lanes={lane.dom_id: (lane.rows, tuple(c.id for c in lane.chunks)) for lane in pieces.lanes},
+            lanes={
+                lane.dom_id: (lane.rows, tuple(c.id for c in lane.chunks)) for lane in pieces.lanes
+            },
             digests=digests,
         )
 

@@ -49,6 +49,10 @@ from .model import (
 PALETTE_SIZE = 5
 MAX_VARIANT = 3
 
+#: Below this zoom every chunk is drawn (aggregates keep it to a few screens' worth);
+#: from it on, only those near the window.
+DRAW_ALL_BELOW_ZOOM = 8
+DRAWN_MARGIN_WINDOWS = 2
 #: The list view shows this many items at a time (page 0: the newest).
 LIST_PAGE = 50
 
@@ -484,13 +488,13 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
     px_per_ms = view.track_px * zoom / max(end - start, 1)
     scale = Scale.of(px_per_ms)
     drawn = None
-    if zoom > 1:
-        # Deep in a long team: the window and one window's width on each side (scrolling
-        # past it asks for the board again), so the board's size follows the pixels.
-        width = win_end - win_start
+    if zoom >= DRAW_ALL_BELOW_ZOOM:
+        # Deep in a long team: the window and two windows' width on each side (scrolling
+        # past them asks for the board again), so the board's size follows the pixels.
+        margin = (win_end - win_start) * DRAWN_MARGIN_WINDOWS
         drawn = (
-            chunk_index(max(win_start - width, start), start, scale.chunk_ms),
-            chunk_index(min(win_end + width, end), start, scale.chunk_ms),
+            chunk_index(max(win_start - margin, start), start, scale.chunk_ms),
+            chunk_index(min(win_end + margin, end), start, scale.chunk_ms),
         )
     return BoardPlan(
         timeline=timeline,
