@@ -136,7 +136,7 @@ class Panel:
         whole = self._env.get_template("lane.html").render(
             context, name_html=name.html, chunks_html=[c.html for c in chunks]
         )
-        return LaneShape(row.dom_id, row.rows, name, chunks, Markup(whole))
+        return LaneShape(row.dom_id, row.lane_id, row.rows, name, chunks, Markup(whole))
 
     def _board_pieces(self, board: Board, lanes: list[LaneShape], session_id: str) -> BoardPieces:
         context = {"board": board, "prefix": self._prefix, "session_id": session_id}

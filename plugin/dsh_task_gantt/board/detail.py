@@ -19,8 +19,9 @@ from dataclasses import dataclass, replace
 from .geometry import seconds
 from .model import Cluster, LaneChunk, Mark, Tone, TurnBar, TurnGroup
 
-#: A chunk is about this many pixels wide at the board's scale.
-CHUNK_PX = 256
+#: A chunk is about this many pixels wide at the board's scale: small enough that an
+#: append redraws a few kB, large enough that a lane is a handful of chunks per screen.
+CHUNK_PX = 64
 #: Turns whose gap is under this many pixels are drawn as one bar with a count.
 MERGE_PX = 2.0
 #: A mark is a glyph chip this wide; closer marks go to the next row so each stays clickable.

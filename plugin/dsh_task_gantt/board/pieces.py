@@ -3,8 +3,9 @@
 A full answer draws every piece; a poll from a browser whose board the server knows
 (by the token of its last answer) gets only the pieces whose content changed, each as
 an htmx out-of-band swap by id, and the chunks new at a lane's end appended to its
-track. A board of another shape (a lane or task more or fewer, a lane's height or its
-chunks other than grown at the end) is redrawn whole: the lane, or the board.
+track. New tasks at the end are appended too. A board of another shape (a lane more or fewer,
+tasks other than grown at the end, a lane's height or its chunks other than grown at
+the end) is redrawn whole: the lane, or the board.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+#: The element the task rows end, and the row the task rows follow.
+CHART_ID = "chart"
+TASKS_HEAD_ID = "tasks-head"
 #: Boards remembered (a few views of a few teams, each a few polls back).
 SHOWN_BOARDS = 256
 
@@ -45,6 +49,7 @@ class LaneShape:
     """One lane's markup: its name cell and chunks by id, and the whole row."""
 
     dom_id: str
+    lane_id: str
     rows: int
     name: Piece
     chunks: tuple[Piece, ...]
@@ -70,7 +75,9 @@ class Shown:
     """What a browser holds after an answer: the board's shape and each piece's digest."""
 
     skeleton: tuple[object, ...]
-    lanes: dict[str, tuple[int, tuple[str, ...]]]
+    tasks: tuple[str, ...]
+    #: The lanes in order: element id, lane id, mark rows, chunk ids.
+    lanes: tuple[tuple[str, str, int, tuple[str, ...]], ...]
     digests: dict[str, bytes]
 
     @classmethod
@@ -82,23 +89,19 @@ class Shown:
             digests[lane.name.id] = lane.name.digest
             digests.update((c.id, c.digest) for c in lane.chunks)
         return cls(
-            skeleton=(
-                pieces.empty,
-                tuple(lane.dom_id for lane in pieces.lanes),
-                tuple(task.id for task in pieces.tasks),
+            skeleton=(pieces.empty, bool(pieces.tasks)),
+            tasks=tuple(task.id for task in pieces.tasks),
+            lanes=tuple(
+                (lane.dom_id, lane.lane_id, lane.rows, tuple(c.id for c in lane.chunks))
+                for lane in pieces.lanes
             ),
-            lanes={
-                lane.dom_id: (lane.rows, tuple(c.id for c in lane.chunks)) for lane in pieces.lanes
-            },
             digests=digests,
         )
 
     @property
     def token(self) -> str:
         """Equal boards, equal tokens (two browsers on one view share what they hold)."""
-        h = hashlib.blake2b(repr(self.skeleton).encode(), digest_size=12)
-        for dom_id, (rows, ids) in sorted(self.lanes.items()):
-            h.update(f"|{dom_id}:{rows}:{','.join(ids)}".encode())
+        h = hashlib.blake2b(repr((self.skeleton, self.tasks, self.lanes)).encode(), digest_size=12)
         for piece_id, digest in sorted(self.digests.items()):
             h.update(piece_id.encode() + b"=" + digest)
         return h.hexdigest()
@@ -106,7 +109,8 @@ class Shown:
 
 @dataclass(frozen=True, slots=True)
 class Delta:
-    """The pieces to swap by id, and the chunks to append to a lane's track."""
+    """The pieces to swap by id (or delete), and what to insert where (an htmx swap
+    spec such as ``beforeend:#lane-0-track``, and the markup)."""
 
     replaced: tuple[Markup, ...]
     appended: tuple[tuple[str, Markup], ...]
@@ -115,7 +119,7 @@ class Delta:
 def board_delta(old: Shown, pieces: BoardPieces) -> Delta | None:
     """What turns the board ``old`` into ``pieces``, or ``None`` when only a whole board will."""
     new = Shown.of(pieces)
-    if old.skeleton != new.skeleton:
+    if old.skeleton != new.skeleton or new.tasks[: len(old.tasks)] != old.tasks:
         return None
     replaced: list[Markup] = []
     appended: list[tuple[str, Markup]] = []
@@ -123,17 +127,31 @@ def board_delta(old: Shown, pieces: BoardPieces) -> Delta | None:
     def changed(piece: Piece) -> bool:
         return old.digests.get(piece.id) != piece.digest
 
-    for lane in pieces.lanes:
-        old_rows, old_ids = old.lanes[lane.dom_id]
+    for lane, (_, old_lane_id, old_rows, old_ids) in zip(pieces.lanes, old.lanes, strict=False):
         kept = lane.chunks[: len(old_ids)]
-        if old_rows != lane.rows or tuple(c.id for c in kept) != old_ids:
+        if (old_lane_id, old_rows) != (lane.lane_id, lane.rows) or tuple(
+            c.id for c in kept
+        ) != old_ids:
             replaced.append(Piece.of(lane.dom_id, str(lane.whole)).out_of_band())
             continue
         replaced.extend(p.out_of_band() for p in (lane.name, *kept) if changed(p))
-        appended.extend((lane.track_id, c.html) for c in lane.chunks[len(old_ids) :])
-    for piece in (pieces.axis, pieces.grid, *pieces.tasks, pieces.listing):
+        appended.extend(
+            (f"beforeend:#{lane.track_id}", c.html) for c in lane.chunks[len(old_ids) :]
+        )
+    # A lane more (the "unassigned" lane comes and goes with ownerless tasks) goes before
+    # the tasks; a lane fewer is deleted.
+    place = f"beforebegin:#{TASKS_HEAD_ID}" if pieces.tasks else f"beforeend:#{CHART_ID}"
+    appended.extend((place, lane.whole) for lane in pieces.lanes[len(old.lanes) :])
+    replaced.extend(
+        Markup('<div id="{}" hx-swap-oob="delete"></div>').format(dom_id)
+        for dom_id, *_ in old.lanes[len(pieces.lanes) :]
+    )
+    kept_tasks = pieces.tasks[: len(old.tasks)]
+    for piece in (pieces.axis, pieces.grid, *kept_tasks, pieces.listing):
         if changed(piece):
             replaced.append(piece.out_of_band())
+    # New tasks come last in the chart (the task rows end it).
+    appended.extend((f"beforeend:#{CHART_ID}", t.html) for t in pieces.tasks[len(old.tasks) :])
     return Delta(tuple(replaced), tuple(appended))
 
 
