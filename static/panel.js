@@ -101,9 +101,10 @@
     var chart = document.getElementById("chart");
     if (!chart || !m) return;
     if (chart.style.getPropertyValue("--span") !== m.span) chart.style.setProperty("--span", m.span);
-    if (chart.style.getPropertyValue("--open-t") !== m.openT) chart.style.setProperty("--open-t", m.openT);
-    var now = m.nowT || "0";
-    if (chart.style.getPropertyValue("--now-t") !== now) chart.style.setProperty("--now-t", now);
+    // Only the open bars and the now-line follow "now": set it on them, not the chart.
+    chart.querySelectorAll(".open, .now").forEach(function (el) {
+      if (el.style.getPropertyValue("--open-t") !== m.openT) el.style.setProperty("--open-t", m.openT);
+    });
   }
 
   function apply() {

@@ -45,7 +45,7 @@ SNAPSHOT_JS = """() => {
   }
   const computed = chart ? getComputedStyle(chart) : null;
   const style = computed
-    ? ['--span', '--open-t', '--now-t'].map(p => Number(computed.getPropertyValue(p)))
+    ? ['--span'].map(p => Number(computed.getPropertyValue(p)))
     : [];
   const status = document.getElementById('status');
   const notes = [...document.querySelectorAll('#status .notes li')].map(li => li.textContent);

@@ -356,6 +356,7 @@ def test_zoom_buttons_fit_and_list_view(watched: Watched) -> None:
         assert page.evaluate("document.getElementById('board').scrollWidth") < width_zoomed
         page.locator("#list-toggle").click()
         assert page.locator(".chart").is_hidden()
+        page.locator(".list .item").first.wait_for()  # the list is drawn when asked for
         items = page.locator(".list .item")
         assert items.count() >= len(team.messages)
         # the list is walked with Tab and opened with Enter
