@@ -237,11 +237,13 @@
       if (el.getAttribute("data-msg") === msgId) el.classList.toggle("twin", on);
     });
   }
+  // The open message's marks, or the clusters that hold it, are marked current.
   function showCurrent() {
     board.querySelectorAll('.mark[aria-current="true"]').forEach(function (el) { el.removeAttribute("aria-current"); });
     if (!state.msg) return;
     board.querySelectorAll(".mark").forEach(function (el) {
-      if (el.getAttribute("data-msg") === state.msg) el.setAttribute("aria-current", "true");
+      var held = (el.getAttribute("data-msgs") || "").split(" ");
+      if (el.getAttribute("data-msg") === state.msg || held.indexOf(state.msg) >= 0) el.setAttribute("aria-current", "true");
     });
   }
   // An open "delivery pending" message whose marks now say delivered: fetch it again,

@@ -239,3 +239,74 @@ def test_an_aggregate_opens_the_items_it_holds(browser: Any) -> None:  # noqa: F
         assert page.errors == []
     finally:
         page.close()
+
+
+def test_aggregates_are_reached_by_keyboard_and_a_deep_link_marks_the_cluster(
+    browser: Any,  # noqa: F811
+) -> None:
+    team = demo_team(live=False)
+    ids = [team.message("ui", "docs", T0 + 20 * MIN + n * 400, f"burst {n}") for n in range(8)]
+    page = Watched(browser, SIDEBAR)
+    try:
+        with Server(make_app(FakeProvider(team))) as server:
+            # a shared link to a message held by a cluster opens it and marks the cluster
+            page.page.goto(server.url(f"session=s-lead&msg={ids[-1]}"))
+            assert ids[-1] in (
+                page.page.locator("#detail .message-card").get_attribute("data-msg") or ""
+            )
+            current = page.page.locator('.mark.cluster[aria-current="true"]')
+            assert current.count() >= 1
+            assert ids[-1] in (current.first.get_attribute("data-msgs") or "").split()
+            page.page.keyboard.press("Escape")
+            # Tab reaches a cluster; Enter opens the list of what it holds
+            cluster = page.page.locator('.lane[data-lane="ui"] .mark.cluster').first
+            cluster.focus()
+            page.page.keyboard.press("Enter")
+            page.page.locator("#detail .items-card").wait_for()
+            # zooming in far enough draws the same messages one by one
+            page.page.keyboard.press("Escape")
+            for _ in range(9):
+                page.page.keyboard.press("+")
+                page.page.wait_for_timeout(100)
+            page.page.wait_for_function(
+                "n => document.querySelectorAll('.lane[data-lane=\"ui\"] .mark.sent').length >= n",
+                arg=len(ids),
+            )
+        assert page.errors == []
+    finally:
+        page.close()
+
+
+def test_the_list_view_is_drawn_a_page_at_a_time_and_every_page_is_reachable(
+    browser: Any,  # noqa: F811
+) -> None:
+    team = demo_team(live=False)
+    for n in range(130):
+        team.message("ui", "docs", T0 + 10 * MIN + n * 1000, f"numbered {n:03d}")
+    page = Watched(browser, SIDEBAR)
+    try:
+        with Server(make_app(FakeProvider(team))) as server:
+            page.page.goto(server.url("session=s-lead&list=1"))
+            rows = page.page.locator(".list li.item")
+            rows.first.wait_for()
+            seen: set[str] = set()
+            pages = 0
+            while True:
+                pages += 1
+                assert rows.count() <= 50
+                texts = rows.evaluate_all("els => els.map(e => e.textContent)")
+                seen.update(t for text in texts for t in [text] if "numbered" in t)
+                earlier = page.page.locator(".pager [data-list-page]").first
+                if earlier.count() == 0 or earlier.is_disabled():
+                    break
+                before = texts[0]
+                earlier.click()
+                page.page.wait_for_function(
+                    "t => document.querySelector('.list li.item').textContent !== t", arg=before
+                )
+            assert pages >= 3
+            numbered = {n for n in range(130) if any(f"numbered {n:03d}" in t for t in seen)}
+            assert numbered == set(range(130))
+        assert page.errors == []
+    finally:
+        page.close()
