@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from ..timeline import PALETTE
 from .detail import Scale, chunk_index, chunk_lane
 from .geometry import (
     MIN_EXTENT_MS,
@@ -46,7 +47,7 @@ from .model import (
 )
 
 #: Colours repeat every this many lanes; from then on lanes differ by a pattern too.
-PALETTE_SIZE = 5
+PALETTE_SIZE = len(PALETTE)
 MAX_VARIANT = 3
 
 #: Below this zoom every chunk is drawn (aggregates keep it to a few screens' worth);
