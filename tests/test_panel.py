@@ -641,3 +641,22 @@ def test_open_bars_reach_the_now_line_without_it_in_their_markup(
     moved = _board_html(client)
     lanes = lambda h: re.findall(r'<div class="chunk".*?</div>', h, re.S)  # noqa: E731
     assert lanes(moved) == lanes(html)
+
+
+def test_an_aggregate_lists_the_lanes_items_in_its_range(
+    client: TestClient, team: TeamBuilder
+) -> None:
+    burst = [team.message("ui", "docs", T0 + 20 * 60_000 + n, f"burst {n}") for n in range(5)]
+    team.turn("ui", T0 + 20 * 60_000 - 100, T0 + 20 * 60_000 + 50)
+    url = f"{PREFIX}/panel/items"
+    params = {"session": "s-lead", "lane": "ui", "from": str(T0 + 20 * 60_000)}
+    html = client.get(url, params={**params, "to": str(T0 + 20 * 60_000 + 4)}).text
+    listed = re.findall(r'class="item-open" data-msg="([^"]+)"', html)
+    assert listed == burst  # every one, in time order, and nothing else
+    assert "5 messages" in html
+    assert f'<li class="turn-item"><time data-ms="{T0 + 20 * 60_000 - 100}"' in html
+    other = client.get(url, params={**params, "lane": "perf", "to": str(T0 + 20 * 60_000 + 4)})
+    assert "data-msg" not in other.text  # another lane's range holds none of them
+    assert client.get(url, params={**params, "lane": "nobody", "to": "1"}).status_code == 400
+    gone = client.get(url, params={**params, "lane": "nobody", "to": str(T0 + 21 * 60_000)})
+    assert gone.status_code == 404

@@ -256,11 +256,13 @@ class Panel:
         params = request.query_params
         start, end = parse_time_param(params.get("from")), parse_time_param(params.get("to"))
         lane_id = params.get("lane") or ""
+        if start is None or end is None or end < start:
+            return HTMLResponse(
+                "<p>from and to must be times, from first.</p>", 400, headers=dict(_HEADERS)
+            )
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
-        if start is None or end is None:
-            return self._not_found(request, "range")
         board = layout_board(result.data, View())
         for lane in board.lanes:
             if lane.lane_id == lane_id:
