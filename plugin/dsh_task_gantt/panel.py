@@ -32,7 +32,6 @@ from .layout import (
     find_span_time,
     finish_board,
     format_time,
-    layout_board,
     parse_time_param,
     parse_view,
     parties,
@@ -263,7 +262,7 @@ class Panel:
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
-        board = layout_board(result.data, View())
+        board, _ = self._layout(result.data, View(), session_id)
         for lane in board.lanes:
             if lane.lane_id == lane_id:
                 return self._render(
