@@ -2,9 +2,11 @@
 
 ``web.py`` calls these after it has checked the method, the connection guard and the
 parameters (a valid session id). The panel only talks to a :class:`TimelineProvider`
-and renders its timeline dict through :mod:`layout`, keeping each lane's markup until
-the lane changes; the templates do no arithmetic. Every text from a log reaches the
-page through Jinja2 autoescaping.
+and renders its timeline dict through the :mod:`board` package, keeping each lane's
+pieces (name cell, time chunks) until the lane changes; the templates do no arithmetic.
+A poll from a browser whose board the server remembers (the token of its last answer)
+is answered with the pieces that changed, out of band; any other with the whole board.
+Every text from a log reaches the page through Jinja2 autoescaping.
 """
 
 from __future__ import annotations
