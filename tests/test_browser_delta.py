@@ -127,7 +127,11 @@ def _steps(team: TeamBuilder) -> list[tuple[str, Callable[[], None]]]:
 
 
 @pytest.mark.parametrize("viewport", [SIDEBAR, WIDE], ids=["400x900", "1280x800"])
-@pytest.mark.parametrize("view", ["", "&follow=1&from={a}&to={b}"], ids=["fit", "follow"])
+@pytest.mark.parametrize(
+    "view",
+    ["", "&follow=1&from={a}&to={b}", "&follow=1&from={c}&to={b}"],
+    ids=["fit", "follow", "follow-deep"],  # deep: only the chunks near the window drawn
+)
 def test_a_panel_that_lived_through_delta_polls_equals_a_fresh_load(
     browser: Any,  # noqa: F811
     viewport: dict[str, int],
@@ -135,7 +139,7 @@ def test_a_panel_that_lived_through_delta_polls_equals_a_fresh_load(
 ) -> None:
     team = demo_team(live=True)
     provider = FakeProvider(team)
-    query = "session=s-lead" + view.format(a=team.now - 10 * MIN, b=team.now)
+    query = "session=s-lead" + view.format(a=team.now - 10 * MIN, b=team.now, c=team.now - MIN)
     live, fresh = Watched(browser, viewport), Watched(browser, viewport)
     deltas: list[int] = []
     fulls: list[str] = []

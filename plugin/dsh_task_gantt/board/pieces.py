@@ -128,24 +128,25 @@ def board_delta(old: Shown, pieces: BoardPieces) -> Delta | None:
         return old.digests.get(piece.id) != piece.digest
 
     for lane, (_, old_lane_id, old_rows, old_ids) in zip(pieces.lanes, old.lanes, strict=False):
-        kept = lane.chunks[: len(old_ids)]
-        if (old_lane_id, old_rows) != (lane.lane_id, lane.rows) or tuple(
-            c.id for c in kept
-        ) != old_ids:
+        was = set(old_ids)
+        kept = [c for c in lane.chunks if c.id in was]
+        added = lane.chunks[len(kept) :]
+        # A new chunk amid the kept ones could not be appended: the lane is redrawn.
+        if (old_lane_id, old_rows) != (lane.lane_id, lane.rows) or lane.chunks[
+            : len(kept)
+        ] != tuple(kept):
             replaced.append(Piece.of(lane.dom_id, str(lane.whole)).out_of_band())
             continue
+        # Chunks that left the drawn range (a window that follows now) are deleted.
+        drawn = {c.id for c in kept}
+        replaced.extend(_deleted(chunk_id) for chunk_id in old_ids if chunk_id not in drawn)
         replaced.extend(p.out_of_band() for p in (lane.name, *kept) if changed(p))
-        appended.extend(
-            (f"beforeend:#{lane.track_id}", c.html) for c in lane.chunks[len(old_ids) :]
-        )
+        appended.extend((f"beforeend:#{lane.track_id}", c.html) for c in added)
     # A lane more (the "unassigned" lane comes and goes with ownerless tasks) goes before
     # the tasks; a lane fewer is deleted.
     place = f"beforebegin:#{TASKS_HEAD_ID}" if pieces.tasks else f"beforeend:#{CHART_ID}"
     appended.extend((place, lane.whole) for lane in pieces.lanes[len(old.lanes) :])
-    replaced.extend(
-        Markup('<div id="{}" hx-swap-oob="delete"></div>').format(dom_id)
-        for dom_id, *_ in old.lanes[len(pieces.lanes) :]
-    )
+    replaced.extend(_deleted(dom_id) for dom_id, *_ in old.lanes[len(pieces.lanes) :])
     kept_tasks = pieces.tasks[: len(old.tasks)]
     for piece in (pieces.axis, pieces.grid, *kept_tasks, pieces.listing):
         if changed(piece):
@@ -153,6 +154,10 @@ def board_delta(old: Shown, pieces: BoardPieces) -> Delta | None:
     # New tasks come last in the chart (the task rows end it).
     appended.extend((f"beforeend:#{CHART_ID}", t.html) for t in pieces.tasks[len(old.tasks) :])
     return Delta(tuple(replaced), tuple(appended))
+
+
+def _deleted(element_id: str) -> Markup:
+    return Markup('<div id="{}" hx-swap-oob="delete"></div>').format(element_id)
 
 
 class ShownBoards:
