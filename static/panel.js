@@ -8,7 +8,7 @@
   var MIN_WINDOW = 2000;
   var board, scroller, detail, viewForm;
   // The user's view: a time window (null = fit all) and whether it follows "now".
-  var state = { from: null, to: null, follow: false, msg: null, list: false, listPage: 0 };
+  var state = { from: null, to: null, follow: false, msg: null, list: false, listPage: 0, taskPage: 0 };
   var lastOpener = null;
   // A detail fetched by the panel itself (not the user): it must not move the focus.
   var quietDetail = false;
@@ -138,6 +138,7 @@
     viewForm.elements.w.value = String(Math.round(visibleTrack()));
     viewForm.elements.list.value = state.list ? "1" : "";
     viewForm.elements.lp.value = state.listPage ? String(state.listPage) : "";
+    viewForm.elements.tp.value = state.taskPage ? String(state.taskPage) : "";
   }
 
   function syncUrl() {
@@ -306,6 +307,10 @@
     if (!board || !scroller || !detail) return;
     var params = new URL(window.location.href).searchParams;
     state.list = document.body.classList.contains("list-mode");
+    if (viewForm) {
+      state.listPage = Number(viewForm.elements.lp.value) || 0;
+      state.taskPage = Number(viewForm.elements.tp.value) || 0;
+    }
     var m = meta();
     if (m && (m.wStart > m.start || m.wEnd < m.end)) { state.from = m.wStart; state.to = m.wEnd; }
     state.follow = !!(m && m.live && params.get("follow") === "1");
@@ -332,6 +337,8 @@
       if (t.closest("[data-close]")) { closeDetail(); return; }
       var pager = t.closest("[data-list-page]");
       if (pager) { state.listPage = Math.max(0, Number(pager.getAttribute("data-list-page")) || 0); refresh(); return; }
+      var taskPager = t.closest("[data-task-page]");
+      if (taskPager) { state.taskPage = Math.max(0, Number(taskPager.getAttribute("data-task-page")) || 0); refresh(); return; }
       var opener = t.closest("[hx-target='#detail']");
       if (opener) {
         lastOpener = opener;

@@ -314,3 +314,43 @@ def test_the_list_view_is_drawn_a_page_at_a_time_and_every_page_is_reachable(
         assert page.errors == []
     finally:
         page.close()
+
+
+def test_task_rows_are_drawn_two_pages_at_a_time_and_every_task_is_reachable(
+    browser: Any,  # noqa: F811
+) -> None:
+    team = demo_team(live=True)
+    for n in range(130):
+        at = T0 + n * 10_000
+        team.task(f"bulk-{n:03d}", f"bulk {n:03d}", [(at, "created", "pending", "lead")])
+    subjects = {task["subject"] for task in team.tasks}
+    provider = FakeProvider(team)
+    page = Watched(browser, SIDEBAR)
+    shown = ".row.task .subject"
+    try:
+        with Server(make_app(provider)) as server:
+            page.page.goto(server.url())
+            rows = page.page.locator(shown)
+            seen: set[str] = set()
+            for pager in ("#tasks-head", "#tasks-foot"):  # back to the first, then the newest
+                while True:
+                    assert 0 < rows.count() <= 80
+                    seen.update(rows.all_text_contents())
+                    button = page.page.locator(f"{pager} [data-task-page]")
+                    if button.count() == 0:
+                        break
+                    before = rows.first.text_content()
+                    button.click()
+                    page.page.wait_for_function(
+                        "([sel, t]) => document.querySelector(sel).textContent !== t",
+                        arg=[shown, before],
+                    )
+            assert seen == subjects
+            # on the newest rows a new task is appended by a delta poll
+            team.now += 2_500
+            team.task("bulk-new", "bulk new", [(team.now - 100, "created", "pending", "lead")])
+            _wait_for_version(page.page, provider)
+            assert rows.last.text_content() == "bulk new"
+        assert page.errors == []
+    finally:
+        page.close()

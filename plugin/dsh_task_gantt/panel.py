@@ -146,7 +146,7 @@ class Panel:
         context = {"board": board, "prefix": self._prefix, "session_id": session_id}
         tasks: list[Piece] = []
         template = self._env.get_template("task_row.html")
-        for task in board.tasks:
+        for task in board.task_rows:
             key = (task, session_id)
             piece = self._tasks.get(key)
             if piece is None:
@@ -162,6 +162,12 @@ class Panel:
             grid=Piece.of("grid", self._env.get_template("grid.html").render(context)),
             lanes=tuple(lanes),
             tasks=tuple(tasks),
+            tasks_head=Piece.of(
+                "tasks-head", self._env.get_template("tasks_head.html").render(context)
+            ),
+            tasks_foot=Piece.of(
+                "tasks-foot", self._env.get_template("tasks_foot.html").render(context)
+            ),
             listing=Piece.of("list", self._env.get_template("list.html").render(context)),
             empty=board.empty,
         )

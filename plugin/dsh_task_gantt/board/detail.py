@@ -94,7 +94,13 @@ def group_turns(
 
 
 def place_marks(marks: Sequence[Mark], px_per_ms: float) -> tuple[list[Mark | Cluster], int]:
-    """Greedy rows in time order; a mark with no free row joins the latest slot as a cluster."""
+    """Greedy rows in time order; a mark with no free row joins the latest slot as a cluster.
+
+    A chunk denser than its rows of chips (a long team seen whole) is drawn on one row:
+    each run of marks closer than a chip's width is one cluster, so the marks drawn
+    follow the pixels, not the messages."""
+    if len(marks) > MARK_ROWS * CHUNK_PX / MARK_PX:
+        return _one_row(marks, px_per_ms), 1
     slots: list[list[Mark]] = []
     row_last: list[tuple[float, int]] = []  # per row: x of its last slot, that slot's index
     slot_rows: list[int] = []
@@ -122,6 +128,21 @@ def place_marks(marks: Sequence[Mark], px_per_ms: float) -> tuple[list[Mark | Cl
         else:
             placed.append(_cluster(tuple(replace(m, row=row) for m in members), row))
     return placed, max(len(row_last), 1)
+
+
+def _one_row(marks: Sequence[Mark], px_per_ms: float) -> list[Mark | Cluster]:
+    runs: list[list[Mark]] = []
+    for mark in marks:
+        if runs and (mark.ms - runs[-1][0].ms) * px_per_ms < MARK_PX:
+            runs[-1].append(mark)
+        else:
+            runs.append([mark])
+    return [
+        replace(run[0], row=0)
+        if len(run) == 1
+        else _cluster(tuple(replace(m, row=0) for m in run), 0)
+        for run in runs
+    ]
 
 
 def _cluster(marks: tuple[Mark, ...], row: int) -> Cluster:
@@ -165,9 +186,11 @@ def chunk_lane(
         placed, rows = place_marks(chunk_marks, scale.px_per_ms)
         for item in placed:
             placed_marks.extend(item.marks if isinstance(item, Cluster) else (item,))
+        # The lane's height counts every chunk, drawn or not: it stays put while a
+        # window scrolls or follows now.
+        rows_used = max(rows_used, rows)
         if drawn is not None and not drawn[0] <= index <= drawn[1]:
             continue
-        rows_used = max(rows_used, rows)
         chunks.append(
             LaneChunk(
                 dom_id=f"{dom_id}-k{index}",

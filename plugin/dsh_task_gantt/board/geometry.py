@@ -104,6 +104,7 @@ def parse_view(params: Mapping[str, str]) -> View:
         width = (end - start) if start is not None and end is not None else DEFAULT_FOCUS_WINDOW_MS
         start, end, follow = focus - width // 2, focus + (width - width // 2), False
     raw_page = params.get("lp", "")
+    raw_tasks = params.get("tp", "")
     return View(
         start=start,
         end=end,
@@ -111,6 +112,7 @@ def parse_view(params: Mapping[str, str]) -> View:
         track_px=track_px,
         listing=params.get("list") in {"1", "true"},
         list_page=min(int(raw_page), 1_000_000) if raw_page.isdigit() else 0,
+        task_page=min(int(raw_tasks), 1_000_000) if raw_tasks.isdigit() else 0,
     )
 
 
@@ -156,18 +158,26 @@ def tick_format(step_ms: int, window_ms: int) -> str:
 
 
 def make_ticks(
-    extent_start: int, extent_end: int, window_start: int, window_end: int, track_px: int
+    extent_start: int,
+    extent_end: int,
+    window_start: int,
+    window_end: int,
+    track_px: int,
+    drawn: tuple[int, int] | None = None,
 ) -> tuple[str, tuple[Tick, ...]]:
-    """Ticks at whole multiples of the step (UTC), over the extent, at most MAX_TICKS of
-    them, centred on the window when the extent holds more."""
+    """Ticks at whole multiples of the step (UTC), over the extent (or the ``drawn``
+    range of a deep zoom: it moves in whole chunks, so the axis changes as seldom as the
+    lanes), at most MAX_TICKS of them, centred on the window when the extent holds more."""
     window = max(window_end - window_start, 1)
     step = choose_tick_step(window, track_px)
     fmt = tick_format(step, window)
     lo, hi = extent_start, extent_end
+    if drawn is not None:
+        lo, hi = max(lo, drawn[0]), min(hi, drawn[1])
     if (hi - lo) // step > MAX_TICKS:
         middle = (window_start + window_end) // 2
-        lo = max(extent_start, middle - step * (MAX_TICKS // 2))
-        hi = min(extent_end, lo + step * MAX_TICKS)
+        lo = max(lo, middle - step * (MAX_TICKS // 2))
+        hi = min(hi, lo + step * MAX_TICKS)
     first = -(-lo // step) * step
     px_per_ms = max(track_px, 1) / window
     half_label_px = TICK_LABEL_PX[fmt] * 0.4

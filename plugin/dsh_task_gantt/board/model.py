@@ -26,6 +26,8 @@ class View:
     #: The list view is on (only then are its items drawn), and which page (0: newest).
     listing: bool = False
     list_page: int = 0
+    #: Which task rows are drawn (0: the newest); a long run has hundreds of tasks.
+    task_page: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,3 +263,9 @@ class Board:
     #: for the board again when the user scrolls past it.
     drawn_from: int | None = None
     drawn_to: int | None = None
+    #: The task rows drawn (``tasks`` holds them all), and how many are left out before
+    #: and after them (a row at each end pages to them).
+    task_rows: tuple[TaskRow, ...] = ()
+    tasks_before: int = 0
+    tasks_after: int = 0
+    task_page: int = 0

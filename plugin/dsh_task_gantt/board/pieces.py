@@ -19,6 +19,7 @@ from markupsafe import Markup
 #: The element the task rows end, and the row the task rows follow.
 CHART_ID = "chart"
 TASKS_HEAD_ID = "tasks-head"
+TASKS_FOOT_ID = "tasks-foot"
 #: Boards remembered (a few views of a few teams, each a few polls back).
 SHOWN_BOARDS = 256
 
@@ -66,6 +67,9 @@ class BoardPieces:
     grid: Piece
     lanes: tuple[LaneShape, ...]
     tasks: tuple[Piece, ...]
+    #: The rows before and after the task rows (they page to the tasks not drawn).
+    tasks_head: Piece
+    tasks_foot: Piece
     listing: Piece
     empty: bool
 
@@ -83,8 +87,16 @@ class Shown:
     @classmethod
     def of(cls, pieces: BoardPieces) -> Shown:
         digests = {
-            p.id: p.digest for p in (pieces.axis, pieces.grid, pieces.listing, *pieces.tasks)
+            p.id: p.digest
+            for p in (
+                pieces.axis,
+                pieces.grid,
+                pieces.listing,
+                pieces.tasks_head,
+                pieces.tasks_foot,
+            )
         }
+        digests.update((task.id, task.digest) for task in pieces.tasks)
         for lane in pieces.lanes:
             digests[lane.name.id] = lane.name.digest
             digests.update((c.id, c.digest) for c in lane.chunks)
@@ -148,11 +160,15 @@ def board_delta(old: Shown, pieces: BoardPieces) -> Delta | None:
     appended.extend((place, lane.whole) for lane in pieces.lanes[len(old.lanes) :])
     replaced.extend(_deleted(dom_id) for dom_id, *_ in old.lanes[len(pieces.lanes) :])
     kept_tasks = pieces.tasks[: len(old.tasks)]
-    for piece in (pieces.axis, pieces.grid, *kept_tasks, pieces.listing):
+    for piece in (pieces.axis, pieces.grid, pieces.tasks_head, *kept_tasks, pieces.listing):
         if changed(piece):
             replaced.append(piece.out_of_band())
     # New tasks come last in the chart (the task rows end it).
-    appended.extend((f"beforeend:#{CHART_ID}", t.html) for t in pieces.tasks[len(old.tasks) :])
+    appended.extend(
+        (f"beforebegin:#{TASKS_FOOT_ID}", t.html) for t in pieces.tasks[len(old.tasks) :]
+    )
+    if changed(pieces.tasks_foot):
+        replaced.append(pieces.tasks_foot.out_of_band())
     return Delta(tuple(replaced), tuple(appended))
 
 

@@ -53,7 +53,10 @@ MAX_VARIANT = 3
 #: Below this zoom every chunk is drawn (aggregates keep it to a few screens' worth);
 #: from it on, only those near the window.
 DRAW_ALL_BELOW_ZOOM = 8
-DRAWN_MARGIN_WINDOWS = 2
+DRAWN_MARGIN_WINDOWS = 1
+#: Task rows are drawn two pages at a time (the last full page and the one filling up;
+#: page boundaries never move, so a new task is appended, not the rows redrawn).
+TASK_PAGE = 40
 #: The list view shows this many items at a time (page 0: the newest).
 LIST_PAGE = 50
 
@@ -490,7 +493,7 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
     scale = Scale.of(px_per_ms)
     drawn = None
     if zoom >= DRAW_ALL_BELOW_ZOOM:
-        # Deep in a long team: the window and two windows' width on each side (scrolling
+        # Deep in a long team: the window and a window's width on each side (scrolling
         # past them asks for the board again), so the board's size follows the pixels.
         margin = (win_end - win_start) * DRAWN_MARGIN_WINDOWS
         drawn = (
@@ -524,6 +527,13 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
     )
 
 
+def task_window(count: int, page: int) -> tuple[int, int]:
+    """Which task rows are drawn: ``page`` 0 is the newest two pages, 1 a page earlier…"""
+    pages = -(-count // TASK_PAGE)
+    start = max(0, (pages - 2 - max(page, 0)) * TASK_PAGE)
+    return start, min(count, start + 2 * TASK_PAGE)
+
+
 def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
     """The board of ``plan`` with these lane rows (one per ``plan.lanes_raw``)."""
     timeline, view = plan.timeline, plan.view
@@ -534,8 +544,12 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         _task_row(task, n, plan.roster, plan.extent, plan.clamp_to)
         for n, task in enumerate(tasks_raw)
     )
-    fmt, ticks = make_ticks(start, end, win_start, win_end, view.track_px)
+    drawn_from = None if plan.drawn is None else start + plan.drawn[0] * plan.scale.chunk_ms
+    drawn_to = None if plan.drawn is None else start + (plan.drawn[1] + 1) * plan.scale.chunk_ms
+    drawn_range = None if drawn_from is None or drawn_to is None else (drawn_from, drawn_to)
+    fmt, ticks = make_ticks(start, end, win_start, win_end, view.track_px, drawn_range)
     items = _list_items(lanes, tasks)
+    shown_from, shown_to = task_window(len(tasks), view.task_page)
     pages = max(1, -(-len(items) // LIST_PAGE))
     page = min(view.list_page, pages - 1)
     # Page 0 is the newest: the last LIST_PAGE items, in time order.
@@ -570,8 +584,12 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         list_pages=pages,
         page_items=page_items,
         listing=view.listing,
-        drawn_from=None if plan.drawn is None else start + plan.drawn[0] * plan.scale.chunk_ms,
-        drawn_to=None if plan.drawn is None else start + (plan.drawn[1] + 1) * plan.scale.chunk_ms,
+        task_rows=tasks[shown_from:shown_to],
+        tasks_before=shown_from,
+        tasks_after=len(tasks) - shown_to,
+        task_page=view.task_page if shown_from or shown_to < len(tasks) else 0,
+        drawn_from=drawn_from,
+        drawn_to=drawn_to,
         **_board_facts(timeline, plan.live),
     )
 
