@@ -32,6 +32,24 @@ CLUSTER_TONES = 3
 
 
 @dataclass(frozen=True, slots=True)
+class Drawn:
+    """The chunks drawn when zoomed in: ``first``..``last`` around the window and, on a
+    live board, every chunk from ``live_from`` on (new activity lands there; it is drawn
+    even while the user looks back, so an append never needs the board again)."""
+
+    first: int
+    last: int
+    live_from: int | None = None
+
+    def __contains__(self, index: object) -> bool:
+        if not isinstance(index, int):
+            return False
+        return self.first <= index <= self.last or (
+            self.live_from is not None and index >= self.live_from
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Scale:
     """Pixels per ms rounded down to a power of two, and the chunk width it implies."""
 
@@ -168,7 +186,7 @@ def chunk_lane(
     marks: Sequence[Mark],
     origin: int,
     scale: Scale,
-    drawn: tuple[int, int] | None,
+    drawn: Drawn | None,
 ) -> tuple[tuple[LaneChunk, ...], tuple[Mark, ...], int]:
     """The lane's chunks (only those in ``drawn``, chunk indexes, when given), every mark
     with its row, and the rows used."""
@@ -189,7 +207,7 @@ def chunk_lane(
         # The lane's height counts every chunk, drawn or not: it stays put while a
         # window scrolls or follows now.
         rows_used = max(rows_used, rows)
-        if drawn is not None and not drawn[0] <= index <= drawn[1]:
+        if drawn is not None and index not in drawn:
             continue
         chunks.append(
             LaneChunk(

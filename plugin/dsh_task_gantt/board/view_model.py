@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from ..timeline import PALETTE
-from .detail import Scale, chunk_index, chunk_lane
+from .detail import Drawn, Scale, chunk_index, chunk_lane
 from .geometry import (
     MIN_EXTENT_MS,
     as_int,
@@ -52,7 +52,7 @@ MAX_VARIANT = 3
 
 #: Below this zoom every chunk is drawn (aggregates keep it to a few screens' worth);
 #: from it on, only those near the window.
-DRAW_ALL_BELOW_ZOOM = 8
+DRAW_ALL_BELOW_ZOOM = 2
 DRAWN_MARGIN_WINDOWS = 1
 #: Task rows are drawn two pages at a time (the last full page and the one filling up;
 #: page boundaries never move, so a new task is appended, not the rows redrawn).
@@ -149,7 +149,7 @@ def _lane_row(
     extent: tuple[int, int],
     clamp_to: int,
     scale: Scale,
-    drawn: tuple[int, int] | None,
+    drawn: Drawn | None,
 ) -> LaneRow:
     start, end = extent
     turns: list[TurnBar] = []
@@ -428,7 +428,7 @@ class BoardPlan:
     #: The level of detail: the scale rounded to a power of two, and the chunks drawn
     #: (first and last index; ``None``: all of them, the whole extent is in view).
     scale: Scale
-    drawn: tuple[int, int] | None
+    drawn: Drawn | None
     roster: _Roster
     lanes_raw: tuple[Mapping[str, Any], ...]
     #: What _Roster resolves parties by (ids, session ids, names) and the colours: what a
@@ -496,9 +496,15 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
         # Deep in a long team: the window and a window's width on each side (scrolling
         # past them asks for the board again), so the board's size follows the pixels.
         margin = (win_end - win_start) * DRAWN_MARGIN_WINDOWS
-        drawn = (
+        live_from = None
+        if live_end is not None:
+            live_from = chunk_index(
+                max(live_end - (win_end - win_start), start), start, scale.chunk_ms
+            )
+        drawn = Drawn(
             chunk_index(max(win_start - margin, start), start, scale.chunk_ms),
             chunk_index(min(win_end + margin, end), start, scale.chunk_ms),
+            live_from,
         )
     return BoardPlan(
         timeline=timeline,
@@ -544,8 +550,8 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         _task_row(task, n, plan.roster, plan.extent, plan.clamp_to)
         for n, task in enumerate(tasks_raw)
     )
-    drawn_from = None if plan.drawn is None else start + plan.drawn[0] * plan.scale.chunk_ms
-    drawn_to = None if plan.drawn is None else start + (plan.drawn[1] + 1) * plan.scale.chunk_ms
+    drawn_from = None if plan.drawn is None else start + plan.drawn.first * plan.scale.chunk_ms
+    drawn_to = None if plan.drawn is None else start + (plan.drawn.last + 1) * plan.scale.chunk_ms
     drawn_range = None if drawn_from is None or drawn_to is None else (drawn_from, drawn_to)
     fmt, ticks = make_ticks(start, end, win_start, win_end, view.track_px, drawn_range)
     items = _list_items(lanes, tasks)
