@@ -53,7 +53,7 @@ MAX_VARIANT = 3
 #: Below this zoom every chunk is drawn (aggregates keep it to a few screens' worth);
 #: from it on, only those near the window.
 DRAW_ALL_BELOW_ZOOM = 2
-DRAWN_MARGIN_WINDOWS = 1
+DRAWN_MARGIN_WINDOWS = 0.5
 #: Task rows are drawn two pages at a time (the last full page and the one filling up;
 #: page boundaries never move, so a new task is appended, not the rows redrawn).
 TASK_PAGE = 40
@@ -493,9 +493,9 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
     scale = Scale.of(px_per_ms)
     drawn = None
     if zoom >= DRAW_ALL_BELOW_ZOOM:
-        # Deep in a long team: the window and a window's width on each side (scrolling
+        # Deep in a long team: the window and half its width on each side (scrolling
         # past them asks for the board again), so the board's size follows the pixels.
-        margin = (win_end - win_start) * DRAWN_MARGIN_WINDOWS
+        margin = int((win_end - win_start) * DRAWN_MARGIN_WINDOWS)
         live_from = None
         if live_end is not None:
             live_from = chunk_index(
