@@ -12,8 +12,8 @@ teammates, ~2 MB of zstd each) and ``--singles`` single sessions, spread over
 - team cards filled: the same, until the last team's card (the single sessions come
   after the teams, in a section the page keeps collapsed until it is opened);
 - placeholders left: cards still without a summary after that;
-- live poll: the page's live URL (``data-live-url``) once every card is in and nothing changed (what the
-  page asks every few seconds to keep the live badges current);
+- live poll: the page's live URL (``data-live-url``) once every card is in and nothing
+  changed (what the page asks every few seconds to keep the live badges current);
 - peak memory: the process's peak RSS, every card's timeline in the service's caches.
 
 Medians of ``--runs`` runs. Figures only: nothing here asserts a time. The requests
