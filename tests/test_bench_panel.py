@@ -7,14 +7,11 @@ It prints figures and asserts no time; this only checks that it measured somethi
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "benchmarks" / "bench_panel.py"
+from tests.kit.benchmarks import run_benchmark
 
 pytestmark = [
     pytest.mark.browser,
@@ -27,20 +24,11 @@ pytestmark = [
 
 def test_the_panel_benchmark_measures_a_small_live_team() -> None:
     pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            *("--team", "small", "--seconds", "5"),
-            *("--cold-runs", "1", "--widths", "400x900"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=ROOT,
+    out = run_benchmark(
+        "bench_panel.py",
+        *("--team", "small", "--seconds", "5"),
+        *("--cold-runs", "1", "--widths", "400x900"),
     )
-    assert run.returncode == 0, run.stderr[-3000:]
-    out = run.stdout
 
     load = re.search(r"first load of a cold server .*: (\d+) ms", out)
     assert load is not None and int(load.group(1)) > 0, out

@@ -1,7 +1,9 @@
-"""The start page in real Chromium: a newcomer's first screen, over the live demo."""
+"""The start page in real Chromium: a newcomer's first screen, over the live demo and
+over a small generated root (teams in two workspaces, single sessions, one live team)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,9 @@ import pytest
 
 from dsh_task_gantt.demo import DemoTeams
 from dsh_task_gantt.embedded import EmbeddedHost
-from tests.kit.browser import CHROMIUM, SIDEBAR, Server, Watched, browser
+from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
+from tests.kit.browser import CHROMIUM, SIDEBAR, WIDE, Server, Watched, browser
+from tests.kit.start_root import API, StartRoot, start_root
 
 __all__ = ["browser"]  # the module-scoped Chromium fixture, shared
 
@@ -18,6 +22,10 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's /usr/bin/chromium is not installed"),
 ]
+
+PENDING = "li.team[aria-busy='true']"
+SHOWN_TEAMS = "section.workspace li.team:not([hidden])"
+SHOWN_SINGLES = "#singles li.team:not([hidden])"
 
 
 @pytest.fixture
@@ -30,6 +38,51 @@ def demo(tmp_path: Path) -> Iterator[DemoTeams]:
         teams.stop()
 
 
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> StartRoot:
+    return start_root(tmp_path_factory.mktemp("start") / "sessions")
+
+
+@pytest.fixture
+def start(browser: Any, made: StartRoot) -> Iterator[Watched]:
+    page = Watched(browser, WIDE)
+    try:
+        with Server(EmbeddedHost(made.root)) as server:
+            page.page.goto(f"http://127.0.0.1:{server.port}/")
+            yield page
+        assert page.errors == [], page.errors
+        assert page.dialogs == []
+    finally:
+        page.close()
+
+
+def leads(page: Any, selector: str) -> list[str]:
+    return [str(lead) for lead in page.locator(selector).evaluate_all(
+        "cards => cards.map(c => c.dataset.lead)"
+    )]  # fmt: skip
+
+
+def wait_filled(page: Any, scope: str = "section.workspace") -> None:
+    page.wait_for_function(f'() => !document.querySelector("{scope} {PENDING}")', timeout=15_000)
+
+
+def matching(specs: tuple[TeamSpec, ...], word: str) -> list[str]:
+    """The leads whose title, workspace or member names hold ``word``."""
+    word = word.lower()
+    return [
+        spec.lead_id
+        for spec in specs
+        if any(
+            word in text.lower()
+            for text in (
+                spec.human_prompts[0].text,
+                spec.cwd,
+                *(m.aliases[-1] for m in spec.members),
+            )
+        )
+    ]
+
+
 def test_start_page_shows_the_live_team_first_and_opens_its_panel(
     browser: Any, demo: DemoTeams
 ) -> None:
@@ -40,6 +93,9 @@ def test_start_page_shows_the_live_team_first_and_opens_its_panel(
             teams = page.page.locator(".team")
             assert teams.count() >= 2
             first = teams.first
+            page.page.wait_for_function(
+                "() => document.querySelector('.team').getAttribute('aria-busy') === 'false'"
+            )
             assert "live" in first.inner_text().lower()
             first.locator("a").first.click()
             page.page.wait_for_url("**/panel?session=*")
@@ -47,5 +103,130 @@ def test_start_page_shows_the_live_team_first_and_opens_its_panel(
             page.page.locator("text=live").first.wait_for()
         assert page.errors == [], page.errors
         assert page.dialogs == []
+    finally:
+        page.close()
+
+
+def test_cards_fill_in_and_teams_come_before_the_collapsed_single_sessions(
+    start: Watched, made: StartRoot
+) -> None:
+    page = start.page
+    order = leads(page, "li.team")
+    assert order[:3] == leads(page, "section.workspace li.team")
+    assert set(order[:3]) == {spec.lead_id for spec in made.teams}
+    assert order[3:] == [spec.lead_id for spec in made.singles]
+    assert page.locator("#singles").evaluate("d => d.open") is False
+    assert page.locator("#singles .count").inner_text() == "2"
+
+    wait_filled(page)
+    for spec in made.teams:
+        card = page.locator(f"li.team[data-lead='{spec.lead_id}']")
+        text = card.inner_text()
+        assert spec.human_prompts[0].text[:20] in text and "Reading" not in text
+        assert ("LIVE" in text) == spec.live and ("FROZEN" in text) == (not spec.live)
+        for member in spec.members[1:]:
+            assert member.aliases[-1] in text
+    # The collapsed section's cards are fetched only once it is opened.
+    asked = [url for url in start.requests if "/start/card" in url]
+    assert not any(spec.lead_id in url for url in asked for spec in made.singles)
+    page.locator("#singles > summary").click()
+    wait_filled(page, "#singles")
+    assert page.locator(PENDING).count() == 0
+    assert (
+        page.locator(f"li.team[data-lead='{made.singles[0].lead_id}'] .badge").inner_text()
+        == "LIVE"
+    )
+
+
+def test_the_filter_matches_title_workspace_and_member_names(
+    start: Watched, made: StartRoot
+) -> None:
+    page = start.page
+    box = page.locator("#team-filter")
+    member = next(m.aliases[-1] for m in made.teams[1].members[1:] if m.aliases[-1] != "lead")
+    for word in ("billing-api", member, made.teams[1].human_prompts[0].text.split()[1]):
+        box.fill(word)
+        wait_filled(page, "main")
+        assert sorted(leads(page, SHOWN_TEAMS)) == sorted(matching(made.teams, word)), word
+        singles = matching(made.singles, word)
+        assert page.locator("#singles .count").inner_text() == f"{len(singles)} of 2"
+        assert sorted(leads(page, "#singles li.team:not([hidden])")) == sorted(singles)
+    # Only the workspace with a match keeps its heading.
+    box.fill("billing-api")
+    assert page.locator("section.workspace:not([hidden]) h2").evaluate_all(
+        "hs => hs.map(h => h.title)"
+    ) == [API]
+    box.fill("no team says zqxj")
+    page.locator("#no-match").wait_for()
+    assert page.locator(SHOWN_TEAMS).count() == 0
+    box.press("Escape")
+    assert box.input_value() == ""
+    assert page.locator(SHOWN_TEAMS).count() == 3 and page.locator("#no-match").is_hidden()
+
+
+def test_the_live_toggle_shows_only_live_teams(start: Watched, made: StartRoot) -> None:
+    page = start.page
+    page.locator("#live-only").check()
+    wait_filled(page, "main")
+    assert leads(page, SHOWN_TEAMS) == [spec.lead_id for spec in made.teams if spec.live]
+    assert leads(page, SHOWN_SINGLES) == [spec.lead_id for spec in made.singles if spec.live]
+    assert re.search(r"Showing 1 of 3 teams, 1 of 2 single sessions", page.locator(
+        "#filter-status"
+    ).inner_text())  # fmt: skip
+    page.locator("#live-only").uncheck()
+    assert page.locator(SHOWN_TEAMS).count() == 3
+
+
+def test_the_page_is_usable_by_keyboard(start: Watched, made: StartRoot) -> None:
+    page = start.page
+    wait_filled(page)
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "team-filter"
+    page.keyboard.type("billing")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "live-only"
+    page.keyboard.press("Space")
+    assert page.locator("#live-only").is_checked()
+    wait_filled(page, "main")
+    assert page.locator(SHOWN_TEAMS).count() == 0  # the billing team is frozen
+    page.keyboard.press("Space")
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("ArrowDown")  # from the filter to the first card shown
+    focused = page.evaluate("document.activeElement.closest('li.team').dataset.lead")
+    assert focused == made.teams[1].lead_id
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/panel?session={made.teams[1].lead_id}")
+
+
+def test_an_empty_root_says_where_it_looked(browser: Any, tmp_path: Path) -> None:
+    page = Watched(browser, SIDEBAR)
+    try:
+        with Server(EmbeddedHost(tmp_path)) as server:
+            page.page.goto(f"http://127.0.0.1:{server.port}/")
+            text = page.page.locator("main").inner_text()
+            assert "No agent teams found" in text and str(tmp_path) in text
+            assert "--sessions-root" in text
+            assert page.page.locator("#team-filter").count() == 0
+        assert page.errors == [], page.errors
+    finally:
+        page.close()
+
+
+def test_a_team_that_comes_alive_gets_its_live_badge_without_a_reload(
+    browser: Any, tmp_path: Path
+) -> None:
+    fresh = start_root(tmp_path / "sessions")
+    older = fresh.teams[2]
+    card = f"li.team[data-lead='{older.lead_id}']"
+    page = Watched(browser, WIDE)
+    try:
+        with Server(EmbeddedHost(fresh.root)) as server:
+            page.page.goto(f"http://127.0.0.1:{server.port}/")
+            wait_filled(page.page)
+            assert page.page.locator(f"{card} .badge").inner_text() == "FROZEN"
+            LiveTeam(fresh.root, older).tick(older.last_event_time + 60_000)
+            page.page.locator(f"{card}[data-live='true'] .badge.live").wait_for(timeout=12_000)
+            assert "active now" in page.page.locator(card).inner_text()
+        assert page.errors == [], page.errors
     finally:
         page.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from dsh_task_gantt import ROUTE_PREFIX
 from dsh_task_gantt.clock import now_ms
 from dsh_task_gantt.demo import LIVE_TEAM, DemoTeams
 from dsh_task_gantt.embedded import EmbeddedHost
@@ -89,15 +91,15 @@ def test_start_lists_the_live_team_first_and_removes_the_copy_on_exit() -> None:
         )
         page = client.get("/")
         assert page.status_code == 200
-        first_team = page.text.index('class="team')
-        # The first team row is the live one, and says it is active now.
-        first_row = page.text[first_team : page.text.index("</li>", first_team)]
-        assert teams.live_spec.lead_id in first_row
-        assert "badge live" in first_row and "active now" in first_row
+        # The first card is the live team's; filled in, it says it is active now.
+        leads = re.findall(r'<li class="team[^"]*"\s+data-lead="([^"]+)"', page.text)
+        assert leads[0] == teams.live_spec.lead_id
+        cards = [client.get(f"{ROUTE_PREFIX}/start/card?session={lead}").text for lead in leads]
+        assert "badge live" in cards[0] and "active now" in cards[0]
         # Every other bundled team is listed frozen: the generated ones (with specs) and
         # the subagent families in older formats.
         generated = len(list((BUNDLED / "specs").glob("*.json")))
-        assert page.text.count("badge frozen") == generated - 1 + 2
+        assert sum("badge frozen" in card for card in cards) == generated - 1 + 2
         assert subagents.GAMMA_PARENT in page.text and subagents.DELTA_PARENT in page.text
     assert not tmp.exists(), "the demo's temporary copy outlived the context"
 

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import html
+import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from dsh_task_gantt.embedded import (
@@ -23,6 +30,7 @@ from dsh_task_gantt.embedded import (
     guard,
     is_loopback_host,
 )
+from tests.kit.start_root import start_root, title_of
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "sessions"
@@ -82,6 +90,110 @@ def test_empty_root_says_where_it_looked(tmp_path: Path) -> None:
     assert str(tmp_path) in page.text and "--sessions-root" in page.text
 
 
+def _cards(html: str) -> list[str]:
+    """Each card's ``data-lead``, in page order."""
+    return re.findall(r'<li class="team[^"]*"\s+data-lead="([^"]+)"', html)
+
+
+class CountingTimelines:
+    """The plugin's service, counting the timelines asked of it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.asked: list[str] = []
+
+    async def timeline(self, session_id: str) -> Any:
+        self.asked.append(session_id)
+        return await self.inner.timeline(session_id)
+
+
+def _start_host(root: Path) -> tuple[TestClient, EmbeddedHost, CountingTimelines]:
+    host = EmbeddedHost(root)
+    counting = CountingTimelines(host.start_page.timelines)
+    host.start_page.timelines = counting  # type: ignore[assignment]
+    client = TestClient(host, base_url="http://127.0.0.1:8765", client=("127.0.0.1", 50000))
+    return client, host, counting
+
+
+def test_first_answer_lists_every_team_from_headers_and_builds_no_timeline(
+    tmp_path: Path,
+) -> None:
+    made = start_root(tmp_path)
+    client, _, counting = _start_host(made.root)
+    page = client.get("/")
+    assert page.status_code == 200
+    assert counting.asked == []
+    teams, singles = page.text.split('<details class="singles"')
+    # Teams first (by workspace, newest first), the single sessions in their own
+    # collapsed section after them, with a count.
+    assert _cards(teams) == [made.teams[0].lead_id, made.teams[2].lead_id, made.teams[1].lead_id]
+    assert _cards(singles) == [s.lead_id for s in made.singles]
+    assert '<span class="count">2</span>' in singles and " open" not in singles.split(">")[0]
+    assert "3 teams in 2 workspaces · 2 single sessions" in page.text
+    # Each card says what the headers say and where its summary comes from.
+    assert page.text.count('aria-busy="true"') == 5
+    assert f"/plugins/dsh-task-gantt/panel?session={made.teams[1].lead_id}" in page.text
+    full_members = len([m for m in made.teams[1].members if m.rel_path]) - 1
+    assert f"lead and {full_members} member sessions" in page.text
+    assert f'data-card-url="{PREFIX}/start/card?session={made.teams[1].lead_id}"' in page.text
+
+
+def test_each_card_fills_from_the_plugins_service_which_is_then_warm(tmp_path: Path) -> None:
+    made = start_root(tmp_path)
+    client, host, counting = _start_host(made.root)
+    assert client.get("/").status_code == 200
+    for spec in (*made.teams, *made.singles):
+        card = client.get(f"{PREFIX}/start/card?session={spec.lead_id}")
+        assert card.status_code == 200
+        assert card.headers["content-security-policy"].startswith("default-src 'none'")
+        assert 'aria-busy="false"' in card.text and "Reading the team" not in card.text
+        assert html.escape(title_of(spec)) in card.text
+        assert ("badge live" in card.text) == spec.live
+        chips = re.findall(r'<span class="chip[^"]*"[^>]*>([^<]*)</span>', card.text)
+        assert chips[1:] == [html.escape(m.aliases[-1]) for m in spec.members[1:]]
+    assert counting.asked == [s.lead_id for s in (*made.teams, *made.singles)]
+    # The panel opened afterwards answers from the caches the card filled.
+    team = made.teams[1].lead_id
+    built = asyncio.run(host.plugin.service.timeline(team))
+    again = asyncio.run(host.plugin.service.timeline(team))
+    assert built is not None and again is built
+
+
+def test_live_states_are_answered_from_a_listing_until_a_log_changes(tmp_path: Path) -> None:
+    made = start_root(tmp_path)
+    client, _, counting = _start_host(made.root)
+    assert client.get(f"{PREFIX}/start/live").json() == {"live": {}}  # nothing summarised yet
+    for spec in made.teams:
+        client.get(f"{PREFIX}/start/card?session={spec.lead_id}")
+    first = client.get(f"{PREFIX}/start/live").json()["live"]
+    assert first == {spec.lead_id: spec.live for spec in made.teams}
+    counting.asked.clear()
+    assert client.get(f"{PREFIX}/start/live").json()["live"] == first
+    assert counting.asked == []  # no log changed: no timeline asked
+    # A live team's lead writes: only that team is asked again.
+    lead_log = made.root / made.live_team.member(made.live_team.lead_id).rel_path  # type: ignore[operator]
+    with lead_log.open("ab") as log_file:
+        log_file.write(b"")
+    os.utime(lead_log, ns=(time.time_ns(), time.time_ns()))
+    assert client.get(f"{PREFIX}/start/live").json()["live"] == first
+    assert counting.asked == [made.live_team.lead_id]
+
+
+def test_a_card_for_a_missing_or_bad_session_says_so(tmp_path: Path) -> None:
+    made = start_root(tmp_path)
+    client, _, _ = _start_host(made.root)
+    gone = client.get(f"{PREFIX}/start/card?session=session-gone")
+    assert gone.status_code == 200 and 'aria-busy="false"' in gone.text
+    assert "no summary: its logs are no longer there" in gone.text
+    assert client.get(f"{PREFIX}/start/card?session=../etc").status_code == 404
+    assert client.post(f"{PREFIX}/start/card?session=x").status_code == 405
+    foreign = TestClient(
+        EmbeddedHost(made.root), base_url="http://evil.example:8765", client=("127.0.0.1", 50000)
+    )
+    assert foreign.get(f"{PREFIX}/start/card?session={made.teams[0].lead_id}").status_code == 403
+    assert foreign.get(f"{PREFIX}/start/live").status_code == 403
+
+
 @pytest.mark.skipif(not FIXTURES.is_dir(), reason="fixtures/sessions is generated by fixturegen")
 def test_start_page_lists_teams_and_links_to_panels() -> None:
     client = TestClient(
@@ -90,7 +202,8 @@ def test_start_page_lists_teams_and_links_to_panels() -> None:
     page = client.get("/")
     assert page.status_code == 200
     assert "/plugins/dsh-task-gantt/panel?session=" in page.text
-    assert "frozen" in page.text
+    cards = [client.get(f"{PREFIX}/start/card?session={lead}") for lead in _cards(page.text)]
+    assert cards and all("frozen" in card.text for card in cards)
 
 
 def test_token_is_required_when_given(tmp_path: Path) -> None:
@@ -498,6 +611,49 @@ def test_start_page_cards_say_their_counts_in_words() -> None:
     assert [c.lead for c in groups[1].teams] == ["s-2", "s-old"]
     assert summary_text(groups) == "3 teams in 2 workspaces"
     assert summary_text(groups[:1]) == "1 team in 1 workspace"
+
+
+def _row(
+    session_id: Any, parent: Any = None, created: Any = 1, cwd: Any = "/w/a"
+) -> dict[str, Any]:
+    header = {"type": "session", "id": session_id, "createdAt": created, "cwd": cwd}
+    if parent is not None:
+        header["parentSession"] = parent
+    return {"id": session_id, "header": header, "revision": f"r-{session_id}"}
+
+
+LISTING_ROWS = [
+    _row("lead", created=10),
+    _row("mate", "lead", created=12),
+    _row("sub", "mate", created=30),  # a teammate's subagent belongs to the same team
+    _row("orphan", "gone", created=20),  # its lead has no log here: a lead itself
+    _row("solo", created=25),
+    _row("c1", "c2"),  # a parent cycle has no lead: listed nowhere
+    _row("c2", "c1"),
+    {"id": "junk", "header": "<b>not a header</b>"},
+    {"id": 7, "header": {"id": 7}},
+    {"header": {"id": "no-row-id"}},
+]
+
+
+def test_listing_finds_teams_by_parent_session_and_keeps_singles_apart() -> None:
+    from dsh_task_gantt.embedded.teams import listing
+
+    found = listing(LISTING_ROWS)
+    assert [(t.lead, t.members, t.newest_at) for t in found.teams] == [
+        ("lead", ("mate", "sub"), 30)
+    ]
+    assert [s.lead for s in found.singles] == ["solo", "orphan"]
+    assert found.revisions["lead"] == ("r-lead", "r-mate", "r-sub")
+
+
+@given(st.permutations(LISTING_ROWS + LISTING_ROWS[:3]))
+def test_listing_does_not_depend_on_the_order_or_repeats_of_rows(
+    rows: list[dict[str, Any]],
+) -> None:
+    from dsh_task_gantt.embedded.teams import listing
+
+    assert listing(rows) == listing(LISTING_ROWS)
 
 
 def test_counts_are_formatted_for_reading() -> None:

@@ -198,8 +198,10 @@ def test_serve_demo_from_the_wheel_shows_a_live_team_that_grows(
     links = re.findall(r'href="/plugins/dsh-task-gantt/panel\?session=([A-Za-z0-9._-]+)"', html)
     assert len(links) >= 3, "the start page does not list the bundled teams"
     live_lead = links[0]
-    first = html.index('class="team')
-    first_row = html[first : html.index("</li>", first)]
+    # The first card is the live team's; its summary (fetched as the page does) says so.
+    status, card = _get(f"{base}{PREFIX}/start/card?session={live_lead}")
+    assert status == 200
+    first_row = card.decode()
     assert "badge live" in first_row and "active now" in first_row, "the live team is not first"
 
     status, panel = _get(f"{base}{PREFIX}/panel?session={live_lead}")

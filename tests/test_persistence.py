@@ -7,16 +7,27 @@ import os
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from dsh_task_gantt.events import event_count
 from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA, fold_lane
+from dsh_task_gantt.logs.frames import walk_frames
 from dsh_task_gantt.logs.persistence import (
     DirectorySessionPersistence,
     SessionLogError,
     SessionNotFound,
+    read_header_fast,
 )
-from tests.kit.logwriting import batch, event, frame, header, record_decoded_frames, write_session
+from tests.kit.logwriting import (
+    batch,
+    event,
+    frame,
+    header,
+    record_decoded_frames,
+    skippable,
+    write_session,
+)
 
 
 def run(coro: Any) -> Any:
@@ -251,3 +262,24 @@ def test_read_runs_after_an_append_gives_only_the_new_events(tmp_path: Path) -> 
         assert fold_lane(mixed) == fold_lane((await h.read())[25:])
 
     run(go())
+
+
+def test_the_header_is_read_from_the_first_frames_whatever_follows(tmp_path: Path) -> None:
+    line = orjson.dumps(header("s-split", parentSession="s-lead")) + b"\n"
+    rest = b"".join(
+        orjson.dumps(event(i, "turn/start", {"turn": f"t{i}"})) + b"\n" for i in range(400)
+    )
+    folder = tmp_path / "--work-demo--" / "s-split"
+    folder.mkdir(parents=True)
+    log = folder / "session.v4.jsonl.zstd"
+    # A skippable frame first, the header line split over two frames, then many more.
+    log.write_bytes(
+        skippable(b"meta")
+        + frame(line[:20])
+        + frame(line[20:] + rest[:100])
+        + b"".join(frame(rest[i : i + 300]) for i in range(100, len(rest), 300))
+    )
+    found = read_header_fast(log)
+    assert found is not None and found.id == "s-split" and found.parent_session == "s-lead"
+    assert walk_frames(log.read_bytes(), max_frames=2).frames[1].skippable is False
+    assert len(walk_frames(log.read_bytes(), max_frames=2).frames) == 2

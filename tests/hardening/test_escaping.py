@@ -83,6 +83,7 @@ HX = {"HX-Request": "true"}
 PAGES: list[tuple[str, str, dict[str, str], tuple[str, ...]]] = [
     # (name, url, headers, hostile texts that must be visible as text)
     ("start", "/", {}, ("/w/",)),
+    ("start-card", f"{PREFIX}/start/card?session={LEAD}", {}, ("prompt ", "name ")),
     ("panel", f"{PREFIX}/panel?session={LEAD}", {}, ("name ", "subject ")),
     ("panel-msg", f"{PREFIX}/panel?session={LEAD}&msg=m-1", {}, ("body ",)),
     ("board", f"{PREFIX}/panel/board?session={LEAD}", HX, ("name ",)),
@@ -135,8 +136,9 @@ def test_every_html_answer_has_the_csp_and_nosniff(
     client: TestClient, url: str, headers: dict[str, str]
 ) -> None:
     response = client.get(url, headers=headers)
+    start_page = url == "/" or url.startswith(f"{PREFIX}/start/")
     assert response.headers["content-security-policy"] == PANEL_CSP or (
-        url == "/" and "script-src 'self'" in response.headers["content-security-policy"]
+        start_page and "script-src 'self'" in response.headers["content-security-policy"]
     )
     assert response.headers["x-content-type-options"] == "nosniff"
 

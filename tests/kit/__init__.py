@@ -4,5 +4,7 @@
 - ``logwriting``: session logs written the host's way (zstd frames, plain lines);
 - ``fakehost``: a host whose services live in memory, each breakable on purpose;
 - ``teams``: small real-format teams on disk (two members; every text hostile);
-- ``browser``: real Chromium against a real uvicorn server on loopback.
+- ``browser``: real Chromium against a real uvicorn server on loopback;
+- ``start_root``: a small sessions root for the start page (teams, single sessions);
+- ``benchmarks``: a script of ``benchmarks/`` run as a reader would run it.
 """

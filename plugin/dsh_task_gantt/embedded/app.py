@@ -1,7 +1,8 @@
 """The standalone host as one ASGI app: its services, the plugin, the start page.
 
 The plugin is mounted through the same ``apply(ctx)`` any host calls; the start page
-answers ``/`` and ``/index.html``; everything else goes to the ``webServer`` service,
+answers ``/`` and ``/index.html`` (and its cards' summaries and live states under
+``<prefix>/start/``); everything else goes to the ``webServer`` service,
 which routes to what the plugin registered. One middleware puts the security headers
 on every answer. The lifespan (start-up and shut-down) has nothing to do but answer.
 """
@@ -23,7 +24,7 @@ from ..plugin import MountedPlugin, apply
 from ..security_headers import SecurityHeaders
 from ..templating import template_environment
 from .guard import LoopbackConnection
-from .start_page import StartPage
+from .start_page import CARD_PATH, LIVE_PATH, StartPage
 from .web_server import EmbeddedWebServer
 
 log = logging.getLogger("dsh_task_gantt.embedded")
@@ -96,6 +97,8 @@ class EmbeddedHost:
             routes=[
                 Route("/", self.start_page, name="start"),
                 Route("/index.html", self.start_page, name="start-index"),
+                Route(CARD_PATH, self.start_page, name="start-card"),
+                Route(LIVE_PATH, self.start_page, name="start-live"),
             ],
             redirect_slashes=False,
             default=self.web,

@@ -1,16 +1,18 @@
-"""The start page's view model: one card per team, grouped by workspace.
+"""The start page's view model: one card per team, grouped by workspace, and the
+single sessions (a lead nobody joined) apart.
 
-Pure functions over the persisted sessions' rows and each team's timeline JSON; the
-template only places what these say (plurals and number formatting included).
+Pure functions over the persisted sessions' rows (headers only: the first answer) and
+each team's timeline JSON (a card's summary, filled in afterwards); the template only
+places what these say (plurals and number formatting included).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..events import coerce_header
+from ..events import SessionHeader, coerce_header
 
 NO_WORKSPACE = "(no workspace)"
 
@@ -27,6 +29,20 @@ class TeamStub:
     lead: str
     workspace: str
     created_at: int | None
+    #: Every session under the lead by ``parentSession`` (teammates and their subagents).
+    members: tuple[str, ...] = ()
+    #: The newest header ``createdAt`` among the lead and its members.
+    newest_at: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What the headers say: the teams, and the single sessions apart."""
+
+    teams: tuple[TeamStub, ...]
+    singles: tuple[TeamStub, ...]
+    #: Per lead, the revision of each of its team's logs (whether anything changed).
+    revisions: dict[str, tuple[str, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +57,13 @@ class TeamCard:
     workspace: str
     created_at: int | None
     panel_url: str
-    #: Whether the team's timeline was built (only the newest teams are).
+    #: Where the page fetches this card with its summary.
+    card_url: str = ""
+    #: Whether the team's timeline was built (the first answer builds none).
     summarised: bool = False
+    #: Sessions under the lead, as the headers say (before the summary is in).
+    member_count: int = 0
+    newest_at: int | None = None
     live: bool = False
     last_activity: int | None = None
     lead_name: str = "lead"
@@ -55,6 +76,8 @@ class TeamCard:
     messages: int = 0
     #: Some of the team's logs could not be read.
     partial: bool = False
+    #: Why there is no summary (the team's logs are gone or could not be read).
+    unavailable: str | None = None
 
     @property
     def state(self) -> str:
@@ -63,6 +86,22 @@ class TeamCard:
     @property
     def title(self) -> str:
         return self.subject or f"Team of {self.lead_name}"
+
+    @property
+    def pending(self) -> bool:
+        """Still waiting for its summary (the page fetches it)."""
+        return not self.summarised and self.unavailable is None
+
+    @property
+    def members_text(self) -> str:
+        return counted(self.member_count, "member session")
+
+    @property
+    def search_text(self) -> str:
+        """What the filter matches: title, workspace, names and the lead's id."""
+        names = [self.lead_name, *(m.name for m in self.members)] if self.summarised else []
+        parts = [self.subject or "", self.workspace, *names, self.lead]
+        return " ".join(p for p in parts if p).lower()
 
     @property
     def tasks_text(self) -> str:
@@ -92,28 +131,85 @@ class WorkspaceGroup:
         return self.workspace.rstrip("/").rsplit("/", 1)[-1] or self.workspace
 
 
-def team_stubs(rows: Iterable[Mapping[str, Any]]) -> list[TeamStub]:
-    """Every lead among the persisted sessions, newest first; a member whose lead is
-    listed is part of that team, one whose lead is missing is a team of its own."""
-    headers = {}
+def listing(rows: Iterable[Mapping[str, Any]]) -> Listing:
+    """Every lead among the persisted sessions, newest first: a lead with member
+    sessions is a team, one without is a single session. A member whose lead is
+    listed is part of that team; one whose lead is missing is a lead itself."""
+    headers: dict[str, SessionHeader] = {}
+    revisions: dict[str, str] = {}
     for row in rows:
         header = coerce_header(row.get("header") or {})
         session_id = row.get("id")
         if isinstance(session_id, str) and header is not None:
             headers[session_id] = header
-    stubs = [
-        TeamStub(session_id, header.cwd or NO_WORKSPACE, header.created_at)
-        for session_id, header in headers.items()
-        if not (header.parent_session and header.parent_session in headers)
-    ]
-    stubs.sort(key=lambda stub: stub.created_at or 0, reverse=True)
-    return stubs
+            revision = row.get("revision")
+            revisions[session_id] = revision if isinstance(revision, str) else ""
+    members: dict[str, list[str]] = {}
+    for session_id in headers:
+        root = _root_of(session_id, headers)
+        if root is not None and root != session_id:
+            members.setdefault(root, []).append(session_id)
+    stubs = []
+    for session_id, header in headers.items():
+        if header.parent_session and header.parent_session in headers:
+            continue
+        team = sorted(members.get(session_id, ()))
+        times = [t for t in (headers[m].created_at for m in [session_id, *team]) if t]
+        stubs.append(
+            TeamStub(
+                session_id,
+                header.cwd or NO_WORKSPACE,
+                header.created_at,
+                tuple(team),
+                max(times, default=None),
+            )
+        )
+    stubs.sort(key=lambda stub: (stub.newest_at or 0, stub.lead), reverse=True)
+    return Listing(
+        teams=tuple(stub for stub in stubs if stub.members),
+        singles=tuple(stub for stub in stubs if not stub.members),
+        revisions={
+            stub.lead: tuple(revisions[m] for m in (stub.lead, *stub.members)) for stub in stubs
+        },
+    )
 
 
-def team_card(stub: TeamStub, panel_url: str, timeline: Mapping[str, Any] | None) -> TeamCard:
-    """The card of one team; without its timeline, only what the session list says."""
+def _root_of(session_id: str, headers: Mapping[str, SessionHeader]) -> str | None:
+    """The topmost listed ancestor by ``parentSession``; ``None`` on a cycle."""
+    seen = {session_id}
+    current = session_id
+    while True:
+        parent = headers[current].parent_session
+        if not parent or parent not in headers:
+            return current
+        if parent in seen:
+            return None
+        seen.add(parent)
+        current = parent
+
+
+def team_card(
+    stub: TeamStub,
+    panel_url: str,
+    timeline: Mapping[str, Any] | None,
+    card_url: str = "",
+    *,
+    unavailable: str | None = None,
+) -> TeamCard:
+    """The card of one team; without its timeline, only what the session list says
+    (and, when given, why there is no more)."""
+    headers_only = TeamCard(
+        stub.lead,
+        stub.workspace,
+        stub.created_at,
+        panel_url,
+        card_url,
+        member_count=len(stub.members),
+        newest_at=stub.newest_at,
+        unavailable=unavailable,
+    )
     if timeline is None:
-        return TeamCard(stub.lead, stub.workspace, stub.created_at, panel_url)
+        return headers_only
     lanes = [lane for lane in _dicts(timeline.get("lanes")) if lane.get("kind") != "unassigned"]
     tasks = [t for t in _dicts(timeline.get("tasks")) if t.get("status") != "deleted"]
     lead = next((lane for lane in lanes if lane.get("kind") == "lead"), {})
@@ -122,12 +218,10 @@ def team_card(stub: TeamStub, panel_url: str, timeline: Mapping[str, Any] | None
         (s.get("preview") for s in _dicts(lead.get("spans")) if s.get("kind") == "user-prompt"),
         None,
     )
-    return TeamCard(
-        stub.lead,
-        stub.workspace,
-        stub.created_at,
-        panel_url,
+    return replace(
+        headers_only,
         summarised=True,
+        member_count=sum(1 for lane in lanes if lane.get("kind") == "teammate"),
         live=bool(timeline.get("live")),
         last_activity=_last_activity(timeline, spans),
         lead_name=str(lead.get("name") or "lead"),
@@ -146,18 +240,23 @@ def team_card(stub: TeamStub, panel_url: str, timeline: Mapping[str, Any] | None
 
 
 def by_workspace(cards: Iterable[TeamCard]) -> tuple[WorkspaceGroup, ...]:
-    """Live teams first, then by latest activity; each workspace where its first team is."""
-    ordered = sorted(cards, key=lambda c: (not c.live, -(c.last_activity or c.created_at or 0)))
+    """Live teams first, then by latest activity (before a card's summary is in: its
+    newest session's start); each workspace where its first team is."""
+    ordered = sorted(
+        cards,
+        key=lambda c: (not c.live, -(c.last_activity or c.newest_at or c.created_at or 0)),
+    )
     groups: dict[str, list[TeamCard]] = {}
     for card in ordered:
         groups.setdefault(card.workspace, []).append(card)
     return tuple(WorkspaceGroup(ws, tuple(teams)) for ws, teams in groups.items())
 
 
-def summary_text(groups: Sequence[WorkspaceGroup]) -> str:
-    """``3 teams in 2 workspaces``."""
+def summary_text(groups: Sequence[WorkspaceGroup], singles: int = 0) -> str:
+    """``3 teams in 2 workspaces``, then ``· 5 single sessions`` when there are any."""
     teams = sum(len(group.teams) for group in groups)
-    return f"{counted(teams, 'team')} in {counted(len(groups), 'workspace')}"
+    text = f"{counted(teams, 'team')} in {counted(len(groups), 'workspace')}"
+    return f"{text} · {counted(singles, 'single session')}" if singles else text
 
 
 def _last_activity(data: Mapping[str, Any], spans: list[Mapping[str, Any]]) -> int | None:

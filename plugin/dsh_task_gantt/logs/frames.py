@@ -124,12 +124,15 @@ def _frame_at(buf: bytes | memoryview, start: int) -> Frame:
     return Frame(start, pos, content_size=content_size)
 
 
-def walk_frames(buf: bytes | memoryview, start: int = 0) -> FrameWalk:
-    """Every complete frame of ``buf`` from ``start``, stopping at a torn tail or garbage."""
+def walk_frames(
+    buf: bytes | memoryview, start: int = 0, *, max_frames: int | None = None
+) -> FrameWalk:
+    """Every complete frame of ``buf`` from ``start`` (at most ``max_frames``), stopping
+    at a torn tail or garbage."""
     frames: list[Frame] = []
     pos = start
     size = len(buf)
-    while pos < size:
+    while pos < size and (max_frames is None or len(frames) < max_frames):
         frame = _common_frame_at(buf, pos, size)
         if frame is None:
             try:

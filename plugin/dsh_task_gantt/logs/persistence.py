@@ -97,7 +97,12 @@ def read_header_fast(path: Path) -> SessionHeader | None:
     data = b""
     if is_zstd_path(path):
         dctx = zstandard.ZstdDecompressor()
-        for frame in walk_frames(head).frames:
+        # Frame by frame: the header is in the first, and walking the whole probe
+        # (dozens of frames) costs more than decoding it on a root of hundreds of logs.
+        pos = 0
+        while (walk := walk_frames(head, pos, max_frames=1)).frames:
+            frame = walk.frames[0]
+            pos = frame.end
             if frame.skippable:
                 continue
             try:
