@@ -1,7 +1,8 @@
 """``serve --demo``: the bundled example teams, one of them live.
 
 The bundled logs are copied to a temporary sessions root (they are never touched).
-The full example team ("alpha") is regenerated there from its seed with its clock
+The example team a newcomer sees first ("invoices": a lead and three teammates adding
+a CSV export to an invoices API) is regenerated there from its seed with its clock
 moved so that it ends now, and a background thread keeps appending real-format
 frames to it — turns, task claims and completions, messages, now and then a human
 prompt — so its panel visibly grows. The temporary root is removed on exit.
@@ -21,14 +22,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .clock import now_ms
-from .fixturegen import FIXTURE_SEED, LiveTeam, TeamSpec, generate_team
+from .fixturegen import (
+    FIXTURE_SEED,
+    STORY_SEED_OFFSET,
+    STORY_TEAM,
+    LiveTeam,
+    TeamSpec,
+    generate_team,
+)
 from .resources import resource_path
 
 log = logging.getLogger("dsh_task_gantt.demo")
 
 #: Seconds between two appended activities.
 TICK_SECONDS = 2.5
-LIVE_TEAM = "alpha"
+LIVE_TEAM = STORY_TEAM
 
 
 @dataclass(slots=True)
@@ -65,8 +73,8 @@ class DemoTeams:
         duration = frozen.last_event_time - frozen.start_ms
         spec = generate_team(
             root,
-            seed=FIXTURE_SEED,
-            shape="full",
+            seed=FIXTURE_SEED + STORY_SEED_OFFSET,
+            shape="story",
             name=LIVE_TEAM,
             start_ms=now_ms() - duration,
             live=True,
