@@ -70,15 +70,7 @@ class DemoTeams:
         frozen = TeamSpec.load(bundled / "specs" / f"{LIVE_TEAM}.json", root=str(root))
         # Replace the copy of the live team by the same team, its clock ending now.
         shutil.rmtree(root / frozen.project_key, ignore_errors=True)
-        duration = frozen.last_event_time - frozen.start_ms
-        spec = generate_team(
-            root,
-            seed=FIXTURE_SEED + STORY_SEED_OFFSET,
-            shape="story",
-            name=LIVE_TEAM,
-            start_ms=now_ms() - duration,
-            live=True,
-        )
+        spec = _generate_live(root, start_ms=now_ms() - _live_duration())
         # The other bundled teams that shared the workspace folder come back as they were.
         for path in (bundled / "sessions" / frozen.project_key).glob("*"):
             if not (root / frozen.project_key / path.name).exists():
@@ -104,6 +96,26 @@ class DemoTeams:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+
+def _generate_live(root: Path, *, start_ms: int) -> TeamSpec:
+    return generate_team(
+        root,
+        seed=FIXTURE_SEED + STORY_SEED_OFFSET,
+        shape="story",
+        name=LIVE_TEAM,
+        start_ms=start_ms,
+        live=True,
+    )
+
+
+def _live_duration() -> int:
+    """How long the live variant of the team runs. It ends on an open lead turn, not on
+    the frozen bundle's closing turn, so its length is measured on a scratch copy: the
+    team then ends now, and the first appended tick does not stretch its time axis."""
+    with tempfile.TemporaryDirectory(prefix="dsh-task-gantt-demo-") as scratch:
+        spec = _generate_live(Path(scratch), start_ms=0)
+    return spec.last_event_time - spec.start_ms
 
 
 def _make_writable(root: Path) -> None:

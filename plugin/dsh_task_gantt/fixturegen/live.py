@@ -145,7 +145,9 @@ class LiveTeam:
         elif len(active) >= 1 and choice < 0.75:
             people = [sim.meta(lead.member_id), *active]
             sender, target = rng.sample(people, 2)
-            topic = rng.choice(("question", "answer", "progress", "report"))
+            # The lead asks and answers; teammates also report their work.
+            topics = ("question", "answer", "progress", "report")
+            topic = rng.choice(topics[:2] if sender.role == "lead" else topics)
             msg = sim.message(sender.id, target.id, S.NORMAL, topic=topic)
             done.append(f"message {msg.id}")
         elif active:
@@ -198,7 +200,7 @@ class LiveTeam:
             sim.act(actor, lambda: sim.update_task(actor, task.id, "claim"))
             return f"claim {task.id}"
         lead_id = sim.lead_log().member_id
-        subject = sim.words.follow_up(len(sim.tasks) + 1)
+        subject = sim.words.follow_up([t.subject for t in sim.tasks])
         new_id: list[str] = []
         sim.act(lead_id, lambda: new_id.append(sim.create_task(lead_id, subject)))
         return f"create {new_id[0]}"

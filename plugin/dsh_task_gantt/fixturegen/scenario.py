@@ -382,7 +382,7 @@ def _lone(sim: Sim, *, live: bool) -> None:
     lead = sim.add_lead("session-" + new_uuid(sim.rng))
     lead.user_message("time-context", "It is 2026-10-10 18:00 UTC.")
     for words in ("What does this repository do?", "Summarise the open issues."):
-        sim.human_prompt(lead, _prompt_text(sim, words))
+        sim.human_prompt(lead, sim.words.prompt(words, context=False))
         lead.filler_turn(sim.rng.randint(1, 3))
     if live:
         sim.human_prompt(lead, _prompt_text(sim, "One more thing."))
@@ -463,9 +463,7 @@ def _story(sim: Sim, *, live: bool) -> None:
     lead.begin_turn()
     lead.begin_step()
     lead.assistant()
-    t_bom = sim.create_task(
-        lead_id, sim.words.follow_up(1), write_scopes=["app/export/csv_rows.py"]
-    )
+    t_bom = sim.create_task(lead_id, sim.words.follow_up(), write_scopes=["app/export/csv_rows.py"])
     lead.end_step()
     lead.end_turn("completed")
     sim.settle(lead)

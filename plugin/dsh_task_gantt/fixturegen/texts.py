@@ -10,6 +10,7 @@ about one message in five is written in Chinese.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dsh_task_gantt.fixturegen.seeded import lognormal
@@ -318,17 +319,23 @@ class Texts:
             **names,
         )
 
-    def prompt(self, request: str) -> str:
-        """A human prompt: the request, then a line or two of context."""
+    def prompt(self, request: str, *, context: bool = True) -> str:
+        """A human prompt: the request, then (with ``context``) a line or two of context."""
+        if not context:
+            return request
         extra = self._rng.sample(_PROMPT_CONTEXT, self._rng.randint(1, 2))
         return request + "\n\n" + " ".join(self._fill(t) for t in extra)
 
     def status_prompt(self) -> str:
         return self._fill(self._rng.choice(STATUS_PROMPTS))
 
-    def follow_up(self, number: int) -> str:
-        subjects = self.project.follow_ups
-        return subjects[(number - 1) % len(subjects)]
+    def follow_up(self, taken: Sequence[str] = ()) -> str:
+        """The next follow-up task's subject, one the board does not hold yet."""
+        for subject in self.project.follow_ups:
+            if subject not in taken:
+                return subject
+        first = self.project.follow_ups[0]
+        return f"{first} (round {len(taken) + 1})"
 
     def task_description(self, subject: str, owner: str) -> str:
         details = self._rng.sample(_TASK_DETAIL, 2)
