@@ -395,6 +395,10 @@ _STORY_REQUEST = (
     "invoices API: GET /invoices/export.csv, same filters as GET /invoices, streamed so a "
     "whole year of invoices does not load into memory at once."
 )
+#: The human, mid-job, in Chinese: Excel shows the customers' Chinese names garbled.
+_STORY_ENCODING_PROMPT = (
+    "导出的 CSV 用 Excel 打开时中文名字是乱码，能不能顺便处理一下编码？客户名里有很多中文。"
+)
 _STORY_ROSTER = (
     ("api", "Adds the export endpoint to app/routes/invoices.py"),
     ("csv", "Turns invoice rows into CSV, streamed"),
@@ -457,9 +461,7 @@ def _story(sim: Sim, *, live: bool) -> None:
     sim.message(csv, api, S.NORMAL, topic="report")
 
     sim.sync(lead)
-    sim.human_prompt(
-        lead, "导出的 CSV 用 Excel 打开时中文名字是乱码，能不能顺便处理一下编码？客户名里有很多中文。"
-    )
+    sim.human_prompt(lead, _STORY_ENCODING_PROMPT)
     lead.begin_turn()
     lead.begin_step()
     lead.assistant()

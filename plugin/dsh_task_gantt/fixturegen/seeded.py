@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+
 class TextSource:
     """Bulk text: slices of a seeded corpus of ``line()`` results (fast enough for tens
     of MB of tool results and assistant turns)."""

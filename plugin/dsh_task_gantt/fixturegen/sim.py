@@ -24,8 +24,8 @@ from dsh_task_gantt.fixturegen.spec import (
     TaskSpec,
     TeamSpec,
 )
-from dsh_task_gantt.fixturegen.texts import EXPORT, Project, Texts
 from dsh_task_gantt.fixturegen.task_state import STATUS_AFTER, TaskState, derived_action
+from dsh_task_gantt.fixturegen.texts import EXPORT, Project, Texts
 from dsh_task_gantt.fixturegen.writer import Event, SessionLogWriter, header_record
 from dsh_task_gantt.logs.project_key import project_key
 

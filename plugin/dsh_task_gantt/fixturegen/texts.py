@@ -152,7 +152,7 @@ _OPENERS_EN = {
 }
 
 _KICKOFF_EN = (
-    "Your task on the board is \"{task}\". Scope: {file} and its tests. Please don't edit "
+    "Your task on the board is “{task}”. Scope: {file} and its tests. Please don't edit "
     "{other} without asking first; it belongs to a task that runs in parallel with yours.",
     "Background: the human asked for {goal}. I split it into small tasks so the pieces can "
     "land one at a time. Others wait on yours, so a first version that works beats a "
@@ -274,7 +274,8 @@ _BODY_ZH = (
     "如果大家没有意见我就这么改。",
     "注意：另一个任务也会修改 {file}，所以我只改了函数体，没有动 import。你要改同一个文件的话"
     "请先拉一下最新代码。",
-    "用示例数据（12,000 行）测了一下：改之前 410 毫秒，改之后 95 毫秒，峰值内存从 180 MB 降到 22 MB。",
+    "用示例数据（12,000 行）测了一下：改之前 410 毫秒，改之后 95 毫秒，"
+    "峰值内存从 180 MB 降到 22 MB。",
 )
 
 _CLOSERS_ZH = ("有问题随时找我。", "接下来我去做下一个待办任务。", "")
@@ -363,6 +364,10 @@ class Texts:
         length = lognormal(rng, median, 0.6, 40, most)
         if length < 260:
             return self._fill(rng.choice(_SHORT_ZH if zh else _SHORT_EN), task=task)
+        opener: Sequence[str]
+        bank: Sequence[str]
+        code: Sequence[str]
+        closer: Sequence[str]
         if zh:
             opener, bank, code, closer = _OPENERS_ZH, _BODY_ZH, (), _CLOSERS_ZH
             length = length // 3  # one Chinese character says what three letters do
@@ -370,7 +375,7 @@ class Texts:
             opener, bank, code, closer = (
                 _OPENERS_EN[topic],
                 _TOPIC_BANKS[topic],
-                _CODE_EN if topic in ("progress", "report") else (),
+                _CODE_EN if results else (),
                 _CLOSERS_EN,
             )
         parts = [self._fill(rng.choice(opener), target=target, task=task)]
