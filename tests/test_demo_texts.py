@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 SPECS = REPO / "fixtures" / "specs"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 #: How a paragraph of a real message ends: a sentence, a code fence, a signature.
-SENTENCE_END = re.compile(r"([.:?!。？！)]|```)$")
+SENTENCE_END = re.compile(r"([.:?!。？！：)]|```)$")
 
 
 def bundled(name: str) -> TeamSpec:

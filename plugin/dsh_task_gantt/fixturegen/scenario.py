@@ -202,7 +202,7 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
     # Kick-off messages from the lead to every live teammate.
     for name in ids:
         if members[name].log is not None:
-            beat(functools.partial(sim.message, lead_id, ids[name], S.NORMAL))
+            beat(functools.partial(sim.message, lead_id, ids[name], S.NORMAL, topic="kickoff"))
     beat(
         lambda: sim.act(
             ids["planner"],
@@ -322,8 +322,14 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
         lead.user_message("subagent-settled", f"{ids[name]} settled.")
     lead.user_message("schedule", "Daily check-in at 09:00.")
     lead.user_message("plugin:reminders", "Remember to commit.")
+    _end_lead(sim, lead, live=live, prompt=_prompt_text(sim, "Keep going.") if live else "")
+
+
+def _end_lead(sim: Sim, lead: Log, *, live: bool, prompt: str) -> None:
+    """The lead's last turn: live, the human's ``prompt`` and a step still open;
+    frozen, a closed filler turn."""
     if live:
-        sim.human_prompt(lead, _prompt_text(sim, "Keep going."))
+        sim.human_prompt(lead, prompt)
         lead.begin_turn()
         lead.begin_step()
         lead.assistant()
@@ -358,15 +364,15 @@ def _pair(sim: Sim, *, live: bool) -> None:
     sim.settle(lead)
     w, r = writer.id, reviewer.id
     logs = [lead, *(m.log for m in (writer, reviewer) if m.log is not None)]
-    sim.message(lead_id, w, S.NORMAL)
+    sim.message(lead_id, w, S.NORMAL, topic="kickoff", about=t_write)
     sim.act(w, lambda: sim.update_task(w, t_write, "claim"))
     _rounds(sim, logs, 2)
     sim.act(w, lambda: sim.update_task(w, t_write, "complete"))
-    sim.message(w, r, S.NORMAL)
+    sim.message(w, r, S.NORMAL, topic="report", about=t_write)
     sim.act(r, lambda: sim.update_task(r, t_review, "claim"))
     _rounds(sim, logs, 2)
     sim.act(r, lambda: sim.update_task(r, t_review, "complete"))
-    sim.message(r, lead_id, S.NORMAL)
+    sim.message(r, lead_id, S.NORMAL, topic="report", about=t_review)
     sim.sync(lead)
     lead.user_message("subagent-settled", f"{w} settled.")
     if live:
@@ -446,19 +452,22 @@ def _story(sim: Sim, *, live: bool) -> None:
         sim.act(actor, lambda: sim.update_task(actor, task_id, action))
 
     for mate, task_id in ((api, t_route), (csv, t_rows), (qa, t_tests)):
-        sim.message(lead_id, mate, S.NORMAL, topic="kickoff", about=sim.task(task_id).subject)
+        sim.message(lead_id, mate, S.NORMAL, topic="kickoff", about=task_id)
     move(api, t_route, "claim")
     move(csv, t_rows, "claim")
     sim.message(qa, api, S.NORMAL, topic="question")
     sim.message(api, qa, S.NORMAL, topic="answer")
+    sim.message(qa, api, S.NORMAL, sim.words.short())
     _rounds(sim, logs, 2)
+    rows = sim.task(t_rows)
     text = sim.words.message(
-        "csv", "lead", topic="progress", chinese=True, task=sim.task(t_rows).subject
+        "csv", "lead", topic="progress", chinese=True, task=rows.subject, scope=rows.write_scopes[0]
     )
     sim.message(csv, lead_id, S.NORMAL, text)
     _rounds(sim, logs, 1)
     move(csv, t_rows, "complete")
     sim.message(csv, api, S.NORMAL, topic="report")
+    sim.message(api, csv, S.NORMAL, sim.words.short(chinese=True))
 
     sim.sync(lead)
     sim.human_prompt(lead, _STORY_ENCODING_PROMPT)
@@ -469,7 +478,7 @@ def _story(sim: Sim, *, live: bool) -> None:
     lead.end_step()
     lead.end_turn("completed")
     sim.settle(lead)
-    sim.message(lead_id, csv, S.NORMAL, topic="kickoff", about=sim.task(t_bom).subject)
+    sim.message(lead_id, csv, S.NORMAL, topic="kickoff", about=t_bom)
     move(csv, t_bom, "claim")
     _rounds(sim, logs, 1)
     move(api, t_route, "complete")
@@ -488,14 +497,7 @@ def _story(sim: Sim, *, live: bool) -> None:
     sim.sync(lead)
     for mate in (api, csv):
         lead.user_message("subagent-settled", f"{mate} settled.")
-    if live:
-        sim.human_prompt(lead, sim.words.status_prompt())
-        lead.begin_turn()
-        lead.begin_step()
-        lead.assistant()
-        sim.live = True
-    else:
-        lead.filler_turn(2)
+    _end_lead(sim, lead, live=live, prompt=sim.words.status_prompt() if live else "")
 
 
 def generate_team(

@@ -326,17 +326,21 @@ class Sim:
         about: str | None = None,
     ) -> MessageSpec:
         """A team message: the sender's tool call, queued/delivered in the lead log, and
-        the recipient's team-message user/message (when the target has a log)."""
+        the recipient's team-message user/message (when the target has a log). Without
+        ``text``, one about ``topic`` is written on task ``about`` (an id; by default the
+        task one of the two is working on)."""
         rng = self.rng
         msg_id = f"msg-{rng.getrandbits(48):012x}"
         sender_name = self.name_of(sender)
         if text is None:
+            task = self.task(about) if about else self._task_between(sender, target)
             known = any(m.id == target for m in self.members)
             text = self.words.message(
                 sender_name,
                 self.name_of(target) if known else "team",
                 topic=topic,
-                task=about or self._task_between(sender, target),
+                task=task.subject if task else "the current task",
+                scope=task.write_scopes[0] if task and task.write_scopes else None,
                 median=self.scale.message_median,
                 most=self.scale.message_max,
             )
@@ -413,12 +417,12 @@ class Sim:
         self.messages.append(spec)
         return spec
 
-    def _task_between(self, sender: str, target: str) -> str:
-        """The subject a message between two members is most likely about."""
+    def _task_between(self, sender: str, target: str) -> TaskState | None:
+        """The task a message between two members is most likely about."""
         for task in reversed(self.tasks):
             if task.owner_id in (sender, target) and task.status == "in_progress":
-                return task.subject
-        return self.tasks[-1].subject if self.tasks else "the current task"
+                return task
+        return self.tasks[-1] if self.tasks else None
 
     def act(self, actor: str, body: Callable[[], object], *, reason: str = "completed") -> None:
         """A short turn on ``actor`` whose first step runs ``body`` (its tool calls)."""

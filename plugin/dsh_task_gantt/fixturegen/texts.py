@@ -107,6 +107,7 @@ STATUS_PROMPTS = (
 # -- team messages -------------------------------------------------------------
 
 _SHORT_EN = (
+    "Thanks, that answers it. Going ahead with {file}.",
     "Thanks, that works. Merging {file} now.",
     "On it.",
     "Claimed. I'll report back when {test} passes.",
@@ -151,24 +152,24 @@ _OPENERS_EN = {
     ),
 }
 
-_KICKOFF_EN = (
-    "Your task on the board is “{task}”. Scope: {file} and its tests. Please don't edit "
+_KICKOFF_EN = (  # in the order a lead would write them
+    "Your task on the board is “{task}”. It touches {file}. Please don't edit "
     "{other} without asking first; it belongs to a task that runs in parallel with yours.",
     "Background: the human asked for {goal}. I split it into small tasks so the pieces can "
     "land one at a time. Others wait on yours, so a first version that works beats a "
     "perfect one that arrives tomorrow.",
-    "Done means: {test} covers the new behaviour, the full suite is green, and ruff and "
-    "mypy are clean. Paste the pytest summary line in your report, not just 'tests pass'.",
     "Start by reading {function} in {file}; it already does about half of what we need. If "
     "it turns out to be the wrong place, tell me before you build around it.",
-    "Constraints: no new dependencies without asking, keep memory flat on big inputs (never "
-    "hold the whole result in a list), and keep every public signature as it is.",
-    "Order of work, as I see it: the endpoint and the row streaming can go in parallel; the "
-    "tests wait for both but can start from the fixtures today; the docs come last, once "
-    "the column names are settled. If you finish early, take the next pending task.",
     "Risks I already see: {file} has no tests for the error paths, so add one before you "
     "change it, and {function} is called from two places with slightly different inputs. "
     "Read both callers before you touch its signature.",
+    "Constraints: no new dependencies without asking, keep memory flat on big inputs (never "
+    "hold the whole result in a list), and keep every public signature as it is.",
+    "Done means: {test} covers the new behaviour, the full suite is green, and ruff and "
+    "mypy are clean. Paste the pytest summary line in your report, not just 'tests pass'.",
+    "Order of work, as I see it: the pieces that touch different files go in parallel; the "
+    "tests wait for them but can start from the fixtures today; the docs come last, once "
+    "the names are settled. If you finish early, take the next pending task.",
     "Claim the task on the board before you start so the others can see who is on it, and "
     "message me if you are blocked for more than a few minutes. Questions to each other "
     "are fine too; you don't need to go through me.",
@@ -252,6 +253,12 @@ _CODE_EN = (
     "+    items = sorted(items, key=lambda i: (i.created_at, i.id))\n```",
 )
 
+_CLOSERS_KICKOFF = (
+    "Shout if anything in the plan looks wrong to you.",
+    "Thanks, and welcome to the team.",
+    "",
+)
+
 _CLOSERS_EN = (
     "Let me know if you want it done differently.",
     "I'll pick up the next pending task unless you say otherwise.",
@@ -276,6 +283,21 @@ _BODY_ZH = (
     "请先拉一下最新代码。",
     "用示例数据（12,000 行）测了一下：改之前 410 毫秒，改之后 95 毫秒，"
     "峰值内存从 180 MB 降到 22 MB。",
+    "还有一个问题：客户名里有中文的时候，Excel 默认按本地编码打开文件，会显示成乱码。"
+    "我查了一下，在文件开头加上 UTF-8 的 BOM 就能解决，其他工具读的时候也不受影响。",
+    "我没有改错误信息的措辞，因为有一个客户端是按错误文本做匹配的，改了会出问题。"
+    "这个可以单独开一个任务，并在 CHANGELOG 里写明。",
+    "边界情况我手动验证过：空结果、字段里有换行、名字里有非 ASCII 字符（Zoë、王芳），"
+    "以及请求中途超时。前三个都正常，最后一个现在会返回明确的错误，而不是一个被截断的文件。",
+    "{function} 一共有三处调用：两处用关键字参数，一处用位置参数。为了避免位置参数被悄悄错位，"
+    "我把新参数设成了仅限关键字参数。",
+)
+
+_CODE_ZH = (
+    "核心改动如下：\n\n```python\ndef {function}(rows, *, page_size=500):\n"
+    "    for start in range(0, len(rows), page_size):\n"
+    "        yield from rows[start : start + page_size]\n```",
+    "本地运行结果：\n\n```\n$ pytest -q {test}\n........................\n24 passed in 1.87s\n```",
 )
 
 _CLOSERS_ZH = ("有问题随时找我。", "接下来我去做下一个待办任务。", "")
@@ -307,13 +329,16 @@ class Texts:
         #: The point the last question raised, so the next answer answers it.
         self._asked: int | None = None
 
-    def _fill(self, template: str, **names: str) -> str:
+    def _fill(self, template: str, *, scope: str | None = None, **names: str) -> str:
+        """``template`` with the project's names; ``{file}`` is ``scope`` when given (the
+        file the task is about), ``{other}`` always another file."""
         p = self.project
         rng = self._rng
         files = rng.sample(p.files, 2)
+        file = scope or files[0]
         return template.format(
-            file=files[0],
-            other=files[1],
+            file=file,
+            other=files[1] if files[1] != file else files[0],
             test=rng.choice(p.tests),
             function=rng.choice(p.functions),
             goal=p.goal,
@@ -354,35 +379,39 @@ class Texts:
         most: int = 8000,
         chinese: bool | None = None,
         task: str = "the current task",
+        scope: str | None = None,
     ) -> str:
         """A team message about ``topic`` (kickoff, question, answer, progress, report)
-        on ``task`` from ``sender`` to ``target``, of a realistic length."""
+        on ``task`` (whose files are ``scope``) from ``sender`` to ``target``, of a
+        realistic length."""
         rng = self._rng
         results = topic in ("progress", "report")
         # Chinese is drawn for results only: the Chinese bank reports work done.
         zh = (results and rng.random() < 0.25) if chinese is None else chinese
         length = lognormal(rng, median, 0.6, 40, most)
         if length < 260:
-            return self._fill(rng.choice(_SHORT_ZH if zh else _SHORT_EN), task=task)
+            return self.short(chinese=zh)
         opener: Sequence[str]
         bank: Sequence[str]
         code: Sequence[str]
         closer: Sequence[str]
         if zh:
-            opener, bank, code, closer = _OPENERS_ZH, _BODY_ZH, (), _CLOSERS_ZH
-            length = length // 3  # one Chinese character says what three letters do
+            opener, bank, code, closer = _OPENERS_ZH, _BODY_ZH, _CODE_ZH, _CLOSERS_ZH
+            length = length // 2  # a Chinese character says what two or three letters do
         else:
             opener, bank, code, closer = (
                 _OPENERS_EN[topic],
                 _TOPIC_BANKS[topic],
                 _CODE_EN if results else (),
-                _CLOSERS_EN,
+                _CLOSERS_KICKOFF if topic == "kickoff" else _CLOSERS_EN,
             )
-        parts = [self._fill(rng.choice(opener), target=target, task=task)]
+        parts = [self._fill(rng.choice(opener), scope=scope, target=target, task=task)]
         size = len(parts[0])
         # A question or an answer is about one or two points, with results as context;
         # a kickoff is the plan alone. Never the same paragraph twice.
         pool = rng.sample(bank, len(bank))
+        if topic == "kickoff" and not zh:
+            pool = [bank[0], *(p for p in bank[1:] if rng.random() < 0.9)]
         if topic in ("question", "answer") and not zh:
             if topic == "question":
                 self._asked = bank.index(pool[0])
@@ -394,16 +423,20 @@ class Texts:
         for body in pool:
             if size >= length:
                 break
-            parts.append(self._fill(body, task=task))
+            parts.append(self._fill(body, scope=scope, task=task))
             size += len(parts[-1]) + 2
             if snippets and size < length and rng.random() < 0.35:
-                parts.append(self._fill(snippets.pop()))
+                parts.append(self._fill(snippets.pop(), scope=scope))
                 size += len(parts[-1]) + 2
         ending = self._fill(rng.choice(closer))
         if ending:
             parts.append(ending)
         parts.append(f"— {sender}")
         return "\n\n".join(parts)
+
+    def short(self, *, chinese: bool = False) -> str:
+        """A one-line reply: an acknowledgement, a claim, a quick result."""
+        return self._fill(self._rng.choice(_SHORT_ZH if chinese else _SHORT_EN))
 
     def paste(self, at_least: int) -> str:
         """A long paste (a test run's output with notes), newlines kept."""
