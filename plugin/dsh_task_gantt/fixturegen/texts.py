@@ -4,7 +4,7 @@ descriptions and team messages, so a bundled team reads like people doing a smal
 A :class:`Project` names the job (its files, test, function); :class:`Texts` draws
 from the banks with the ``random.Random`` it is given, so output stays deterministic.
 Message lengths follow real teams: median about 1,800 characters, some one-liners;
-about one message in five is written in Chinese.
+about one report in four is written in Chinese.
 """
 
 from __future__ import annotations
@@ -363,9 +363,9 @@ class Texts:
         first = self.project.follow_ups[0]
         return f"{first} (round {len(taken) + 1})"
 
-    def task_description(self, subject: str, owner: str) -> str:
+    def task_description(self, subject: str, author: str) -> str:
         details = self._rng.sample(_TASK_DETAIL, 2)
-        return f"{subject}. Owner: {owner}. " + " ".join(
+        return f"{subject}. Filed by {author}. " + " ".join(
             self._fill(t, lead="the lead") for t in details
         )
 
