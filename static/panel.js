@@ -8,7 +8,7 @@
   var MIN_WINDOW = 2000;
   var board, scroller, detail, viewForm;
   // The user's view: a time window (null = fit all) and whether it follows "now".
-  var state = { from: null, to: null, follow: false, msg: null, list: false };
+  var state = { from: null, to: null, follow: false, msg: null, list: false, listPage: 0, taskPage: 0 };
   var lastOpener = null;
   // A detail fetched by the panel itself (not the user): it must not move the focus.
   var quietDetail = false;
@@ -29,14 +29,17 @@
     return hms;
   }
 
+  // Only what is not in local time yet: a delta poll brings a few new elements, and the
+  // rest of the board keeps what it was given.
   function localize(root) {
-    root.querySelectorAll("time[data-ms]").forEach(function (el) {
+    root.querySelectorAll("time[data-ms]:not([datetime])").forEach(function (el) {
       var ms = Number(el.getAttribute("data-ms"));
       if (!el.getAttribute("data-ms") || !isFinite(ms)) return;
       el.textContent = fmt(ms, el.getAttribute("data-fmt") || "hms");
       el.setAttribute("datetime", new Date(ms).toISOString());
     });
-    root.querySelectorAll(".mark[data-ms]").forEach(function (el) {
+    root.querySelectorAll(".mark[data-ms]:not([data-local])").forEach(function (el) {
+      el.setAttribute("data-local", "");
       var at = fmt(Number(el.getAttribute("data-ms")), "hms");
       var label = el.getAttribute("data-label") + " at " + at + (el.getAttribute("data-note") || "");
       el.setAttribute("aria-label", label);
@@ -57,6 +60,11 @@
       wStart: Number(m.getAttribute("data-window-start")),
       wEnd: Number(m.getAttribute("data-window-end")),
       trackPx: Number(m.getAttribute("data-track-px")),
+      span: m.getAttribute("data-span"),
+      openT: m.getAttribute("data-open-t"),
+      nowT: m.getAttribute("data-now-t"),
+      drawnFrom: m.getAttribute("data-drawn-from") ? Number(m.getAttribute("data-drawn-from")) : null,
+      drawnTo: m.getAttribute("data-drawn-to") ? Number(m.getAttribute("data-drawn-to")) : null,
       empty: m.getAttribute("data-empty") === "true"
     };
   }
@@ -86,21 +94,37 @@
     return { from: lo, to: lo + width };
   }
 
+  // The chart places everything from three properties: the extent's length, where open
+  // bars end and the now-line (seconds from the origin). A poll that changed only the
+  // clock changes these and nothing else.
+  function placeChart(m) {
+    var chart = document.getElementById("chart");
+    if (!chart || !m) return;
+    if (chart.style.getPropertyValue("--span") !== m.span) chart.style.setProperty("--span", m.span);
+    // Only the open bars and the now-line follow "now": set it on them, not the chart.
+    chart.querySelectorAll(".open, .now").forEach(function (el) {
+      if (el.style.getPropertyValue("--open-t") !== m.openT) el.style.setProperty("--open-t", m.openT);
+    });
+  }
+
   function apply() {
     var m = meta();
+    placeChart(m);
     if (!m || document.body.classList.contains("list-mode")) {
-      board.style.setProperty("--zoom", "1");
+      if (board.style.getPropertyValue("--zoom") !== "1") board.style.setProperty("--zoom", "1");
       return;
     }
     var w = effectiveWindow(m);
     var extent = m.end - m.start;
     var zoom = w ? extent / (w.to - w.from) : 1;
     applying = true;
-    board.style.setProperty("--zoom", String(zoom));
+    // Unchanged properties are not set again: a poll that moved nothing lays out nothing.
+    if (board.style.getPropertyValue("--zoom") !== String(zoom)) board.style.setProperty("--zoom", String(zoom));
     if (w) {
       state.from = w.from; state.to = w.to;
-      scroller.scrollLeft = (w.from - m.start) / extent * trackWidth();
-    } else {
+      var left = (w.from - m.start) / extent * trackWidth();
+      if (Math.abs(scroller.scrollLeft - left) >= 1) scroller.scrollLeft = left;
+    } else if (scroller.scrollLeft !== 0) {
       scroller.scrollLeft = 0;
     }
     window.requestAnimationFrame(function () { applying = false; });
@@ -112,6 +136,9 @@
     viewForm.elements.to.value = state.to === null ? "" : String(Math.round(state.to));
     viewForm.elements.follow.value = state.follow ? "1" : "";
     viewForm.elements.w.value = String(Math.round(visibleTrack()));
+    viewForm.elements.list.value = state.list ? "1" : "";
+    viewForm.elements.lp.value = state.listPage ? String(state.listPage) : "";
+    viewForm.elements.tp.value = state.taskPage ? String(state.taskPage) : "";
   }
 
   function syncUrl() {
@@ -138,6 +165,8 @@
     syncUrl();
     var version = document.getElementById("board-version");
     if (version) version.value = "";
+    var token = document.getElementById("board-token");
+    if (token) token.value = "";
     if (window.htmx) window.htmx.ajax("GET", board.getAttribute("hx-get"), { source: board, target: board, swap: "innerHTML" });
   }
 
@@ -173,11 +202,13 @@
     refresh();
   }
 
+  // The list is drawn by the server a page at a time (never thousands of rows).
   function toggleList() {
     state.list = !state.list;
+    state.listPage = 0;
     document.body.classList.toggle("list-mode", state.list);
     apply();
-    syncUrl();
+    refresh();
   }
 
   function onScroll() {
@@ -195,6 +226,9 @@
       if (m.live) state.follow = atEnd && state.follow;
       syncInputs();
       syncUrl();
+      // Only the chunks near the window are drawn: past them, ask for the board again.
+      var cur = meta();
+      if (cur && cur.drawnFrom !== null && (state.from < cur.drawnFrom || state.to > cur.drawnTo)) refresh();
     }, 150);
   }
 
@@ -204,11 +238,13 @@
       if (el.getAttribute("data-msg") === msgId) el.classList.toggle("twin", on);
     });
   }
+  // The open message's marks, or the clusters that hold it, are marked current.
   function showCurrent() {
     board.querySelectorAll('.mark[aria-current="true"]').forEach(function (el) { el.removeAttribute("aria-current"); });
     if (!state.msg) return;
     board.querySelectorAll(".mark").forEach(function (el) {
-      if (el.getAttribute("data-msg") === state.msg) el.setAttribute("aria-current", "true");
+      var held = (el.getAttribute("data-msgs") || "").split(" ");
+      if (el.getAttribute("data-msg") === state.msg || held.indexOf(state.msg) >= 0) el.setAttribute("aria-current", "true");
     });
   }
   // An open "delivery pending" message whose marks now say delivered: fetch it again,
@@ -271,6 +307,10 @@
     if (!board || !scroller || !detail) return;
     var params = new URL(window.location.href).searchParams;
     state.list = document.body.classList.contains("list-mode");
+    if (viewForm) {
+      state.listPage = Number(viewForm.elements.lp.value) || 0;
+      state.taskPage = Number(viewForm.elements.tp.value) || 0;
+    }
     var m = meta();
     if (m && (m.wStart > m.start || m.wEnd < m.end)) { state.from = m.wStart; state.to = m.wEnd; }
     state.follow = !!(m && m.live && params.get("follow") === "1");
@@ -295,6 +335,10 @@
       var t = ev.target instanceof Element ? ev.target : null;
       if (!t) return;
       if (t.closest("[data-close]")) { closeDetail(); return; }
+      var pager = t.closest("[data-list-page]");
+      if (pager) { state.listPage = Math.max(0, Number(pager.getAttribute("data-list-page")) || 0); refresh(); return; }
+      var taskPager = t.closest("[data-task-page]");
+      if (taskPager) { state.taskPage = Math.max(0, Number(taskPager.getAttribute("data-task-page")) || 0); refresh(); return; }
       var opener = t.closest("[hx-target='#detail']");
       if (opener) {
         lastOpener = opener;

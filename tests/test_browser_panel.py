@@ -356,6 +356,7 @@ def test_zoom_buttons_fit_and_list_view(watched: Watched) -> None:
         assert page.evaluate("document.getElementById('board').scrollWidth") < width_zoomed
         page.locator("#list-toggle").click()
         assert page.locator(".chart").is_hidden()
+        page.locator(".list .item").first.wait_for()  # the list is drawn when asked for
         items = page.locator(".list .item")
         assert items.count() >= len(team.messages)
         # the list is walked with Tab and opened with Enter
@@ -476,6 +477,7 @@ def test_the_hostile_fixture_message_opens_as_text_and_runs_nothing(
     page.locator("#detail .message-card").wait_for()
     assert page.locator("#detail .body").text_content() == hostile.text
     page.locator("#list-toggle").click()
+    page.locator(".list li.item").first.wait_for()  # the list is drawn when asked for
     assert "<script>" in page.locator(".list").inner_text()
     assert page.locator("#board script, #board img, #detail script, #detail img").count() == 0
     assert page.locator("#detail a, #board a").count() == 0  # no javascript: link made

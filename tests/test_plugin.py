@@ -11,7 +11,7 @@ import pytest
 
 import dsh_task_gantt
 from dsh_task_gantt import ROUTE_PREFIX, plugin
-from tests.fakehost import FakeConnection, FakeContext, FakeWebServer
+from tests.kit.fakehost import FakeConnection, FakeContext, FakeWebServer
 
 ROOT = Path(__file__).resolve().parent.parent
 

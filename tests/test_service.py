@@ -21,7 +21,7 @@ from dsh_task_gantt.fixturegen import generate_team
 from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA
 from dsh_task_gantt.logs.persistence import DirectorySessionPersistence
 from dsh_task_gantt.service import TimelineService
-from tests.fakehost import (
+from tests.kit.fakehost import (
     FakeAgent,
     FakeAgents,
     FakeContext,

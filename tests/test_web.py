@@ -9,7 +9,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from dsh_task_gantt.plugin import apply
-from tests.fakehost import (
+from tests.kit.fakehost import (
     FakeAgent,
     FakeAgents,
     FakeConnection,
@@ -20,70 +20,9 @@ from tests.fakehost import (
     ev,
     header,
 )
+from tests.kit.teams import LEAD, MATE, team_logs
 
 PREFIX = "/plugins/dsh-task-gantt"
-LEAD = "lead-1"
-MATE = "mate-1"
-
-
-def team_logs() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    lead = [
-        ev("turn/start", 0, 10_000, {"turn": "t1"}),
-        ev(
-            "user/message",
-            1,
-            10_001,
-            {
-                "id": "u1",
-                "role": "user",
-                "content": [{"type": "text", "text": "build it"}],
-                "source": {"kind": "user"},
-            },
-        ),
-        ev(
-            "team/member",
-            2,
-            10_100,
-            {
-                "version": 2,
-                "teamId": LEAD,
-                "member": {
-                    "id": MATE,
-                    "name": "verify",
-                    "provider": "spawn",
-                    "context": "fresh",
-                    "phase": "active",
-                },
-            },
-        ),
-        ev(
-            "team/message/queued",
-            3,
-            10_200,
-            {
-                "teamId": LEAD,
-                "message": {
-                    "id": "m1",
-                    "senderId": LEAD,
-                    "senderName": "lead",
-                    "targetId": MATE,
-                    "content": [{"type": "text", "text": "line one\nline <b>two</b>"}],
-                },
-            },
-        ),
-        ev(
-            "team/message/delivered",
-            4,
-            10_300,
-            {"teamId": LEAD, "messageId": "m1", "targetId": MATE},
-        ),
-        ev("turn/end", 5, 11_000, {"turn": "t1", "reason": {"kind": "completed"}}),
-    ]
-    mate = [
-        ev("turn/start", 0, 10_400, {"turn": "x1"}),
-        ev("turn/end", 1, 10_900, {"turn": "x1", "reason": {"kind": "completed"}}),
-    ]
-    return lead, mate
 
 
 def make_host(connection: Any = None, **overrides: Any) -> tuple[FakeContext, FakePersistence]:

@@ -29,8 +29,8 @@ from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec, generate_team
 from dsh_task_gantt.plugin import apply
 from dsh_task_gantt.timeline import build_timeline
-from tests import foldkit as K
-from tests.fakehost import (
+from tests.kit import foldkit as K
+from tests.kit.fakehost import (
     FakeConnection,
     FakeContext,
     FakePersistence,

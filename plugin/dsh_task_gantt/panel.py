@@ -2,9 +2,11 @@
 
 ``web.py`` calls these after it has checked the method, the connection guard and the
 parameters (a valid session id). The panel only talks to a :class:`TimelineProvider`
-and renders its timeline dict through :mod:`layout`, keeping each lane's markup until
-the lane changes; the templates do no arithmetic. Every text from a log reaches the
-page through Jinja2 autoescaping.
+and renders its timeline dict through the :mod:`board` package, keeping each lane's
+pieces (name cell, time chunks) until the lane changes; the templates do no arithmetic.
+A poll from a browser whose board the server remembers (the token of its last answer)
+is answered with the pieces that changed, out of band; any other with the whole board.
+Every text from a log reaches the page through Jinja2 autoescaping.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -21,14 +24,17 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from .board.pieces import BoardPieces, LaneShape, Piece, Shown, ShownBoards, board_delta
 from .layout import (
     DEFAULT_FOCUS_WINDOW_MS,
     Board,
     LaneRow,
+    TaskRow,
     View,
     find_span_time,
     finish_board,
     format_time,
+    parse_time_param,
     parse_view,
     parties,
     plan_board,
@@ -55,6 +61,8 @@ PANEL_CSP = (
 MESSAGE_CAP = 16_384
 #: Rendered lanes kept for reuse (a few teams' worth of lanes, each at a few zooms).
 LANE_CACHE_SIZE = 256
+#: Rendered task rows kept for reuse.
+TASK_CACHE_SIZE = 1024
 
 _HEADERS = {"Cache-Control": "no-store", "Content-Security-Policy": PANEL_CSP, "Vary": "HX-Request"}
 
@@ -81,37 +89,88 @@ class Panel:
         self._env = _environment(resource_path("templates"))
         #: Each lane's row and markup, by everything they depend on (layout.lane_key):
         #: a poll after an append lays out and renders only the lanes that changed.
-        self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, Markup]] = OrderedDict()
+        self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, LaneShape]] = OrderedDict()
+        #: Each task row's markup by the row (most polls change none of them).
+        self._tasks: OrderedDict[tuple[TaskRow, str], Piece] = OrderedDict()
+        #: What a browser holds, by the token its last answer carried.
+        self._shown = ShownBoards()
+        # Compiled now, not on a first load (compiling them all takes about 0.1 s).
+        for name in self._env.list_templates(extensions=["html"]):
+            self._env.get_template(name)
 
     # -- helpers -----------------------------------------------------------------
 
     def _layout(
         self, timeline: Mapping[str, Any], view: View, session_id: str
-    ) -> tuple[Board, list[Markup]]:
+    ) -> tuple[Board, list[LaneShape]]:
         """The board, and each lane's markup (reused when the lane did not change)."""
         plan = plan_board(timeline, view)
         if isinstance(plan, Board):
             return plan, []
-        template = self._env.get_template("lane.html")
         rows: list[LaneRow] = []
-        markup: list[Markup] = []
+        pieces: list[LaneShape] = []
         for position in range(len(plan.lanes_raw)):
             lane_key = plan.lane_key(position)
             key = None if lane_key is None else (*lane_key, session_id)
             hit = self._lanes.get(key) if key is not None else None
             if key is not None and hit is not None:
                 self._lanes.move_to_end(key)
-                row, html = hit
+                row, lane_pieces = hit
             else:
                 row = plan.lane_row(position)
-                html = Markup(template.render(lane=row, prefix=self._prefix, session_id=session_id))
+                lane_pieces = self._lane_pieces(row, session_id)
                 if key is not None:
-                    self._lanes[key] = (row, html)
+                    self._lanes[key] = (row, lane_pieces)
                     if len(self._lanes) > LANE_CACHE_SIZE:
                         self._lanes.popitem(last=False)
             rows.append(row)
-            markup.append(html)
-        return finish_board(plan, tuple(rows)), markup
+            pieces.append(lane_pieces)
+        return finish_board(plan, tuple(rows)), pieces
+
+    def _lane_pieces(self, row: LaneRow, session_id: str) -> LaneShape:
+        context = {"lane": row, "prefix": self._prefix, "session_id": session_id}
+        name = Piece.of(
+            f"{row.dom_id}-name", self._env.get_template("lane_name.html").render(context)
+        )
+        chunk_template = self._env.get_template("chunk.html")
+        chunks = tuple(
+            Piece.of(chunk.dom_id, chunk_template.render(context, chunk=chunk))
+            for chunk in row.chunks
+        )
+        whole = self._env.get_template("lane.html").render(
+            context, name_html=name.html, chunks_html=[c.html for c in chunks]
+        )
+        return LaneShape(row.dom_id, row.lane_id, row.rows, name, chunks, Markup(whole))
+
+    def _board_pieces(self, board: Board, lanes: list[LaneShape], session_id: str) -> BoardPieces:
+        context = {"board": board, "prefix": self._prefix, "session_id": session_id}
+        tasks: list[Piece] = []
+        template = self._env.get_template("task_row.html")
+        for task in board.task_rows:
+            key = (task, session_id)
+            piece = self._tasks.get(key)
+            if piece is None:
+                piece = Piece.of(task.dom_id, template.render(context, task=task))
+                self._tasks[key] = piece
+                if len(self._tasks) > TASK_CACHE_SIZE:
+                    self._tasks.popitem(last=False)
+            else:
+                self._tasks.move_to_end(key)
+            tasks.append(piece)
+        return BoardPieces(
+            axis=Piece.of("axis", self._env.get_template("axis.html").render(context)),
+            grid=Piece.of("grid", self._env.get_template("grid.html").render(context)),
+            lanes=tuple(lanes),
+            tasks=tuple(tasks),
+            tasks_head=Piece.of(
+                "tasks-head", self._env.get_template("tasks_head.html").render(context)
+            ),
+            tasks_foot=Piece.of(
+                "tasks-foot", self._env.get_template("tasks_foot.html").render(context)
+            ),
+            listing=Piece.of("list", self._env.get_template("list.html").render(context)),
+            empty=board.empty,
+        )
 
     def _render(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         html = self._env.get_template(name).render(prefix=self._prefix, **context)
@@ -138,12 +197,16 @@ class Panel:
             if at is not None and view.start is None:
                 half = DEFAULT_FOCUS_WINDOW_MS // 2
                 view = View(start=at - half, end=at + half, track_px=view.track_px)
-        board, lanes_html = self._layout(result.data, view, session_id)
+        if params.get("list") == "1":
+            view = replace(view, listing=True)
+        board, lanes = self._layout(result.data, view, session_id)
+        pieces = self._board_pieces(board, lanes, session_id)
         return self._render(
             "page.html",
             session_id=session_id,
             board=board,
-            lanes_html=lanes_html,
+            pieces=pieces,
+            token=self._shown.remember(Shown.of(pieces)),
             etag=result.etag,
             drawn=_now_ms(),
             list_mode=params.get("list") == "1",
@@ -154,7 +217,9 @@ class Panel:
 
     async def board(self, request: Request, session_id: str) -> Response:
         """The poll target: 204 when the shown version is current (without building the
-        timeline), the new board when it changed, 286 with the final board when frozen."""
+        timeline); when it changed, only the pieces that changed if the server knows the
+        board the browser holds (its token), else the whole board; 286 with the final
+        board when frozen."""
         params = request.query_params
         shown = params.get("v") or request.headers.get("X-Board-Version") or ""
         if shown:
@@ -166,17 +231,58 @@ class Panel:
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
-        board, lanes_html = self._layout(result.data, parse_view(params), session_id)
+        board, lanes = self._layout(result.data, parse_view(params), session_id)
+        pieces = self._board_pieces(board, lanes, session_id)
+        held = self._shown.get(params.get("b")) if shown and result.live else None
+        delta = board_delta(held, pieces) if held is not None else None
+        context: dict[str, Any] = {
+            "session_id": session_id,
+            "board": board,
+            "etag": result.etag,
+            "drawn": _now_ms(),
+            "token": self._shown.remember(Shown.of(pieces)),
+        }
+        if delta is not None:
+            response = self._render(
+                "delta.html", replaced=delta.replaced, appended=delta.appended, **context
+            )
+            # The board element itself stays: only the out-of-band pieces are swapped.
+            response.headers["HX-Reswap"] = "none"
+            response.headers["X-Board-Delta"] = "1"
+            return response
         return self._render(
             "board.html",
             status=200 if result.live else HTMX_STOP_POLLING,
-            session_id=session_id,
-            board=board,
-            lanes_html=lanes_html,
-            etag=result.etag,
-            drawn=_now_ms(),
-            oob=True,
+            pieces=pieces,
+            status_oob=True,
+            **context,
         )
+
+    async def items(self, request: Request, session_id: str) -> Response:
+        """What an aggregate holds: a lane's turns, messages and prompts in a time range."""
+        params = request.query_params
+        start, end = parse_time_param(params.get("from")), parse_time_param(params.get("to"))
+        lane_id = params.get("lane") or ""
+        if start is None or end is None or end < start:
+            return HTMLResponse(
+                "<p>from and to must be times, from first.</p>", 400, headers=dict(_HEADERS)
+            )
+        result = await self._provider.timeline(session_id)
+        if result is None:
+            return self._not_found(request, "session")
+        board, _ = self._layout(result.data, View(), session_id)
+        for lane in board.lanes:
+            if lane.lane_id == lane_id:
+                return self._render(
+                    "items.html",
+                    session_id=session_id,
+                    lane=lane,
+                    start=start,
+                    end=end,
+                    turns=[t for t in lane.turns if t.start <= end and t.end >= start],
+                    marks=[m for m in lane.marks if start <= m.ms <= end],
+                )
+        return self._not_found(request, "lane")
 
     async def message(self, request: Request, session_id: str, message_id: str) -> Response:
         """The detail fragment of one message (for ``/api/messages/{id}`` with HX-Request)."""

@@ -85,8 +85,9 @@ PAGES: list[tuple[str, str, dict[str, str], tuple[str, ...]]] = [
     ("start", "/", {}, ("/w/",)),
     ("panel", f"{PREFIX}/panel?session={LEAD}", {}, ("name ", "subject ")),
     ("panel-msg", f"{PREFIX}/panel?session={LEAD}&msg=m-1", {}, ("body ",)),
-    ("board", f"{PREFIX}/panel/board?session={LEAD}", HX, ("name ", "prompt ")),
-    ("list", f"{PREFIX}/panel/board?session={LEAD}&list=1", HX, ("subject ",)),
+    ("board", f"{PREFIX}/panel/board?session={LEAD}", HX, ("name ",)),
+    # the list view is drawn only when asked for (a page at a time)
+    ("list", f"{PREFIX}/panel/board?session={LEAD}&list=1", HX, ("subject ", "prompt ")),
     ("message", f"{PREFIX}/api/messages/m-1?session={LEAD}", HX, ("body ", "name ")),
     ("task", f"{PREFIX}/panel/tasks/t-1?session={LEAD}", HX, ("subject ", "description ")),
     ("missing-page", f"{PREFIX}/panel?session=nobody", {}, ()),

@@ -160,7 +160,11 @@ def seen_in_json(data: dict[str, Any]) -> set[str]:
 
 
 def seen_in_html(text: str) -> set[str]:
-    return set(re.findall(r'data-msg="(m\d+)"', text))
+    """Messages drawn as marks, or held by a cluster of marks too crowded to draw apart."""
+    held = re.findall(r'data-msgs="([^"]*)"', text)
+    return set(re.findall(r'data-msg="(m\d+)"', text)) | {
+        m for ids in held for m in ids.split() if re.fullmatch(r"m\d+", m)
+    }
 
 
 def test_polling_while_frames_are_appended(server: tuple[str, Path, Path]) -> None:

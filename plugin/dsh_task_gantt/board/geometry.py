@@ -1,0 +1,283 @@
+"""The board's geometry: views, the extent, the window, ticks and time text."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from .model import DEFAULT_TRACK_PX, Tick, View
+
+#: Readable tick steps, seconds to a day.
+TICK_STEPS_MS: tuple[int, ...] = (
+    1_000, 2_000, 5_000, 10_000, 15_000, 30_000,
+    60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000,
+    3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000,
+)  # fmt: skip
+#: The room (px) a tick needs for its label, by label format ("12:05" is short,
+#: "Oct 10 12:05" is not): a sidebar gets ticks every 5 minutes, not every 10.
+TICK_LABEL_PX = {"hms": 64, "hm": 46, "dhm": 88, "d": 52}
+#: Never draw more ticks than this (a deep zoom on a long team): the rest is off screen.
+MAX_TICKS = 240
+#: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
+#: The narrowest window a view may zoom to, and the smallest extent drawn.
+MIN_WINDOW_MS = 2_000
+MIN_EXTENT_MS = 10_000
+#: Room after "now" on a live board, so the now-line is not glued to the edge.
+LIVE_HEADROOM_FRACTION = 0.03
+LIVE_HEADROOM_MIN_MS = 5_000
+#: A live extent's end moves in steps of about 1/EXTENT_STEPS of it (see quantized_end).
+EXTENT_STEPS = 64
+#: The window ``t=`` opens on when no window is given.
+DEFAULT_FOCUS_WINDOW_MS = 10 * 60_000
+
+# ---------------------------------------------------------------------------
+# small total readers (the dict comes from our own builder, but never trust shape)
+
+
+def as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value == value and abs(value) < 2**62:
+        return int(value)
+    return None
+
+
+def as_str(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+def as_map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def as_seq(value: Any) -> Sequence[Any]:
+    return value if isinstance(value, list | tuple) else ()
+
+
+# ---------------------------------------------------------------------------
+# views
+
+
+_ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T")
+
+
+def parse_time_param(raw: str | None) -> int | None:
+    """Epoch ms, or an ISO 8601 instant (``Z`` or offset); anything else is ignored."""
+    if not raw:
+        return None
+    raw = raw.strip()
+    if raw.lstrip("-").isdigit() and len(raw) <= 16:
+        return int(raw)
+    if _ISO_RE.match(raw):
+        try:
+            parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return int(parsed.timestamp() * 1000)
+    return None
+
+
+def parse_view(params: Mapping[str, str]) -> View:
+    """The view from URL parameters ``from``, ``to``, ``follow``, ``t`` and ``w``.
+
+    ``t`` centres the window on a time (keeping ``to - from`` when given); a window
+    that is backwards or incomplete means fit-all. Never raises.
+    """
+    start = parse_time_param(params.get("from"))
+    end = parse_time_param(params.get("to"))
+    follow = params.get("follow") in {"1", "true", "yes", "on"}
+    track_px = DEFAULT_TRACK_PX
+    raw_w = params.get("w", "")
+    if raw_w.isdigit():
+        track_px = min(max(int(raw_w), 80), 100_000)
+    if start is None or end is None or end <= start:
+        start = end = None
+    focus = parse_time_param(params.get("t"))
+    if focus is not None:
+        width = (end - start) if start is not None and end is not None else DEFAULT_FOCUS_WINDOW_MS
+        start, end, follow = focus - width // 2, focus + (width - width // 2), False
+    raw_page = params.get("lp", "")
+    raw_tasks = params.get("tp", "")
+    return View(
+        start=start,
+        end=end,
+        follow=follow,
+        track_px=track_px,
+        listing=params.get("list") in {"1", "true"},
+        list_page=min(int(raw_page), 1_000_000) if raw_page.isdigit() else 0,
+        task_page=min(int(raw_tasks), 1_000_000) if raw_tasks.isdigit() else 0,
+    )
+
+
+# ---------------------------------------------------------------------------
+# time text (UTC fallback; the browser rewrites every [data-ms] in local time)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def format_time(ms: int, fmt: str = "hms") -> str:
+    """UTC text of a time (cached: every poll labels the same thousands of times)."""
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    if fmt == "hm":
+        return moment.strftime("%H:%M")
+    if fmt == "dhm":
+        return moment.strftime("%b %d %H:%M")
+    if fmt == "d":
+        return moment.strftime("%b %d")
+    if fmt == "full":
+        return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return moment.strftime("%H:%M:%S")
+
+
+def choose_tick_step(window_ms: int, track_px: int) -> int:
+    """The smallest step whose labels get the room :data:`TICK_LABEL_PX` asks for."""
+    px_per_ms = max(track_px, 1) / max(window_ms, 1)
+    for step in TICK_STEPS_MS:
+        if step * px_per_ms >= TICK_LABEL_PX[tick_format(step, window_ms)]:
+            return step
+    days = 2
+    while days * TICK_STEPS_MS[-1] * px_per_ms < TICK_LABEL_PX["d"]:
+        days *= 2
+    return days * TICK_STEPS_MS[-1]
+
+
+def tick_format(step_ms: int, window_ms: int) -> str:
+    if step_ms >= TICK_STEPS_MS[-1]:
+        return "d"
+    if window_ms > TICK_STEPS_MS[-1]:
+        return "dhm"
+    if step_ms >= 60_000:
+        return "hm"
+    return "hms"
+
+
+def make_ticks(
+    extent_start: int,
+    extent_end: int,
+    window_start: int,
+    window_end: int,
+    track_px: int,
+    drawn: tuple[int, int] | None = None,
+) -> tuple[str, tuple[Tick, ...]]:
+    """Ticks at whole multiples of the step (UTC), over the extent (or the ``drawn``
+    range of a deep zoom: it moves in whole chunks, so the axis changes as seldom as the
+    lanes), at most MAX_TICKS of them, centred on the window when the extent holds more."""
+    window = max(window_end - window_start, 1)
+    step = choose_tick_step(window, track_px)
+    fmt = tick_format(step, window)
+    lo, hi = extent_start, extent_end
+    if drawn is not None:
+        lo, hi = max(lo, drawn[0]), min(hi, drawn[1])
+    if (hi - lo) // step > MAX_TICKS:
+        middle = (window_start + window_end) // 2
+        lo = max(lo, middle - step * (MAX_TICKS // 2))
+        hi = min(hi, lo + step * MAX_TICKS)
+    first = -(-lo // step) * step
+    px_per_ms = max(track_px, 1) / window
+    half_label_px = TICK_LABEL_PX[fmt] * 0.4
+
+    def align(ms: int) -> str:
+        if (ms - extent_start) * px_per_ms < half_label_px:
+            return "start"
+        if (extent_end - ms) * px_per_ms < half_label_px:
+            return "end"
+        return ""
+
+    ticks = tuple(
+        Tick(
+            left=pct(ms, extent_start, extent_end),
+            ms=ms,
+            t=seconds(ms, extent_start),
+            label=format_time(ms, fmt),
+            fmt=fmt,
+            align=align(ms),
+        )
+        for ms in range(first, hi + 1, step)
+    )
+    return fmt, ticks
+
+
+def pct(ms: int, start: int, end: int) -> float:
+    return round((ms - start) * 100 / max(end - start, 1), 3)
+
+
+def seconds(ms: int, origin: int) -> float:
+    """Seconds from the board's origin (ms precision): what the stylesheet places by."""
+    return round((ms - origin) / 1000, 3)
+
+
+def pct_width(a: int, b: int, start: int, end: int) -> float:
+    return round(max(b - a, 0) * 100 / max(end - start, 1), 3)
+
+
+# ---------------------------------------------------------------------------
+# the board
+
+
+def board_extent(timeline: Mapping[str, Any], now: int | None) -> tuple[int, int] | None:
+    """``(start, end)`` of everything drawn; while live, ``end`` is the live edge."""
+    times: list[int] = []
+    for lane in as_seq(timeline.get("lanes")):
+        for span in as_seq(as_map(lane).get("spans")):
+            if type(span) is dict:  # our builder's spans: exact types first (a hot path)
+                time, end = span.get("time"), span.get("end")
+                if type(time) is int and (end is None or type(end) is int):
+                    times.append(time)
+                    if end is not None:
+                        times.append(end)
+                    continue
+            span = as_map(span)
+            for key in ("time", "end"):
+                value = as_int(span.get(key))
+                if value is not None:
+                    times.append(value)
+    for task in as_seq(timeline.get("tasks")):
+        for entry in as_seq(as_map(task).get("history")):
+            value = as_int(as_map(entry).get("time"))
+            if value is not None:
+                times.append(value)
+    rng = as_map(timeline.get("range"))
+    start = as_int(rng.get("start"))
+    end = as_int(rng.get("end"))
+    if start is None:
+        if not times:
+            return None
+        start = min(times)
+    if end is None:
+        candidates = [*times, start]
+        if now is not None:
+            candidates.append(now)
+        end = max(candidates)
+        if now is not None:
+            end += max(LIVE_HEADROOM_MIN_MS, int((end - start) * LIVE_HEADROOM_FRACTION))
+    if end - start < MIN_EXTENT_MS:
+        end = start + MIN_EXTENT_MS
+    return start, end
+
+
+def quantized_end(start: int, live_end: int) -> int:
+    """The extent end of a live board: ``live_end`` rounded up to a step of 1/64 to
+    1/32 of the extent (a power of two in ms). Positions are percentages of the
+    extent, so they change only when the live edge crosses a step — not at every
+    poll — and lanes that did not change keep their markup."""
+    step = 1 << max(0, ((live_end - start) // EXTENT_STEPS).bit_length())
+    return start + -(-(live_end - start) // step) * step
+
+
+def view_window(
+    view: View, start: int, end: int, live: bool, live_end: int | None = None
+) -> tuple[int, int]:
+    if view.start is None or view.end is None:
+        return start, end
+    width = min(max(view.end - view.start, MIN_WINDOW_MS), end - start)
+    lo = view.start
+    if view.follow and live:
+        lo = (live_end if live_end is not None else end) - width
+    lo = min(max(lo, start), end - width)
+    return lo, lo + width

@@ -1,0 +1,271 @@
+"""The board's values: frozen dataclasses the templates draw (no arithmetic in them).
+
+Times are epoch ms; ``t``/``d`` fields are seconds from the board's origin (its extent
+start), which the stylesheet turns into positions through the chart's ``--span``: a
+mark's markup does not change when the extent grows, the scale changes or "now" moves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
+DEFAULT_TRACK_PX = 300
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """The time window the user looks at; ``None`` ends mean fit-all."""
+
+    start: int | None = None
+    end: int | None = None
+    #: Keep the window's width but slide it to "now" on every live update.
+    follow: bool = False
+    #: Visible track width in px (the browser reports it), for ticks and mark spacing.
+    track_px: int = DEFAULT_TRACK_PX
+    #: The list view is on (only then are its items drawn), and which page (0: newest).
+    listing: bool = False
+    list_page: int = 0
+    #: Which task rows are drawn (0: the newest); a long run has hundreds of tasks.
+    task_page: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    left: float
+    ms: int
+    t: float  # seconds from the origin
+    label: str  # UTC fallback; the browser rewrites it in local time
+    fmt: str  # "hms" | "hm" | "dhm" | "d"
+    #: "start"/"end": so close to an end of the track that a centred label would be cut
+    #: (under the names, or past the edge); the label then sits on that side of its tick.
+    align: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Tone:
+    """How a lane's colour is drawn: a palette class and a pattern variant."""
+
+    css: str  # c0..c4 (palette slots), cu (unassigned), cx (system), cp (human prompt)
+    variant: int  # 0 solid, 1 hatched, 2 dotted, 3 outlined (lanes 6+, 11+, 16+)
+
+    @property
+    def classes(self) -> str:
+        return f"{self.css} v{self.variant}"
+
+
+@dataclass(frozen=True, slots=True)
+class Party:
+    name: str
+    tone: Tone
+
+
+@dataclass(frozen=True, slots=True)
+class TurnBar:
+    left: float
+    width: float
+    start: int
+    end: int  # clamped to now / extent end when open
+    open: bool
+    label: str
+    t: float  # seconds from the origin
+    d: float  # seconds long (an open bar reaches the chart's --open-t instead)
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    dom_id: str
+    msg_id: str
+    kind: str  # "sent" | "received" | "prompt" | "system"
+    glyph: str
+    left: float
+    row: int
+    ms: int
+    time_text: str
+    tone: Tone  # the other party's colour (or the prompt / system colour)
+    t: float  # seconds from the origin
+    sender: Party
+    recipient: Party | None
+    label: str  # aria prefix: "message from A to B" (the time is appended)
+    preview: str
+    #: Sent but not delivered yet (``deliveredAt`` is null): drawn hollow and said so.
+    pending: bool = False
+
+    @property
+    def note(self) -> str:
+        """Said after the time in the mark's label and tooltip."""
+        return ", delivery pending" if self.pending else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    left: float
+    width: float
+    start: int
+    end: int
+    open: bool
+    owner: str
+    tone: Tone
+    label: str
+    t: float
+    d: float
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    left: float
+    ms: int
+    time_text: str
+    action: str
+    glyph: str
+    actor: str
+    status: str
+    revision: int | None
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRow:
+    dom_id: str
+    task_id: str
+    subject: str
+    status: str
+    owner: str
+    tone: Tone
+    #: The faint line from creation to completion (or now): the task's whole life.
+    life_left: float
+    life_width: float
+    life_t: float
+    life_d: float
+    #: The life runs on to now (the task is not finished): it reaches --open-t in CSS.
+    life_open: bool
+    segments: tuple[Segment, ...]
+    transitions: tuple[Transition, ...]
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnGroup:
+    """Turns closer than a pixel or two at the board's scale: one bar with a count."""
+
+    t: float
+    d: float
+    start: int
+    end: int
+    count: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.count} turns"
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """Marks too crowded for their rows: one chip with a count in the counterparts' colours."""
+
+    t: float
+    row: int
+    start: int
+    end: int
+    count: int
+    tones: tuple[Tone, ...]
+    marks: tuple[Mark, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LaneChunk:
+    """A lane's turns and marks in one time chunk (its content depends on them only)."""
+
+    dom_id: str
+    index: int
+    turns: tuple[TurnBar | TurnGroup, ...]
+    marks: tuple[Mark | Cluster, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LaneRow:
+    dom_id: str
+    lane_id: str
+    kind: str
+    name: str
+    index: int
+    tone: Tone
+    status: str | None
+    phase: str | None
+    channel: str
+    error: str | None
+    #: One short word under the name: running/idle, else the member's phase, else a
+    #: log that could not be read or is empty.
+    state_text: str
+    turns: tuple[TurnBar, ...]
+    marks: tuple[Mark, ...]
+    rows: int  # mark rows used (1..MARK_ROWS), for the lane height
+    #: What is drawn: the lane's chunks in the drawn range, crowded items aggregated.
+    chunks: tuple[LaneChunk, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ListItem:
+    ms: int
+    time_text: str
+    kind: str  # "message" | "prompt" | "system" | "task"
+    text: str
+    msg_id: str | None
+    task_id: str | None
+    sender: Party | None
+    recipient: Party | None
+    pending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    empty: bool
+    live: bool
+    partial: bool
+    extent_start: int
+    extent_end: int
+    window_start: int
+    window_end: int
+    follow: bool
+    zoom: float  # track width / visible width
+    scroll: float  # window start as a fraction of the extent
+    now: int | None
+    now_left: float | None
+    frozen_at: int | None
+    frozen_text: str | None
+    tick_fmt: str
+    ticks: tuple[Tick, ...]
+    lanes: tuple[LaneRow, ...]
+    tasks: tuple[TaskRow, ...]
+    items: tuple[ListItem, ...]
+    notes: tuple[str, ...]
+    message_count: int
+    track_px: int  # the visible track width this layout assumed
+    #: Where open spans end, as a percentage of the extent ("now" while live, the
+    #: frozen end otherwise): the board sets it once and open bars reach it in CSS, so
+    #: a lane's markup does not change while only the clock moves.
+    open_end_left: float = 100.0
+    #: The live edge ("now" plus headroom) a following window slides to; the extent end
+    #: is rounded up from it in coarse steps so positions stay put from poll to poll.
+    live_end: int | None = None
+    #: Seconds of the extent, and where open spans end, in seconds from the origin: the
+    #: chart's --span and --open-t, which place every mark and bar.
+    span_s: float = 0.0
+    open_t: float = 0.0
+    now_t: float | None = None
+    #: The list view's page (0: the newest) and how many pages there are.
+    list_page: int = 0
+    list_pages: int = 1
+    #: The items on that page, when the list view is on (none are drawn otherwise).
+    page_items: tuple[ListItem, ...] = ()
+    listing: bool = False
+    #: The time range whose chunks are drawn (``None``: all of them); the browser asks
+    #: for the board again when the user scrolls past it.
+    drawn_from: int | None = None
+    drawn_to: int | None = None
+    #: The task rows drawn (``tasks`` holds them all), and how many are left out before
+    #: and after them (a row at each end pages to them).
+    task_rows: tuple[TaskRow, ...] = ()
+    tasks_before: int = 0
+    tasks_after: int = 0
+    task_page: int = 0

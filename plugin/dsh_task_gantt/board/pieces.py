@@ -1,0 +1,200 @@
+"""The board as pieces with ids, and what changed since the board a browser holds.
+
+A full answer draws every piece; a poll from a browser whose board the server knows
+(by the token of its last answer) gets only the pieces whose content changed, each as
+an htmx out-of-band swap by id, and the chunks new at a lane's end appended to its
+track. New tasks at the end are appended too. A board of another shape (a lane more or fewer,
+tasks other than grown at the end, a lane's height or its chunks other than grown at
+the end) is redrawn whole: the lane, or the board.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+#: The element the task rows end, and the row the task rows follow.
+CHART_ID = "chart"
+TASKS_HEAD_ID = "tasks-head"
+TASKS_FOOT_ID = "tasks-foot"
+#: Boards remembered (a few views of a few teams, each a few polls back).
+SHOWN_BOARDS = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One element of the board by its id, its markup, and a digest of that markup."""
+
+    id: str
+    html: Markup
+    digest: bytes
+
+    @classmethod
+    def of(cls, piece_id: str, html: str) -> Piece:
+        return cls(piece_id, Markup(html), hashlib.blake2b(html.encode(), digest_size=12).digest())
+
+    def out_of_band(self) -> Markup:
+        """The piece swapped in place of the element with its id."""
+        html = str(self.html)
+        head = html.lstrip()
+        if not head.startswith("<div "):
+            raise ValueError(f"a piece must be one <div>: {self.id}")
+        return Markup('<div hx-swap-oob="true" ' + head[len("<div ") :])
+
+
+@dataclass(frozen=True, slots=True)
+class LaneShape:
+    """One lane's markup: its name cell and chunks by id, and the whole row."""
+
+    dom_id: str
+    lane_id: str
+    rows: int
+    name: Piece
+    chunks: tuple[Piece, ...]
+    whole: Markup
+
+    @property
+    def track_id(self) -> str:
+        return f"{self.dom_id}-track"
+
+
+@dataclass(frozen=True, slots=True)
+class BoardPieces:
+    axis: Piece
+    grid: Piece
+    lanes: tuple[LaneShape, ...]
+    tasks: tuple[Piece, ...]
+    #: The rows before and after the task rows (they page to the tasks not drawn).
+    tasks_head: Piece
+    tasks_foot: Piece
+    listing: Piece
+    empty: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What a browser holds after an answer: the board's shape and each piece's digest."""
+
+    skeleton: tuple[object, ...]
+    tasks: tuple[str, ...]
+    #: The lanes in order: element id, lane id, mark rows, chunk ids.
+    lanes: tuple[tuple[str, str, int, tuple[str, ...]], ...]
+    digests: dict[str, bytes]
+
+    @classmethod
+    def of(cls, pieces: BoardPieces) -> Shown:
+        digests = {
+            p.id: p.digest
+            for p in (
+                pieces.axis,
+                pieces.grid,
+                pieces.listing,
+                pieces.tasks_head,
+                pieces.tasks_foot,
+            )
+        }
+        digests.update((task.id, task.digest) for task in pieces.tasks)
+        for lane in pieces.lanes:
+            digests[lane.name.id] = lane.name.digest
+            digests.update((c.id, c.digest) for c in lane.chunks)
+        return cls(
+            skeleton=(pieces.empty, bool(pieces.tasks)),
+            tasks=tuple(task.id for task in pieces.tasks),
+            lanes=tuple(
+                (lane.dom_id, lane.lane_id, lane.rows, tuple(c.id for c in lane.chunks))
+                for lane in pieces.lanes
+            ),
+            digests=digests,
+        )
+
+    @property
+    def token(self) -> str:
+        """Equal boards, equal tokens (two browsers on one view share what they hold)."""
+        h = hashlib.blake2b(repr((self.skeleton, self.tasks, self.lanes)).encode(), digest_size=12)
+        for piece_id, digest in sorted(self.digests.items()):
+            h.update(piece_id.encode() + b"=" + digest)
+        return h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """The pieces to swap by id (or delete), and what to insert where (an htmx swap
+    spec such as ``beforeend:#lane-0-track``, and the markup)."""
+
+    replaced: tuple[Markup, ...]
+    appended: tuple[tuple[str, Markup], ...]
+
+
+def board_delta(old: Shown, pieces: BoardPieces) -> Delta | None:
+    """What turns the board ``old`` into ``pieces``, or ``None`` when only a whole board will."""
+    new = Shown.of(pieces)
+    if old.skeleton != new.skeleton or new.tasks[: len(old.tasks)] != old.tasks:
+        return None
+    replaced: list[Markup] = []
+    appended: list[tuple[str, Markup]] = []
+
+    def changed(piece: Piece) -> bool:
+        return old.digests.get(piece.id) != piece.digest
+
+    for lane, (_, old_lane_id, old_rows, old_ids) in zip(pieces.lanes, old.lanes, strict=False):
+        was = set(old_ids)
+        kept = [c for c in lane.chunks if c.id in was]
+        added = lane.chunks[len(kept) :]
+        # A new chunk amid the kept ones could not be appended: the lane is redrawn.
+        if (old_lane_id, old_rows) != (lane.lane_id, lane.rows) or lane.chunks[
+            : len(kept)
+        ] != tuple(kept):
+            replaced.append(Piece.of(lane.dom_id, str(lane.whole)).out_of_band())
+            continue
+        # Chunks that left the drawn range (a window that follows now) are deleted.
+        drawn = {c.id for c in kept}
+        replaced.extend(_deleted(chunk_id) for chunk_id in old_ids if chunk_id not in drawn)
+        replaced.extend(p.out_of_band() for p in (lane.name, *kept) if changed(p))
+        appended.extend((f"beforeend:#{lane.track_id}", c.html) for c in added)
+    # A lane more (the "unassigned" lane comes and goes with ownerless tasks) goes before
+    # the tasks; a lane fewer is deleted.
+    place = f"beforebegin:#{TASKS_HEAD_ID}" if pieces.tasks else f"beforeend:#{CHART_ID}"
+    appended.extend((place, lane.whole) for lane in pieces.lanes[len(old.lanes) :])
+    replaced.extend(_deleted(dom_id) for dom_id, *_ in old.lanes[len(pieces.lanes) :])
+    kept_tasks = pieces.tasks[: len(old.tasks)]
+    for piece in (pieces.axis, pieces.grid, pieces.tasks_head, *kept_tasks, pieces.listing):
+        if changed(piece):
+            replaced.append(piece.out_of_band())
+    # New tasks come last in the chart (the task rows end it).
+    appended.extend(
+        (f"beforebegin:#{TASKS_FOOT_ID}", t.html) for t in pieces.tasks[len(old.tasks) :]
+    )
+    if changed(pieces.tasks_foot):
+        replaced.append(pieces.tasks_foot.out_of_band())
+    return Delta(tuple(replaced), tuple(appended))
+
+
+def _deleted(element_id: str) -> Markup:
+    return Markup('<div id="{}" hx-swap-oob="delete"></div>').format(element_id)
+
+
+class ShownBoards:
+    """The boards answered lately, by token (least recently used forgotten first)."""
+
+    def __init__(self, size: int = SHOWN_BOARDS) -> None:
+        self._size = size
+        self._boards: OrderedDict[str, Shown] = OrderedDict()
+
+    def remember(self, shown: Shown) -> str:
+        token = shown.token
+        self._boards[token] = shown
+        self._boards.move_to_end(token)
+        if len(self._boards) > self._size:
+            self._boards.popitem(last=False)
+        return token
+
+    def get(self, token: str | None) -> Shown | None:
+        if not token:
+            return None
+        shown = self._boards.get(token)
+        if shown is not None:
+            self._boards.move_to_end(token)
+        return shown

@@ -1,0 +1,627 @@
+"""The board's view model: a timeline dict and a view in, a :class:`Board` out.
+
+Every position, width, tick and label comes from :func:`layout_board`; "now" is the
+timeline's ``generatedAt``: it places the now-line and clamps open spans, and is never
+written back into any data.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ..timeline import PALETTE
+from .detail import Drawn, Scale, chunk_index, chunk_lane
+from .geometry import (
+    MIN_EXTENT_MS,
+    as_int,
+    as_map,
+    as_seq,
+    as_str,
+    board_extent,
+    format_time,
+    make_ticks,
+    pct,
+    pct_width,
+    quantized_end,
+    seconds,
+    view_window,
+)
+from .model import (
+    Board,
+    LaneRow,
+    ListItem,
+    Mark,
+    Party,
+    Segment,
+    TaskRow,
+    Tone,
+    Transition,
+    TurnBar,
+    View,
+)
+
+#: Colours repeat every this many lanes; from then on lanes differ by a pattern too.
+PALETTE_SIZE = len(PALETTE)
+MAX_VARIANT = 3
+
+#: Below this zoom every chunk is drawn (aggregates keep it to a few screens' worth);
+#: from it on, only those near the window.
+DRAW_ALL_BELOW_ZOOM = 2
+DRAWN_MARGIN_WINDOWS = 0.5
+#: Task rows are drawn two pages at a time (the last full page and the one filling up;
+#: page boundaries never move, so a new task is appended, not the rows redrawn).
+TASK_PAGE = 40
+#: The list view shows this many items at a time (page 0: the newest).
+LIST_PAGE = 50
+
+#: Task statuses after which nothing more happens to a task.
+FINISHED_STATUSES = frozenset({"completed", "deleted"})
+
+_SLOT_TONES = tuple(f"c{n}" for n in range(PALETTE_SIZE))
+_ACTION_GLYPHS = {"created": "+", "claimed": "▶", "completed": "✓", "reopened": "↺"}
+
+# ---------------------------------------------------------------------------
+# lanes, colours and parties
+
+
+def lane_tone(lane: Mapping[str, Any]) -> Tone:
+    colour = as_map(lane.get("color"))
+    slot = as_int(colour.get("slot"))
+    index = max(as_int(lane.get("index")) or 0, 0)
+    variant = min(index // PALETTE_SIZE, MAX_VARIANT)
+    if slot is None or lane.get("kind") == "unassigned":
+        return Tone("cu", 0)  # its own neutral colour, shared with no lane
+    return Tone(_SLOT_TONES[slot % PALETTE_SIZE], variant)
+
+
+PROMPT_TONE = Tone("cp", 0)
+SYSTEM_TONE = Tone("cx", 0)
+USER_NAME = "you"
+
+
+class _Roster:
+    """Resolve a span's ``from``/``to`` to a lane's name and colour."""
+
+    def __init__(self, lanes: Iterable[Mapping[str, Any]]) -> None:
+        self._by_key: dict[str, tuple[str, Tone]] = {}
+        self._by_name: dict[str, tuple[str, Tone]] = {}
+        for lane in lanes:
+            entry = (as_str(lane.get("name"), as_str(lane.get("id"))), lane_tone(lane))
+            for key in (lane.get("id"), lane.get("sessionId")):
+                if isinstance(key, str) and key:
+                    self._by_key.setdefault(key, entry)
+            if entry[0]:
+                self._by_name.setdefault(entry[0], entry)
+
+    def party(self, who: Mapping[str, Any]) -> Party:
+        kind = as_str(who.get("kind"))
+        name = as_str(who.get("name")) or as_str(who.get("id")) or "unknown"
+        if kind == "user":
+            return Party(USER_NAME, PROMPT_TONE)
+        if kind == "system":
+            key = as_str(who.get("id"))
+            if key and name == key and len(key) > 12:
+                # A session outside the team, known only by its id: say so, briefly.
+                return Party(f"outside the team ({key[:8]}…)", SYSTEM_TONE)
+            return Party(name if name != "unknown" else "system", SYSTEM_TONE)
+        key = as_str(who.get("id"))
+        found = self._by_key.get(key) or self._by_name.get(name)
+        if found is None and kind == "lead":
+            found = self._by_key.get("lead")
+        if found is None:
+            return Party(name, SYSTEM_TONE)
+        return Party(name, found[1])
+
+    def by_name(self, name: str) -> tuple[str, Tone] | None:
+        return self._by_name.get(name)
+
+
+def _turn_bar(time: int, stop: int, start: int, end: int, closed: int | None) -> TurnBar:
+    return TurnBar(
+        left=pct(time, start, end),
+        width=pct_width(time, stop, start, end),
+        start=time,
+        end=stop,
+        open=closed is None,
+        label=f"turn {format_time(time)}–" + (format_time(closed) if closed is not None else "now"),
+        t=seconds(time, start),
+        d=round(max(stop - time, 0) / 1000, 3),
+    )
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _closed_bar(time: int, closed: int, start: int, end: int) -> TurnBar:
+    """A closed turn's bar (cached: a lane that changed still has its old turns, and a
+    lead has thousands)."""
+    return _turn_bar(time, min(max(closed, time), end), start, end, closed)
+
+
+def _lane_row(
+    lane: Mapping[str, Any],
+    position: int,
+    roster: _Roster,
+    extent: tuple[int, int],
+    clamp_to: int,
+    scale: Scale,
+    drawn: Drawn | None,
+) -> LaneRow:
+    start, end = extent
+    turns: list[TurnBar] = []
+    raw_marks: list[tuple[int, Mapping[str, Any]]] = []
+    for span in as_seq(lane.get("spans")):
+        span = as_map(span)
+        time = as_int(span.get("time"))
+        if time is None:
+            continue
+        kind = as_str(span.get("kind"))
+        if kind == "turn":
+            closed = as_int(span.get("end"))
+            if closed is not None:
+                turns.append(_closed_bar(time, closed, start, end))
+                continue
+            turns.append(_turn_bar(time, min(max(clamp_to, time), end), start, end, None))
+        elif kind in {"message", "user-prompt"}:
+            raw_marks.append((time, span))
+    raw_marks.sort(key=lambda pair: pair[0])
+    dom_id = f"lane-{position}"
+    chunks, marks, used = chunk_lane(
+        dom_id,
+        turns,
+        [
+            _mark(span, time, 0, f"m{position}-{n}", roster, extent)
+            for n, (time, span) in enumerate(raw_marks)
+        ],
+        start,
+        scale,
+        drawn,
+    )
+    status = as_str(lane.get("status")) or None
+    phase = as_str(lane.get("phase")) or None
+    channel = as_str(lane.get("channel"))
+    state_text = status or phase or (channel if channel in {"unreadable", "empty"} else "")
+    return LaneRow(
+        dom_id=dom_id,
+        lane_id=as_str(lane.get("id")),
+        kind=as_str(lane.get("kind"), "teammate"),
+        name=as_str(lane.get("name")) or as_str(lane.get("id")) or "?",
+        index=as_int(lane.get("index")) or position,
+        tone=lane_tone(lane),
+        status=status,
+        phase=phase,
+        channel=channel,
+        error=as_str(lane.get("error")) or None,
+        state_text=state_text,
+        turns=tuple(turns),
+        marks=marks,
+        rows=used,
+        chunks=chunks,
+    )
+
+
+def _mark(
+    span: Mapping[str, Any],
+    time: int,
+    row: int,
+    dom_id: str,
+    roster: _Roster,
+    extent: tuple[int, int],
+) -> Mark:
+    sender = roster.party(as_map(span.get("from")))
+    # Only an explicit null is "pending": a host that does not say is not guessed at.
+    pending = (
+        span.get("kind") == "message"
+        and "deliveredAt" in span
+        and (span.get("deliveredAt") is None)
+    )
+    raw_to = span.get("to")
+    recipient = roster.party(as_map(raw_to)) if isinstance(raw_to, Mapping) else None
+    if span.get("kind") == "user-prompt" or as_map(span.get("from")).get("kind") == "user":
+        kind, glyph, tone = "prompt", "◆", PROMPT_TONE
+        label = "your prompt"
+    elif as_map(span.get("from")).get("kind") == "system":
+        kind, glyph, tone = "system", "●", SYSTEM_TONE
+        to_name = recipient.name if recipient else "?"
+        label = f"message from an unknown sender to {to_name}"
+    elif span.get("direction") == "outgoing":
+        kind, glyph = "sent", "△" if pending else "▲"
+        tone = recipient.tone if recipient else SYSTEM_TONE
+        label = f"message from {sender.name} to {recipient.name if recipient else '?'}"
+    else:
+        kind, glyph, tone = "received", "▽" if pending else "▼", sender.tone
+        label = f"message from {sender.name} to {recipient.name if recipient else '?'}"
+    return Mark(
+        dom_id=dom_id,
+        msg_id=as_str(span.get("id")),
+        kind=kind,
+        glyph=glyph,
+        left=pct(time, *extent),
+        row=row,
+        ms=time,
+        time_text=format_time(time),
+        tone=tone,
+        t=seconds(time, extent[0]),
+        sender=sender,
+        recipient=recipient,
+        label=label,
+        preview=as_str(span.get("preview")),
+        pending=pending,
+    )
+
+
+def _task_row(
+    task: Mapping[str, Any],
+    position: int,
+    roster: _Roster,
+    extent: tuple[int, int],
+    clamp_to: int,
+) -> TaskRow:
+    start, end = extent
+    history = sorted(
+        (
+            (as_int(as_map(e).get("time")), n, as_map(e))
+            for n, e in enumerate(as_seq(task.get("history")))
+            if as_int(as_map(e).get("time")) is not None
+        ),
+        key=lambda item: (item[0], item[1]),
+    )
+    owner_name = as_str(task.get("ownerName"))
+    owner_found = roster.by_name(owner_name) if owner_name else None
+    owner_tone = owner_found[1] if owner_found else Tone("cu", 0)
+
+    segments: list[Segment] = []
+    transitions: list[Transition] = []
+    run_start: int | None = None
+    run_owner = ""
+
+    def close_run(at: int, still_open: bool) -> None:
+        nonlocal run_start
+        if run_start is None:
+            return
+        stop = min(max(at, run_start), end)
+        found = roster.by_name(run_owner)
+        tone = found[1] if found else Tone("cu", 0)
+        segments.append(
+            Segment(
+                left=pct(run_start, start, end),
+                width=pct_width(run_start, stop, start, end),
+                start=run_start,
+                end=stop,
+                open=still_open,
+                owner=run_owner or "?",
+                tone=tone,
+                t=seconds(run_start, start),
+                d=round((stop - run_start) / 1000, 3),
+                label=f"{run_owner or '?'} {format_time(run_start)}–"
+                + ("now" if still_open else format_time(stop)),
+            )
+        )
+        run_start = None
+
+    for time, _, entry in history:
+        assert time is not None
+        action = as_str(entry.get("action"), "updated")
+        status = as_str(entry.get("status"))
+        actor = as_str(entry.get("actor"))
+        in_progress = status == "in_progress"
+        if in_progress and (run_start is None or (action == "claimed" and actor != run_owner)):
+            close_run(time, False)  # a hand-off ends the previous owner's run
+            run_start, run_owner = time, actor or owner_name
+        elif not in_progress:
+            close_run(time, False)
+        transitions.append(
+            Transition(
+                left=pct(time, start, end),
+                ms=time,
+                time_text=format_time(time),
+                action=action,
+                glyph=_ACTION_GLYPHS.get(action, "•"),
+                actor=actor or "unknown",
+                status=status,
+                revision=as_int(entry.get("revision")),
+                t=seconds(time, start),
+            )
+        )
+    close_run(clamp_to, True)
+
+    status = as_str(task.get("status"))
+    if history:
+        first = history[0][0]
+        assert first is not None
+        last = history[-1][0]
+        assert last is not None
+        # A finished task's life ends at its last move; an unfinished one's runs on to now.
+        stop = last if status in FINISHED_STATUSES else max(clamp_to, last)
+        life_left, life_width = pct(first, start, end), pct_width(first, min(stop, end), start, end)
+        life_t, life_d = seconds(first, start), round((min(stop, end) - first) / 1000, 3)
+        life_open = status not in FINISHED_STATUSES
+    else:
+        life_left = life_width = life_t = life_d = 0.0
+        life_open = False
+    subject = as_str(task.get("subject")) or as_str(task.get("id")) or "task"
+    return TaskRow(
+        dom_id=f"task-{position}",
+        task_id=as_str(task.get("id")),
+        subject=subject,
+        status=status or "unknown",
+        owner=owner_name,
+        tone=owner_tone,
+        life_left=life_left,
+        life_width=life_width,
+        life_t=life_t,
+        life_d=life_d,
+        life_open=life_open,
+        segments=tuple(segments),
+        transitions=tuple(transitions),
+        label=f"task {subject}, {status.replace('_', ' ') or 'unknown'}"
+        + (f", owner {owner_name}" if owner_name else ""),
+    )
+
+
+def _list_items(lanes: Sequence[LaneRow], tasks: Sequence[TaskRow]) -> tuple[ListItem, ...]:
+    """Messages once each (the sender's copy when drawn twice), prompts, task moves."""
+    items: list[tuple[int, int, ListItem]] = []
+    seen: dict[str, int] = {}
+    for lane in lanes:
+        for mark in lane.marks:
+            key = mark.msg_id or mark.dom_id
+            if key in seen and mark.kind != "sent":
+                continue
+            kind = {"prompt": "prompt", "system": "system"}.get(mark.kind, "message")
+            item = ListItem(
+                ms=mark.ms,
+                time_text=mark.time_text,
+                kind=kind,
+                text=mark.preview,
+                msg_id=mark.msg_id or None,
+                task_id=None,
+                sender=mark.sender,
+                recipient=mark.recipient,
+                pending=mark.pending,
+            )
+            if key in seen:
+                items[seen[key]] = (mark.ms, 0, item)
+            else:
+                seen[key] = len(items)
+                items.append((mark.ms, 0, item))
+    for task in tasks:
+        for move in task.transitions:
+            items.append(
+                (
+                    move.ms,
+                    1,
+                    ListItem(
+                        ms=move.ms,
+                        time_text=move.time_text,
+                        kind="task",
+                        text=f"{move.actor} {move.action} “{task.subject}”",
+                        msg_id=None,
+                        task_id=task.task_id,
+                        sender=None,
+                        recipient=None,
+                    ),
+                )
+            )
+    items.sort(key=lambda item: (item[0], item[1]))
+    return tuple(item for _, _, item in items)
+
+
+@dataclass(frozen=True, slots=True)
+class BoardPlan:
+    """The board-wide geometry, decided before any lane is laid out (see lane_key)."""
+
+    timeline: Mapping[str, Any]
+    view: View
+    live: bool
+    now: int | None
+    extent: tuple[int, int]
+    live_end: int | None
+    clamp_to: int
+    window: tuple[int, int]
+    zoom: float
+    px_per_ms: float
+    #: The level of detail: the scale rounded to a power of two, and the chunks drawn
+    #: (first and last index; ``None``: all of them, the whole extent is in view).
+    scale: Scale
+    drawn: Drawn | None
+    roster: _Roster
+    lanes_raw: tuple[Mapping[str, Any], ...]
+    #: What _Roster resolves parties by (ids, session ids, names) and the colours: what a
+    #: lane's marks say of the other parties.
+    roster_key: tuple[tuple[str, str, str, str], ...]
+
+    def lane_key(self, position: int) -> tuple[Any, ...] | None:
+        """Everything a lane's markup depends on, or ``None`` when the lane cannot be
+        keyed. Not "now" nor the extent's end: positions are seconds from the origin and
+        open bars reach the chart's ``--open-t`` in CSS."""
+        try:
+            content = orjson.dumps(self.lanes_raw[position], option=orjson.OPT_SORT_KEYS)
+        except (TypeError, orjson.JSONEncodeError):
+            return None
+        digest = hashlib.blake2b(content, digest_size=16).digest()
+        return (digest, position, self.extent[0], self.scale, self.drawn, self.roster_key)
+
+    def lane_row(self, position: int) -> LaneRow:
+        lane = self.lanes_raw[position]
+        return _lane_row(
+            lane, position, self.roster, self.extent, self.clamp_to, self.scale, self.drawn
+        )
+
+
+def _board_facts(timeline: Mapping[str, Any], live: bool) -> dict[str, Any]:
+    """The board's fields that come straight from the timeline, whatever is drawn."""
+    frozen_at = None if live else as_int(as_map(timeline.get("range")).get("end"))
+    return {
+        "partial": timeline.get("source") == "partial",
+        "frozen_at": frozen_at,
+        "frozen_text": format_time(frozen_at, "full") if frozen_at is not None else None,
+        "notes": tuple(n for n in as_seq(timeline.get("notes")) if isinstance(n, str)),
+    }
+
+
+def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
+    """The plan of a board, or the (finished) board when there is nothing to draw."""
+    live = bool(timeline.get("live"))
+    now = as_int(timeline.get("generatedAt")) if live else None
+    lanes_raw = tuple(as_map(lane) for lane in as_seq(timeline.get("lanes")))
+    extent = board_extent(timeline, now)
+    if extent is None:
+        facts = _board_facts(timeline, live)
+        anchor = now or facts["frozen_at"] or 0
+        return Board(
+            empty=True, live=live, extent_start=anchor, extent_end=anchor + MIN_EXTENT_MS,
+            window_start=anchor, window_end=anchor + MIN_EXTENT_MS, follow=view.follow,
+            zoom=1.0, scroll=0.0, now=now, now_left=None, tick_fmt="hms", ticks=(), lanes=(),
+            tasks=(), items=(), message_count=0, track_px=view.track_px, **facts,
+        )  # fmt: skip
+    start, end = extent
+    live_end = None
+    if now is not None and as_int(as_map(timeline.get("range")).get("end")) is None:
+        live_end = end
+        end = quantized_end(start, live_end)
+    # Open spans run to "now" while live, to the frozen end otherwise; never past the extent.
+    clamp_to = min(now if now is not None else end, end)
+    win_start, win_end = view_window(view, start, end, live, live_end)
+    zoom = round((end - start) / max(win_end - win_start, 1), 4)
+    roster = _Roster(lanes_raw)
+    px_per_ms = view.track_px * zoom / max(end - start, 1)
+    scale = Scale.of(px_per_ms)
+    drawn = None
+    if zoom >= DRAW_ALL_BELOW_ZOOM:
+        # Deep in a long team: the window and half its width on each side (scrolling
+        # past them asks for the board again), so the board's size follows the pixels.
+        margin = int((win_end - win_start) * DRAWN_MARGIN_WINDOWS)
+        live_from = None
+        if live_end is not None:
+            live_from = chunk_index(
+                max(live_end - (win_end - win_start), start), start, scale.chunk_ms
+            )
+        drawn = Drawn(
+            chunk_index(max(win_start - margin, start), start, scale.chunk_ms),
+            chunk_index(min(win_end + margin, end), start, scale.chunk_ms),
+            live_from,
+        )
+    return BoardPlan(
+        timeline=timeline,
+        view=view,
+        live=live,
+        now=now,
+        extent=(start, end),
+        live_end=live_end,
+        clamp_to=clamp_to,
+        window=(win_start, win_end),
+        zoom=zoom,
+        px_per_ms=px_per_ms,
+        scale=scale,
+        drawn=drawn,
+        roster=roster,
+        lanes_raw=lanes_raw,
+        roster_key=tuple(
+            (
+                as_str(lane.get("id")),
+                as_str(lane.get("sessionId")),
+                as_str(lane.get("name")),
+                lane_tone(lane).classes,
+            )
+            for lane in lanes_raw
+        ),
+    )
+
+
+def task_window(count: int, page: int) -> tuple[int, int]:
+    """Which task rows are drawn: ``page`` 0 is the newest two pages, 1 a page earlier…"""
+    pages = -(-count // TASK_PAGE)
+    start = max(0, (pages - 2 - max(page, 0)) * TASK_PAGE)
+    return start, min(count, start + 2 * TASK_PAGE)
+
+
+def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
+    """The board of ``plan`` with these lane rows (one per ``plan.lanes_raw``)."""
+    timeline, view = plan.timeline, plan.view
+    start, end = plan.extent
+    win_start, win_end = plan.window
+    tasks_raw = [as_map(task) for task in as_seq(timeline.get("tasks"))]
+    tasks = tuple(
+        _task_row(task, n, plan.roster, plan.extent, plan.clamp_to)
+        for n, task in enumerate(tasks_raw)
+    )
+    drawn_from = None if plan.drawn is None else start + plan.drawn.first * plan.scale.chunk_ms
+    drawn_to = None if plan.drawn is None else start + (plan.drawn.last + 1) * plan.scale.chunk_ms
+    drawn_range = None if drawn_from is None or drawn_to is None else (drawn_from, drawn_to)
+    fmt, ticks = make_ticks(start, end, win_start, win_end, view.track_px, drawn_range)
+    items = _list_items(lanes, tasks)
+    shown_from, shown_to = task_window(len(tasks), view.task_page)
+    pages = max(1, -(-len(items) // LIST_PAGE))
+    page = min(view.list_page, pages - 1)
+    # Page 0 is the newest: the last LIST_PAGE items, in time order.
+    stop = len(items) - page * LIST_PAGE
+    page_items = items[max(stop - LIST_PAGE, 0) : stop] if view.listing else ()
+    now = plan.now
+    return Board(
+        empty=False,
+        live=plan.live,
+        extent_start=start,
+        extent_end=end,
+        window_start=win_start,
+        window_end=win_end,
+        follow=view.follow and plan.live,
+        zoom=plan.zoom,
+        scroll=round((win_start - start) / max(end - start, 1), 6),
+        now=now,
+        now_left=pct(now, start, end) if now is not None else None,
+        tick_fmt=fmt,
+        ticks=ticks,
+        lanes=lanes,
+        tasks=tasks,
+        items=items,
+        message_count=sum(1 for item in items if item.kind in {"message", "system"}),
+        track_px=view.track_px,
+        open_end_left=pct(plan.clamp_to, start, end),
+        live_end=plan.live_end,
+        span_s=seconds(end, start),
+        open_t=seconds(plan.clamp_to, start),
+        now_t=seconds(now, start) if now is not None else None,
+        list_page=page,
+        list_pages=pages,
+        page_items=page_items,
+        listing=view.listing,
+        task_rows=tasks[shown_from:shown_to],
+        tasks_before=shown_from,
+        tasks_after=len(tasks) - shown_to,
+        task_page=view.task_page if shown_from or shown_to < len(tasks) else 0,
+        drawn_from=drawn_from,
+        drawn_to=drawn_to,
+        **_board_facts(timeline, plan.live),
+    )
+
+
+def layout_board(timeline: Mapping[str, Any], view: View) -> Board:
+    """Everything the board template draws, for this timeline seen through this view."""
+    plan = plan_board(timeline, view)
+    if isinstance(plan, Board):
+        return plan
+    return finish_board(plan, tuple(plan.lane_row(n) for n in range(len(plan.lanes_raw))))
+
+
+def find_span_time(timeline: Mapping[str, Any], span_id: str) -> int | None:
+    """When the span (message or prompt) with this id happened, for ``msg=``."""
+    for lane in as_seq(timeline.get("lanes")):
+        for span in as_seq(as_map(lane).get("spans")):
+            span = as_map(span)
+            if span.get("id") == span_id:
+                return as_int(span.get("time"))
+    return None
+
+
+def parties(timeline: Mapping[str, Any], message: Mapping[str, Any]) -> tuple[Party, Party | None]:
+    """The sender and recipient of a full message, in their lanes' colours."""
+    roster = _Roster(as_map(lane) for lane in as_seq(timeline.get("lanes")))
+    to = message.get("to")
+    return roster.party(as_map(message.get("from"))), (
+        roster.party(as_map(to)) if isinstance(to, Mapping) else None
+    )
