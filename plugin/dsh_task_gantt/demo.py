@@ -1,7 +1,8 @@
 """``serve --demo``: the bundled example teams, one of them live.
 
 The bundled logs are copied to a temporary sessions root (they are never touched).
-The full example team ("alpha") is regenerated there from its seed with its clock
+The example team a newcomer sees first ("invoices": a lead and three teammates adding
+a CSV export to an invoices API) is regenerated there from its seed with its clock
 moved so that it ends now, and a background thread keeps appending real-format
 frames to it — turns, task claims and completions, messages, now and then a human
 prompt — so its panel visibly grows. The temporary root is removed on exit.
@@ -21,14 +22,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .clock import now_ms
-from .fixturegen import FIXTURE_SEED, LiveTeam, TeamSpec, generate_team
+from .fixturegen import (
+    FIXTURE_SEED,
+    STORY_SEED_OFFSET,
+    STORY_TEAM,
+    LiveTeam,
+    TeamSpec,
+    generate_team,
+)
 from .resources import resource_path
 
 log = logging.getLogger("dsh_task_gantt.demo")
 
 #: Seconds between two appended activities.
 TICK_SECONDS = 2.5
-LIVE_TEAM = "alpha"
+LIVE_TEAM = STORY_TEAM
 
 
 @dataclass(slots=True)
@@ -62,15 +70,7 @@ class DemoTeams:
         frozen = TeamSpec.load(bundled / "specs" / f"{LIVE_TEAM}.json", root=str(root))
         # Replace the copy of the live team by the same team, its clock ending now.
         shutil.rmtree(root / frozen.project_key, ignore_errors=True)
-        duration = frozen.last_event_time - frozen.start_ms
-        spec = generate_team(
-            root,
-            seed=FIXTURE_SEED,
-            shape="full",
-            name=LIVE_TEAM,
-            start_ms=now_ms() - duration,
-            live=True,
-        )
+        spec = _generate_live(root, start_ms=now_ms() - _live_duration())
         # The other bundled teams that shared the workspace folder come back as they were.
         for path in (bundled / "sessions" / frozen.project_key).glob("*"):
             if not (root / frozen.project_key / path.name).exists():
@@ -96,6 +96,26 @@ class DemoTeams:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+
+def _generate_live(root: Path, *, start_ms: int) -> TeamSpec:
+    return generate_team(
+        root,
+        seed=FIXTURE_SEED + STORY_SEED_OFFSET,
+        shape="story",
+        name=LIVE_TEAM,
+        start_ms=start_ms,
+        live=True,
+    )
+
+
+def _live_duration() -> int:
+    """How long the live variant of the team runs. It ends on an open lead turn, not on
+    the frozen bundle's closing turn, so its length is measured on a scratch copy: the
+    team then ends now, and the first appended tick does not stretch its time axis."""
+    with tempfile.TemporaryDirectory(prefix="dsh-task-gantt-demo-") as scratch:
+        spec = _generate_live(Path(scratch), start_ms=0)
+    return spec.last_event_time - spec.start_ms
 
 
 def _make_writable(root: Path) -> None:

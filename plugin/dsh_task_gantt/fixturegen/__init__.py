@@ -12,6 +12,8 @@ from dsh_task_gantt.fixturegen.scenario import (
     DEFAULT_START_MS,
     FIXTURE_SEED,
     SHAPES,
+    STORY_SEED_OFFSET,
+    STORY_TEAM,
     generate_fixture_set,
     generate_team,
 )
@@ -38,6 +40,8 @@ __all__ = [
     "FIXTURE_SEED",
     "SCALES",
     "SHAPES",
+    "STORY_SEED_OFFSET",
+    "STORY_TEAM",
     "Event",
     "LiveTeam",
     "MemberSpec",

@@ -17,6 +17,7 @@ from dsh_task_gantt.fixturegen.session_log import Log
 from dsh_task_gantt.fixturegen.sim import MemberMeta, Sim
 from dsh_task_gantt.fixturegen.spec import TeamSpec
 from dsh_task_gantt.fixturegen.task_state import TaskState
+from dsh_task_gantt.fixturegen.texts import EXPORT, Project
 from dsh_task_gantt.fixturegen.writer import SessionLogWriter
 
 #: Delays in a tick are this fraction of the generator's (a turn fits in a second).
@@ -40,7 +41,9 @@ class LiveTeam:
     The lead always ends a tick on an open turn, so the team reads as live.
     """
 
-    def __init__(self, root: Path, spec: TeamSpec, *, seed: int | None = None) -> None:
+    def __init__(
+        self, root: Path, spec: TeamSpec, *, seed: int | None = None, project: Project = EXPORT
+    ) -> None:
         if not spec.team_id:
             raise ValueError("a lone session has no team to animate")
         rng = random.Random(spec.seed * 7919 + 1 if seed is None else seed)
@@ -52,6 +55,7 @@ class LiveTeam:
             seed=spec.seed,
             cwd=spec.cwd,
             start_ms=spec.start_ms,
+            project=project,
         )
         sim.team_id = spec.team_id
         sim.time_scale = LIVE_TIME_SCALE
@@ -141,7 +145,10 @@ class LiveTeam:
         elif len(active) >= 1 and choice < 0.75:
             people = [sim.meta(lead.member_id), *active]
             sender, target = rng.sample(people, 2)
-            msg = sim.message(sender.id, target.id, S.NORMAL, sim.text.take(rng.randint(80, 2400)))
+            # The lead asks and answers; teammates also report their work.
+            topics = ("question", "answer", "progress", "report")
+            topic = rng.choice(topics[:2] if sender.role == "lead" else topics)
+            msg = sim.message(sender.id, target.id, S.NORMAL, topic=topic)
             done.append(f"message {msg.id}")
         elif active:
             member = rng.choice(active)
@@ -157,7 +164,7 @@ class LiveTeam:
             lead.end_turn("completed")
         if lead.open_turn is None:
             if rng.random() < 0.5:
-                sim.human_prompt(lead, "Status? " + sim.text.take(rng.randint(20, 200)))
+                sim.human_prompt(lead, sim.words.status_prompt())
                 done.append("human-prompt")
             else:
                 lead.user_message("time-context", "Tick.")
@@ -193,7 +200,7 @@ class LiveTeam:
             sim.act(actor, lambda: sim.update_task(actor, task.id, "claim"))
             return f"claim {task.id}"
         lead_id = sim.lead_log().member_id
-        subject = f"Follow-up {len(sim.tasks) + 1}"
+        subject = sim.words.follow_up([t.subject for t in sim.tasks])
         new_id: list[str] = []
         sim.act(lead_id, lambda: new_id.append(sim.create_task(lead_id, subject)))
         return f"create {new_id[0]}"

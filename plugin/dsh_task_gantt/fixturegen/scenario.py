@@ -1,5 +1,6 @@
-"""The teams the generator writes: ``full`` (every shape of docs/host-contract.md,
-§2–§5, in one team), ``pair`` (a lead and two teammates) and ``lone`` (one session, no team)."""
+"""The teams the generator writes: ``story`` (a small real job: the demo's live team),
+``full`` (every shape of docs/host-contract.md, §2–§5, hostile text included, in one
+team), ``pair`` (a lead and two teammates) and ``lone`` (one session, no team)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dsh_task_gantt.fixturegen import spec as S
+from dsh_task_gantt.fixturegen import texts
 from dsh_task_gantt.fixturegen.scale import SCALES
 from dsh_task_gantt.fixturegen.seeded import new_uuid
 from dsh_task_gantt.fixturegen.session_log import Log
@@ -19,13 +21,15 @@ from dsh_task_gantt.fixturegen.subagents import write_subagent_teams
 #: 2026-10-10T12:00:00Z: close to the real logs' epoch, fixed so output never
 #: depends on the wall clock.
 DEFAULT_START_MS = 1_791_633_600_000
-SHAPES = ("full", "pair", "lone")
+SHAPES = ("full", "pair", "lone", "story")
 
 DEFAULT_CWD = {
     "full": "/Users/dev/work/alpha-service",
     "pair": "/home/dev/Projects/beta app (ünï)",
     "lone": "/home/dev/Projects/beta app (ünï)",
+    "story": "/Users/dev/work/invoices-api",
 }
+PROJECTS = {"full": texts.GANTT, "pair": texts.README, "lone": texts.README, "story": texts.EXPORT}
 
 HOSTILE_TEXT = (
     "Please check this: <script>alert(1)</script> and <img src=x onerror=alert(2)>\n"
@@ -42,6 +46,11 @@ _FULL_ROSTER: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("scout", "Surveys the logs (catalog first)", "fresh", (S.CATALOG_FIRST, S.STRAY_END_SEED)),
     ("tester", "Writes the tests (log ends mid-step)", "fresh", (S.COLD_OPEN_STEP,)),
     ("ghost", "Never came up", "fresh", (S.FAILED,)),
+)
+_LEAD_INSTRUCTIONS = (
+    "You lead a small team. Plan the work, split it into tasks on the team board, spawn "
+    "teammates for the parts that can run in parallel, answer their questions, and keep "
+    "the human informed. Nobody merges without a green test run."
 )
 _EXTRA_NAMES = ("docs", "perf", "infra", "ux", "ops", "sec", "data", "qa")
 RENAMED_TO = "frontend"
@@ -123,7 +132,7 @@ def _rounds(sim: Sim, logs: list[Log], n: int) -> None:
 
 
 def _prompt_text(sim: Sim, lead_words: str) -> str:
-    return lead_words + "\n" + sim.text.take(sim.rng.randint(40, 400))
+    return sim.words.prompt(lead_words)
 
 
 def _full(sim: Sim, *, live: bool, extra: int) -> None:
@@ -132,7 +141,7 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
     sim.team_id = lead_id
     lead = sim.add_lead(lead_id)
     lead.history = []
-    lead.user_message("agent-instructions", "You lead a team. " + sim.text.take(300))
+    lead.user_message("agent-instructions", _LEAD_INSTRUCTIONS)
     lead.user_message("runtime-context", "cwd: " + sim.cwd)
     lead.user_message("time-context", "It is 2026-10-10 12:00 UTC.")
     sim.human_prompt(lead, _prompt_text(sim, "Build a Gantt view of the team's work."))
@@ -193,7 +202,7 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
     # Kick-off messages from the lead to every live teammate.
     for name in ids:
         if members[name].log is not None:
-            beat(functools.partial(sim.message, lead_id, ids[name], S.NORMAL))
+            beat(functools.partial(sim.message, lead_id, ids[name], S.NORMAL, topic="kickoff"))
     beat(
         lambda: sim.act(
             ids["planner"],
@@ -313,8 +322,14 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
         lead.user_message("subagent-settled", f"{ids[name]} settled.")
     lead.user_message("schedule", "Daily check-in at 09:00.")
     lead.user_message("plugin:reminders", "Remember to commit.")
+    _end_lead(sim, lead, live=live, prompt=_prompt_text(sim, "Keep going.") if live else "")
+
+
+def _end_lead(sim: Sim, lead: Log, *, live: bool, prompt: str) -> None:
+    """The lead's last turn: live, the human's ``prompt`` and a step still open;
+    frozen, a closed filler turn."""
     if live:
-        sim.human_prompt(lead, _prompt_text(sim, "Keep going."))
+        sim.human_prompt(lead, prompt)
         lead.begin_turn()
         lead.begin_step()
         lead.assistant()
@@ -324,13 +339,8 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
 
 
 def _long_text(sim: Sim) -> str:
-    parts: list[str] = []
-    size = 0
-    while size <= 17_000:
-        para = sim.text.take(sim.rng.randint(300, 1200))
-        parts.append(para)
-        size += len(para) + 2
-    return "\n\n".join(parts)
+    """Longer than the 16,384-character message cap, with newlines."""
+    return sim.words.paste(17_000)
 
 
 def _pair(sim: Sim, *, live: bool) -> None:
@@ -354,15 +364,15 @@ def _pair(sim: Sim, *, live: bool) -> None:
     sim.settle(lead)
     w, r = writer.id, reviewer.id
     logs = [lead, *(m.log for m in (writer, reviewer) if m.log is not None)]
-    sim.message(lead_id, w, S.NORMAL)
+    sim.message(lead_id, w, S.NORMAL, topic="kickoff", about=t_write)
     sim.act(w, lambda: sim.update_task(w, t_write, "claim"))
     _rounds(sim, logs, 2)
     sim.act(w, lambda: sim.update_task(w, t_write, "complete"))
-    sim.message(w, r, S.NORMAL)
+    sim.message(w, r, S.NORMAL, topic="report", about=t_write)
     sim.act(r, lambda: sim.update_task(r, t_review, "claim"))
     _rounds(sim, logs, 2)
     sim.act(r, lambda: sim.update_task(r, t_review, "complete"))
-    sim.message(r, lead_id, S.NORMAL)
+    sim.message(r, lead_id, S.NORMAL, topic="report", about=t_review)
     sim.sync(lead)
     lead.user_message("subagent-settled", f"{w} settled.")
     if live:
@@ -378,12 +388,116 @@ def _lone(sim: Sim, *, live: bool) -> None:
     lead = sim.add_lead("session-" + new_uuid(sim.rng))
     lead.user_message("time-context", "It is 2026-10-10 18:00 UTC.")
     for words in ("What does this repository do?", "Summarise the open issues."):
-        sim.human_prompt(lead, _prompt_text(sim, words))
+        sim.human_prompt(lead, sim.words.prompt(words, context=False))
         lead.filler_turn(sim.rng.randint(1, 3))
     if live:
         sim.human_prompt(lead, _prompt_text(sim, "One more thing."))
         lead.begin_turn()
         sim.live = True
+
+
+_STORY_REQUEST = (
+    "Our accountants want to download invoices as a spreadsheet. Add a CSV export to the "
+    "invoices API: GET /invoices/export.csv, same filters as GET /invoices, streamed so a "
+    "whole year of invoices does not load into memory at once."
+)
+#: The human, mid-job, in Chinese: Excel shows the customers' Chinese names garbled.
+_STORY_ENCODING_PROMPT = (
+    "导出的 CSV 用 Excel 打开时中文名字是乱码，能不能顺便处理一下编码？客户名里有很多中文。"
+)
+_STORY_ROSTER = (
+    ("api", "Adds the export endpoint to app/routes/invoices.py"),
+    ("csv", "Turns invoice rows into CSV, streamed"),
+    ("qa", "Writes the export's tests and checks edge cases"),
+)
+
+
+def _story(sim: Sim, *, live: bool) -> None:
+    """A lead and three teammates adding a CSV export to an invoices API: planning,
+    claims, questions and answers, reports with code, a human prompt in Chinese."""
+    lead_id = "session-" + new_uuid(sim.rng)
+    sim.team_id = lead_id
+    lead = sim.add_lead(lead_id)
+    lead.user_message("agent-instructions", _LEAD_INSTRUCTIONS)
+    lead.user_message("runtime-context", "cwd: " + sim.cwd)
+    sim.human_prompt(lead, _prompt_text(sim, _STORY_REQUEST))
+    lead.begin_turn()
+    lead.begin_step()
+    lead.assistant()
+    t_route = sim.create_task(
+        lead_id, "Add GET /invoices/export.csv", write_scopes=["app/routes/invoices.py"]
+    )
+    t_rows = sim.create_task(
+        lead_id, "Stream invoice rows as CSV", write_scopes=["app/export/csv_rows.py"]
+    )
+    t_tests = sim.create_task(
+        lead_id,
+        "Tests for the CSV export",
+        blocked_by=[t_route, t_rows],
+        write_scopes=["tests/test_invoice_export.py"],
+    )
+    t_docs = sim.create_task(
+        lead_id, "Document the export endpoint", write_scopes=["docs/api/invoices.md"]
+    )
+    lead.end_step()
+    lead.begin_step()
+    mates = {name: _spawn(sim, name, about, "fresh", ()).id for name, about in _STORY_ROSTER}
+    lead.end_step()
+    lead.end_turn("completed")
+    sim.settle(lead)
+    logs = [lead, *(sim.log_of(i) for i in mates.values())]
+    api, csv, qa = mates["api"], mates["csv"], mates["qa"]
+
+    def move(actor: str, task_id: str, action: str) -> None:
+        sim.act(actor, lambda: sim.update_task(actor, task_id, action))
+
+    for mate, task_id in ((api, t_route), (csv, t_rows), (qa, t_tests)):
+        sim.message(lead_id, mate, S.NORMAL, topic="kickoff", about=task_id)
+    move(api, t_route, "claim")
+    move(csv, t_rows, "claim")
+    sim.message(qa, api, S.NORMAL, topic="question")
+    sim.message(api, qa, S.NORMAL, topic="answer")
+    sim.message(qa, api, S.NORMAL, sim.words.short())
+    _rounds(sim, logs, 2)
+    rows = sim.task(t_rows)
+    text = sim.words.message(
+        "csv", "lead", topic="progress", chinese=True, task=rows.subject, scope=rows.write_scopes[0]
+    )
+    sim.message(csv, lead_id, S.NORMAL, text)
+    _rounds(sim, logs, 1)
+    move(csv, t_rows, "complete")
+    sim.message(csv, api, S.NORMAL, topic="report")
+    sim.message(api, csv, S.NORMAL, sim.words.short(chinese=True))
+
+    sim.sync(lead)
+    sim.human_prompt(lead, _STORY_ENCODING_PROMPT)
+    lead.begin_turn()
+    lead.begin_step()
+    lead.assistant()
+    t_bom = sim.create_task(lead_id, sim.words.follow_up(), write_scopes=["app/export/csv_rows.py"])
+    lead.end_step()
+    lead.end_turn("completed")
+    sim.settle(lead)
+    sim.message(lead_id, csv, S.NORMAL, topic="kickoff", about=t_bom)
+    move(csv, t_bom, "claim")
+    _rounds(sim, logs, 1)
+    move(api, t_route, "complete")
+    sim.message(api, lead_id, S.NORMAL, topic="report")
+    move(qa, t_tests, "claim")
+    move(lead_id, t_docs, "claim")
+    _rounds(sim, logs, 2)
+    move(csv, t_bom, "complete")
+    sim.message(csv, qa, S.NORMAL, topic="report")
+    move(lead_id, t_docs, "complete")
+    sim.message(qa, csv, S.NORMAL, topic="question")
+    sim.message(csv, qa, S.NORMAL, topic="answer")
+    _rounds(sim, logs, 1)
+    move(qa, t_tests, "complete")
+    sim.message(qa, lead_id, S.NORMAL, topic="report")
+    sim.sync(lead)
+    for mate in (api, csv):
+        lead.user_message("subagent-settled", f"{mate} settled.")
+    _end_lead(sim, lead, live=live, prompt=sim.words.status_prompt() if live else "")
 
 
 def generate_team(
@@ -415,8 +529,11 @@ def generate_team(
         cwd=cwd if cwd is not None else DEFAULT_CWD[shape],
         start_ms=start_ms,
         compress=compress,
+        project=PROJECTS[shape],
     )
-    if shape == "full":
+    if shape == "story":
+        _story(sim, live=live)
+    elif shape == "full":
         _full(sim, live=live, extra=sim.scale.extra_teammates)
     elif shape == "pair":
         _pair(sim, live=live)
@@ -428,10 +545,14 @@ def generate_team(
 
 #: The committed set under fixtures/sessions (see fixtures/README.md).
 FIXTURE_SEED = 20261010
+#: The bundled team a newcomer sees first (``serve --demo`` keeps it live).
+STORY_TEAM = "invoices"
+STORY_SEED_OFFSET = 3
 
 
 def generate_fixture_set(root: Path, *, seed: int = FIXTURE_SEED) -> dict[str, TeamSpec]:
-    """alpha (full, frozen), beta (pair) and lone, in two workspaces; then the
+    """invoices (story: the demo's live team), alpha (full, frozen), beta (pair) and
+    lone, in three workspaces; then the
     subagent teams gamma (format 3 with a format-0 child) and delta (format 0),
     whose ground truth is :mod:`dsh_task_gantt.fixturegen.subagents`."""
     hour = 3_600_000
@@ -442,6 +563,13 @@ def generate_fixture_set(root: Path, *, seed: int = FIXTURE_SEED) -> dict[str, T
         ),
         "lone": generate_team(
             root, seed=seed + 2, shape="lone", name="lone", start_ms=DEFAULT_START_MS + 6 * hour
+        ),
+        STORY_TEAM: generate_team(
+            root,
+            seed=seed + STORY_SEED_OFFSET,
+            shape="story",
+            name=STORY_TEAM,
+            start_ms=DEFAULT_START_MS + 20 * hour,
         ),
     }
     write_subagent_teams(root)

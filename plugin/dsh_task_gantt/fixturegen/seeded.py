@@ -8,33 +8,24 @@ from __future__ import annotations
 import math
 import random
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-_SENTENCE = (
-    "the lead asked for a timeline of every task and message in the team so we "
-    "read each session log frame by frame decode zstd parse json lines fold "
-    "snapshots into history attribute revisions to members by expected_revision "
-    "and draw lanes with spans marks colours tests pass ruff mypy strict fixtures "
-    "deterministic seed replay reader writer offset torn tail header seq time data "
-    "source kind turn step tool call result usage tokens "
-    "任务 时间线 泳道 消息 队友 日志 帧 解析 😀 café naïve"
-)
-WORDS = tuple(_SENTENCE.split())
-
 
 class TextSource:
-    """Bulk text: slices of a seeded corpus (fast enough for tens of MB)."""
+    """Bulk text: slices of a seeded corpus of ``line()`` results (fast enough for tens
+    of MB of tool results and assistant turns)."""
 
-    def __init__(self, rng: random.Random, size: int = 1 << 16) -> None:
+    def __init__(self, rng: random.Random, line: Callable[[], str], size: int = 1 << 16) -> None:
         self._rng = rng
         parts: list[str] = []
         length = 0
         while length < size:
-            line = " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 18)))
-            parts.append(line)
-            length += len(line) + 1
+            line_text = line()
+            parts.append(line_text)
+            length += len(line_text) + 1
         self._corpus = "\n".join(parts)
 
     def take(self, n: int) -> str:

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dsh_task_gantt.fixturegen.seeded import WORDS, json_args, lognormal, new_uuid
+from dsh_task_gantt.fixturegen.seeded import json_args, lognormal, new_uuid
 from dsh_task_gantt.fixturegen.writer import Event, SessionLogWriter
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ class Log:
             name = self.sim.rng.choice(_FILLER_TOOLS)
             self.tool(
                 name,
-                {"path": f"src/{self.sim.rng.choice(WORDS)}.py"}
+                {"path": self.sim.rng.choice(self.sim.words.project.files)}
                 if name in ("read_file", "edit_file")
                 else {"query": "status"},
             )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_task_gantt.fixturegen.scale import Scale
-from dsh_task_gantt.fixturegen.seeded import TextSource, lognormal
+from dsh_task_gantt.fixturegen.seeded import TextSource
 from dsh_task_gantt.fixturegen.session_log import Log
 from dsh_task_gantt.fixturegen.spec import (
     MemberSpec,
@@ -25,6 +25,7 @@ from dsh_task_gantt.fixturegen.spec import (
     TeamSpec,
 )
 from dsh_task_gantt.fixturegen.task_state import STATUS_AFTER, TaskState, derived_action
+from dsh_task_gantt.fixturegen.texts import EXPORT, Project, Texts
 from dsh_task_gantt.fixturegen.writer import Event, SessionLogWriter, header_record
 from dsh_task_gantt.logs.project_key import project_key
 
@@ -56,6 +57,7 @@ class Sim:
         cwd: str,
         start_ms: int,
         compress: bool = True,
+        project: Project = EXPORT,
     ) -> None:
         self.root = root
         self.rng = rng
@@ -66,7 +68,11 @@ class Sim:
         self.start_ms = start_ms
         self.compress = compress
         self.now = start_ms
-        self.text = TextSource(random.Random(rng.getrandbits(64)))
+        #: Readable texts (prompts, task descriptions, messages) about ``project``.
+        text_rng = random.Random(rng.getrandbits(64))
+        self.words = Texts(random.Random(text_rng.getrandbits(64)), project)
+        #: Bulk text (tool results, assistant turns), sliced from the same phrases.
+        self.text = TextSource(text_rng, self.words.corpus_line)
         self.members: list[MemberMeta] = []
         self.tasks: list[TaskState] = []
         self.rewinds: list[RewindSpec] = []
@@ -230,7 +236,7 @@ class Sim:
     ) -> str:
         """A team_task_create in the actor's log (inside an open step), then revision 1."""
         task_id = f"task-{len(self.tasks) + 1}"
-        description = f"Owner: {self.name_of(actor)}. " + self.text.take(self.rng.randint(80, 400))
+        description = self.words.task_description(subject, self.name_of(actor))
         task = TaskState(
             task_id,
             subject,
@@ -316,16 +322,28 @@ class Sim:
         queue: bool = True,
         deliver: bool = True,
         reply: bool = True,
+        topic: str = "progress",
+        about: str | None = None,
     ) -> MessageSpec:
         """A team message: the sender's tool call, queued/delivered in the lead log, and
-        the recipient's team-message user/message (when the target has a log)."""
+        the recipient's team-message user/message (when the target has a log). Without
+        ``text``, one about ``topic`` is written on task ``about`` (an id; by default the
+        task one of the two is working on)."""
         rng = self.rng
         msg_id = f"msg-{rng.getrandbits(48):012x}"
-        if text is None:
-            text = self.text.take(
-                lognormal(rng, self.scale.message_median, 0.6, 200, self.scale.message_max)
-            )
         sender_name = self.name_of(sender)
+        if text is None:
+            task = self.task(about) if about else self._task_between(sender, target)
+            known = any(m.id == target for m in self.members)
+            text = self.words.message(
+                sender_name,
+                self.name_of(target) if known else "team",
+                topic=topic,
+                task=task.subject if task else "the current task",
+                scope=task.write_scopes[0] if task and task.write_scopes else None,
+                median=self.scale.message_median,
+                most=self.scale.message_max,
+            )
         slog = self.log_of(sender)
         self.sync(slog)
         fresh = slog.enter_turn()
@@ -398,6 +416,13 @@ class Sim:
         )
         self.messages.append(spec)
         return spec
+
+    def _task_between(self, sender: str, target: str) -> TaskState | None:
+        """The task a message between two members is most likely about."""
+        for task in reversed(self.tasks):
+            if task.owner_id in (sender, target) and task.status == "in_progress":
+                return task
+        return self.tasks[-1] if self.tasks else None
 
     def act(self, actor: str, body: Callable[[], object], *, reason: str = "completed") -> None:
         """A short turn on ``actor`` whose first step runs ``body`` (its tool calls)."""

@@ -1,0 +1,101 @@
+"""The team a newcomer sees first reads like people doing a small job (checked on the
+bundled spec, the ground truth, and on what the live demo appends); the edge cases the
+other tests need live in a team of their own."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from pathlib import Path
+
+from dsh_task_gantt.fixturegen import STORY_TEAM, LiveTeam, TeamSpec, generate_team
+from dsh_task_gantt.fixturegen import spec as S
+from dsh_task_gantt.fixturegen.texts import EXPORT
+
+REPO = Path(__file__).resolve().parent.parent
+SPECS = REPO / "fixtures" / "specs"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+#: How a paragraph of a real message ends: a sentence, a code fence, a signature.
+SENTENCE_END = re.compile(r"([.:?!。？！：)]|```)$")
+
+
+def bundled(name: str) -> TeamSpec:
+    return TeamSpec.load(SPECS / f"{name}.json", root=str(REPO / "fixtures" / "sessions"))
+
+
+def reads_as_sentences(text: str) -> bool:
+    """Every paragraph ends like a sentence, a code block or a signature: no text sliced
+    mid-word out of a corpus."""
+    paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
+    return all(SENTENCE_END.search(p) or p.startswith("— ") for p in paragraphs)
+
+
+def mentions_the_project(text: str) -> bool:
+    return any(name in text for name in (*EXPORT.files, *EXPORT.tests, *EXPORT.functions))
+
+
+def test_the_newcomers_team_talks_like_people_doing_a_small_job() -> None:
+    team = bundled(STORY_TEAM)
+    texts = [m.text for m in team.messages]
+    lengths = sorted(len(t) for t in texts)
+    assert 1_000 <= statistics.median(lengths) <= 2_600, lengths
+    assert lengths[0] < 600 and lengths[-1] < 8_000
+    assert len(set(texts)) == len(texts), "two messages say exactly the same"
+    assert all(reads_as_sentences(t) for t in texts)
+    assert sum(mentions_the_project(t) for t in texts) >= len(texts) * 2 // 3
+    assert any("```" in t for t in texts), "nobody showed code"
+    assert any(CJK.search(t) for t in texts), "no message in Chinese"
+    # Everyone talks: the lead and each teammate send and receive.
+    senders = {m.sender_id for m in team.messages}
+    targets = {m.target_id for m in team.messages}
+    assert {m.id for m in team.members} == senders == targets
+    # The human asks for the job first, and writes once in Chinese.
+    first, *later = team.human_prompts
+    assert first.text.startswith("Our accountants want to download invoices")
+    assert any(CJK.search(p.text) for p in later)
+    subjects = [t.subject for t in team.tasks]
+    assert len(set(subjects)) == len(subjects) >= 4
+    # Every task is claimed and completed by someone.
+    assert all(t.final.status == "completed" for t in team.tasks)
+
+
+def test_the_edge_cases_live_in_a_team_of_their_own() -> None:
+    edge = {S.HOSTILE, S.LONG, S.ORPHAN_DELIVERY, S.OFF_ROSTER, S.UNDELIVERED}
+    assert edge <= {m.kind for m in bundled("alpha").messages}
+    for name in (STORY_TEAM, "beta"):
+        team = bundled(name)
+        assert {m.kind for m in team.messages} == {S.NORMAL}, name
+        assert not any(m.traits for m in team.members), name
+        assert team.rewinds == () and team.stray_end_seed is None, name
+        every_text = [
+            *(m.text for m in team.messages),
+            *(p.text for p in team.human_prompts),
+            *(t.description for t in team.tasks),
+        ]
+        assert not any("<script" in t or "javascript:" in t for t in every_text), name
+        assert all(len(t) <= 8_000 for t in every_text), name
+
+
+def test_what_the_live_demo_appends_reads_the_same_way(tmp_path: Path) -> None:
+    spec = generate_team(tmp_path, seed=11, shape="story", name=STORY_TEAM, live=True)
+    live = LiveTeam(tmp_path, spec)
+    now = spec.last_event_time + 1_000
+    for _ in range(60):
+        live.tick(now)
+        now += 2_500
+    after = live.spec()
+    new_messages = after.messages[len(spec.messages) :]
+    new_prompts = after.human_prompts[len(spec.human_prompts) :]
+    assert new_messages and new_prompts
+    assert all(reads_as_sentences(m.text) for m in new_messages)
+    assert all(reads_as_sentences(p.text) for p in new_prompts)
+    subjects = [t.subject for t in after.tasks]
+    assert len(set(subjects)) == len(subjects), "a follow-up task repeats an open subject"
+
+
+def test_the_texts_are_drawn_deterministically(tmp_path: Path) -> None:
+    a = generate_team(tmp_path / "a", seed=5, shape="story")
+    b = generate_team(tmp_path / "b", seed=5, shape="story")
+    c = generate_team(tmp_path / "c", seed=6, shape="story")
+    assert [m.text for m in a.messages] == [m.text for m in b.messages]
+    assert [m.text for m in a.messages] != [m.text for m in c.messages]
