@@ -215,15 +215,18 @@
     if (applying) return;
     var m = meta();
     if (!m || state.from === null) return;
+    // The window follows the scroll at once, so a board that arrives meanwhile (a poll,
+    // the answer to a zoom) is placed where the user is, not where they were.
+    var extent = m.end - m.start;
+    var width = state.to - state.from;
+    var from = m.start + scroller.scrollLeft / trackWidth() * extent;
+    state.from = from; state.to = from + width;
+    // Scrolling back from the live edge stops following; reaching it again resumes.
+    var atEnd = scroller.scrollLeft + scroller.clientWidth >= scroller.scrollWidth - 2;
+    if (m.live) state.follow = atEnd && state.follow;
+    // The URL, and a redraw past the drawn range, wait until the scrolling stops.
     window.clearTimeout(scrollTimer);
     scrollTimer = window.setTimeout(function () {
-      var extent = m.end - m.start;
-      var width = state.to - state.from;
-      var from = m.start + scroller.scrollLeft / trackWidth() * extent;
-      state.from = from; state.to = from + width;
-      // Scrolling back from the live edge stops following; reaching it again resumes.
-      var atEnd = scroller.scrollLeft + scroller.clientWidth >= scroller.scrollWidth - 2;
-      if (m.live) state.follow = atEnd && state.follow;
       syncInputs();
       syncUrl();
       // Only the chunks near the window are drawn: past them, ask for the board again.
