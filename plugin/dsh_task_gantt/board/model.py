@@ -202,6 +202,8 @@ class LaneRow:
     rows: int  # mark rows used (1..MARK_ROWS), for the lane height
     #: What is drawn: the lane's chunks in the drawn range, crowded items aggregated.
     chunks: tuple[LaneChunk, ...] = ()
+    #: What the member was asked to do (its catalog, descriptor or member label).
+    label: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -201,6 +201,7 @@ def _lane_row(
         marks=marks,
         rows=used,
         chunks=chunks,
+        label=as_str(lane.get("label")) or None,
     )
 
 
