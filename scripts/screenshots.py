@@ -6,14 +6,15 @@ Takes about 15 s and writes PNGs into ``docs/screenshots/`` (``--out`` to change
 
 Two embedded hosts on 127.0.0.1 (free ports), both reading real zstd logs:
 
-- the live demo team (``DemoTeams``: the bundled team "alpha" regenerated to end now,
-  in a temporary copy, with a background thread appending to it) for
+- the live demo team (``DemoTeams``: the bundled team "invoices" regenerated to end
+  now, in a temporary copy, with a background thread appending to it) for
   ``panel-sidebar.png`` — sidebar width, live, a message open — the README's picture;
-- the committed fixture team ``fixtures/sessions`` (frozen, 8 lanes, 7 tasks, 14
-  messages) for the full-window and list views.
+- the committed fixtures ``fixtures/sessions`` (frozen) for the full-window and list
+  views of the "invoices" team (a lead and three teammates adding a CSV export), and
+  the start page (``start-page.png``: teams, then the single sessions opened).
 
-Every picture in light and dark (``-dark`` suffix). The start page's picture
-(``start-page.png``) is not made here.
+Every panel picture in light and dark (``-dark`` suffix). Chinese text needs a CJK font
+(Debian: ``fonts-noto-cjk``), or the pictures show boxes.
 """
 
 from __future__ import annotations
@@ -101,19 +102,34 @@ def fixture_views(browser: Browser, out: Path) -> None:
     from dsh_task_gantt.fixturegen import TeamSpec
 
     sessions = ROOT / "fixtures" / "sessions"
-    alpha = TeamSpec.load(ROOT / "fixtures" / "specs" / "alpha.json", root=str(sessions))
-    (long,) = alpha.messages_of_kind("long")
+    team = TeamSpec.load(ROOT / "fixtures" / "specs" / "invoices.json", root=str(sessions))
+    longest = max(team.messages, key=lambda m: len(m.text))
     with serve(EmbeddedHost(sessions)) as port:
-        url = f"http://127.0.0.1:{port}{PREFIX}/panel?session={alpha.lead_id}"
+        url = f"http://127.0.0.1:{port}{PREFIX}/panel?session={team.lead_id}"
         for scheme, suffix in (("light", ""), ("dark", "-dark")):
             page = _page(browser, WIDE, scheme, url)
             page.locator(".task-name").first.click()
             page.locator("#detail .task-card").wait_for()
             _shoot(page, out / f"panel-wide{suffix}.png")
-            page = _page(browser, WIDE, scheme, f"{url}&msg={long.id}")
+            page = _page(browser, WIDE, scheme, f"{url}&msg={longest.id}")
             _shoot(page, out / f"panel-wide-message{suffix}.png")
             page = _page(browser, SIDEBAR, scheme, f"{url}&list=1")
             _shoot(page, out / f"panel-list{suffix}.png")
+        start_page(browser, out, f"http://127.0.0.1:{port}/")
+
+
+def start_page(browser: Browser, out: Path, url: str) -> None:
+    """The start page: teams by workspace, then the single sessions (opened), filled."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.set_default_timeout(15_000)
+    page.goto(url)
+    page.locator("#singles > summary").click()
+    page.mouse.wheel(0, 10_000)  # cards fill as they scroll into view
+    page.wait_for_function("!document.querySelector(\"li[aria-busy='true']\")")
+    page.mouse.wheel(0, -10_000)
+    page.wait_for_timeout(200)
+    page.screenshot(path=str(out / "start-page.png"), full_page=True)
+    page.close()
 
 
 def main() -> None:
