@@ -362,3 +362,12 @@ def test_an_aggregate_lists_the_lanes_items_in_its_range(
     assert client.get(url, params={**params, "lane": "nobody", "to": "1"}).status_code == 400
     gone = client.get(url, params={**params, "lane": "nobody", "to": str(T0 + 21 * 60_000)})
     assert gone.status_code == 404
+
+
+@pytest.mark.parametrize(("notes", "summary"), [(1, "1 note<"), (2, "2 notes<")])
+def test_the_notes_summary_counts_them_in_the_right_number(notes: int, summary: str) -> None:
+    team = demo_team()
+    team.notes[:] = [f"note {n}" for n in range(notes)]
+    html = TestClient(make_app(FakeProvider(team))).get(f"{PREFIX}/panel?session=s-lead").text
+    assert summary in html
+    assert 'title="polling every 2 s"' in html

@@ -20,6 +20,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from .board.model import counted
 from .board.pieces import BoardPieces, LaneShape, Piece, Shown, ShownBoards, board_delta
 from .clock import now_ms
 from .fold.text import MESSAGE_BODY_CAP
@@ -42,7 +43,8 @@ from .templating import template_environment
 
 #: The vendored htmx (static/VENDORED.md records its checksum).
 HTMX_FILE = "htmx-2.0.11.min.js"
-POLL_EVERY = "2s"
+POLL_EVERY_S = 2
+POLL_EVERY = f"{POLL_EVERY_S}s"
 #: A live board whose timeline did not change is still redrawn this often, so the
 #: now-line and running bars move; in between an unchanged poll is a bare 204.
 REDRAW_AFTER_MS = 10_000
@@ -68,6 +70,7 @@ class Panel:
         self._provider = provider
         self._prefix = route_prefix.rstrip("/")
         self._env = template_environment()
+        self._env.globals["poll_title"] = f"polling every {POLL_EVERY_S} s"
         #: Each lane's row and markup, by everything they depend on (layout.lane_key):
         #: a poll after an append lays out and renders only the lanes that changed.
         self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, LaneShape]] = OrderedDict()
@@ -254,14 +257,18 @@ class Panel:
         board, _ = self._layout(result.data, View(), session_id)
         for lane in board.lanes:
             if lane.lane_id == lane_id:
+                turns = [t for t in lane.turns if t.start <= end and t.end >= start]
+                marks = [m for m in lane.marks if start <= m.ms <= end]
                 return self._render(
                     "items.html",
                     session_id=session_id,
                     lane=lane,
                     start=start,
                     end=end,
-                    turns=[t for t in lane.turns if t.start <= end and t.end >= start],
-                    marks=[m for m in lane.marks if start <= m.ms <= end],
+                    turns=turns,
+                    marks=marks,
+                    turns_text=counted(len(turns), "turn"),
+                    marks_text=counted(len(marks), "message"),
                 )
         return self._not_found(request, "lane")
 
@@ -315,6 +322,7 @@ class Panel:
             "delivered_at": _ms(message.get("deliveredAt")),
             "body": body if isinstance(body, str) else "",
             "length": length if isinstance(length, int) else None,
+            "length_text": f"{length:,}" if isinstance(length, int) else "",
             "truncated": bool(message.get("truncated")),
             "cap": f"{MESSAGE_BODY_CAP:,}",
         }
