@@ -356,6 +356,7 @@ def test_an_aggregate_lists_the_lanes_items_in_its_range(
     listed = re.findall(r'class="item-open" data-msg="([^"]+)"', html)
     assert listed == burst  # every one, in time order, and nothing else
     assert "5 messages" in html
+    assert "2 turns" in html  # the burst's own turn and ui's long one around it
     assert f'<li class="turn-item"><time data-ms="{T0 + 20 * 60_000 - 100}"' in html
     other = client.get(url, params={**params, "lane": "perf", "to": str(T0 + 20 * 60_000 + 4)})
     assert "data-msg" not in other.text  # another lane's range holds none of them
@@ -371,3 +372,12 @@ def test_the_notes_summary_counts_them_in_the_right_number(notes: int, summary: 
     html = TestClient(make_app(FakeProvider(team))).get(f"{PREFIX}/panel?session=s-lead").text
     assert summary in html
     assert 'title="polling every 2 s"' in html
+
+
+def test_the_task_pager_says_how_many_tasks_are_left_out() -> None:
+    team = demo_team()
+    for n in range(97):  # 100 tasks: the newest 60 are drawn, the first 40 one page back
+        team.task(f"extra-{n}", f"task {n}", [(T0 + 1_000 + n, "created", "pending", "lead")])
+    html = TestClient(make_app(FakeProvider(team))).get(f"{PREFIX}/panel?session=s-lead").text
+    assert 'data-task-page="1">40 earlier tasks</button>' in html
+    assert "later task" not in html
