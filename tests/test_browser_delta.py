@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.test_browser_panel import (
+from tests.kit.boardteams import T0, FakeProvider, TeamBuilder, demo_team, lane_record, make_app
+from tests.kit.browser import (
     CHROMIUM,
     ONE_POLL_MS,
     SIDEBAR,
@@ -23,7 +24,6 @@ from tests.test_browser_panel import (
     Watched,
     browser,  # noqa: F401  (the module's browser fixture)
 )
-from tests.test_panel import T0, FakeProvider, TeamBuilder, _lane, demo_team, make_app
 
 pytestmark = [
     pytest.mark.browser,
@@ -106,7 +106,7 @@ def _steps(team: TeamBuilder) -> list[tuple[str, Callable[[], None]]]:
             team.message("ui", "docs", team.now - 900 + n, f"burst {n}")
 
     def join() -> None:
-        team.lanes["late"] = _lane(len(team.lanes), "late")
+        team.lanes["late"] = lane_record(len(team.lanes), "late")
         team.turn("late", team.now - 1_500, None)
 
     return [

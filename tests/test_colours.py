@@ -9,7 +9,7 @@ from starlette.testclient import TestClient
 from dsh_task_gantt.board.colours import COLOURS_CSS, palette_css
 from dsh_task_gantt.resources import resource_path
 from dsh_task_gantt.timeline import ON_COLOR, PALETTE, UNASSIGNED_COLOR
-from tests.test_panel import PREFIX, FakeProvider, demo_team, make_app
+from tests.kit.boardteams import PREFIX, FakeProvider, demo_team, make_app
 
 
 def test_the_shipped_colours_are_the_timelines() -> None:

@@ -22,7 +22,7 @@ from dsh_task_gantt.layout import (
     parse_view,
     tick_format,
 )
-from tests.test_panel import T0, TeamBuilder, demo_team
+from tests.kit.boardteams import T0, TeamBuilder, demo_team
 
 MIN = 60_000
 

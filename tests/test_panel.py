@@ -4,341 +4,33 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
-import orjson
 import pytest
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
 from starlette.testclient import TestClient
 
-from dsh_task_gantt.panel import HTMX_FILE, HTMX_STOP_POLLING, PANEL_CSP, Panel
-from dsh_task_gantt.provider import TimelineResult
+from dsh_task_gantt.htmx import HTMX_STOP_POLLING
+from dsh_task_gantt.panel import HTMX_FILE, PANEL_CSP
 from dsh_task_gantt.resources import resource_path
+from tests.kit.boardteams import (
+    NAMES,
+    PREFIX,
+    T0,
+    FakeProvider,
+    TeamBuilder,
+    demo_team,
+    lane_record,
+    make_app,
+)
 
-PREFIX = "/plugins/dsh-task-gantt"
-T0 = 1_764_430_000_000  # a fixed instant: the tests never depend on the clock
+#: What htmx sends: the message route answers it with the HTML fragment, not JSON.
+HX = {"HX-Request": "true"}
 HOSTILE = (
     "<script>alert(1)</script>",
     "javascript:alert(2)",
     "\"'><img src=x onerror=alert(3)>",
 )
-
-# ---------------------------------------------------------------------------
-# hand-made timelines (PRODUCT.md "The timeline JSON")
-
-NAMES = ("lead", "verify", "host-data", "ui", "docs", "fixtures", "perf")
-
-
-def _who(name: str) -> dict[str, Any]:
-    if name == "you":
-        return {"kind": "user", "id": "user", "name": "you"}
-    if name == "?":
-        return {"kind": "system", "id": "system", "name": "system"}
-    return {"kind": "lead" if name == "lead" else "teammate", "id": name, "name": name}
-
-
-def _lane(index: int, name: str, status: str | None = "idle") -> dict[str, Any]:
-    return {
-        "id": name,
-        "kind": "lead" if index == 0 else "teammate",
-        "name": name,
-        "sessionId": f"s-{name}",
-        "index": index,
-        "color": {
-            "fill": "--dsw-alias-state-business-primary",
-            "on": "--dsw-alias-label-primary-inverted",
-            "slot": index % 5,
-        },
-        "phase": "active",
-        "status": status,
-        "createdAt": T0,
-        "channel": "persisted",
-        "error": None,
-        "spans": [],
-        "taskIds": [],
-    }
-
-
-@dataclass
-class TeamBuilder:
-    """Builds a timeline dict the way the fold would: a message on both lanes."""
-
-    names: tuple[str, ...] = NAMES
-    live: bool = True
-    now: int = T0 + 40 * 60_000
-    lanes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    tasks: list[dict[str, Any]] = field(default_factory=list)
-    messages: dict[str, dict[str, Any]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    source: str = "log"
-    _n: int = 0
-
-    def __post_init__(self) -> None:
-        for index, name in enumerate(self.names):
-            self.lanes[name] = _lane(index, name, "running" if self.live and index < 2 else "idle")
-
-    def turn(self, lane: str, start: int, end: int | None) -> None:
-        self._n += 1
-        self.lanes[lane]["spans"].append(
-            {
-                "kind": "turn",
-                "id": f"turn-{self._n}",
-                "time": start,
-                "end": end,
-                "from": _who(lane),
-                "to": None,
-                "direction": None,
-                "preview": "",
-                "sessionId": f"s-{lane}",
-            }
-        )
-
-    def message(
-        self, sender: str, target: str, at: int, body: str, msg_id: str = "", delivered: bool = True
-    ) -> str:
-        self._n += 1
-        delivered_at = at + 400 if delivered else None
-        msg_id = msg_id or f"msg-{self._n}"
-        preview = body.replace("\n", " ")[:140]
-        for lane, direction in ((sender, "outgoing"), (target, "incoming")):
-            if lane not in self.lanes:
-                continue
-            self.lanes[lane]["spans"].append(
-                {
-                    "kind": "message",
-                    "id": msg_id,
-                    "time": at,
-                    "end": at + 400,
-                    "from": _who(sender),
-                    "to": _who(target),
-                    "direction": direction,
-                    "preview": preview,
-                    "sessionId": "s-lead",
-                    "deliveredAt": delivered_at,
-                }
-            )
-        self.messages[msg_id] = {
-            "id": msg_id,
-            "from": _who(sender),
-            "to": _who(target),
-            "queuedAt": at,
-            "deliveredAt": delivered_at,
-            "body": body[:16_384],
-            "length": len(body),
-            "truncated": len(body) > 16_384,
-        }
-        return msg_id
-
-    def prompt(self, at: int, text: str, msg_id: str = "") -> str:
-        self._n += 1
-        msg_id = msg_id or f"prompt-{self._n}"
-        self.lanes[self.names[0]]["spans"].append(
-            {
-                "kind": "user-prompt",
-                "id": msg_id,
-                "time": at,
-                "end": None,
-                "from": _who("you"),
-                "to": _who(self.names[0]),
-                "direction": "incoming",
-                "preview": text[:140],
-                "sessionId": "s-lead",
-            }
-        )
-        self.messages[msg_id] = {
-            "id": msg_id,
-            "from": _who("you"),
-            "to": _who(self.names[0]),
-            "queuedAt": at,
-            "deliveredAt": at,
-            "body": text,
-            "length": len(text),
-            "truncated": False,
-        }
-        return msg_id
-
-    def task(self, task_id: str, subject: str, moves: list[tuple[int, str, str, str]]) -> None:
-        """moves: (time, action, status, actor)."""
-        history = [
-            {
-                "time": at,
-                "action": action,
-                "revision": n + 1,
-                "status": status,
-                "sessionId": "s-lead",
-                "actor": actor,
-            }
-            for n, (at, action, status, actor) in enumerate(moves)
-        ]
-        status = moves[-1][2] if moves else "pending"
-        owner = next((a for _, act, _, a in reversed(moves) if act == "claimed"), None)
-        self.tasks.append(
-            {
-                "id": task_id,
-                "revision": len(moves),
-                "subject": subject,
-                "description": f"Do {subject} well.\nSecond line.",
-                "status": status,
-                "blockedBy": [],
-                "writeScopes": [],
-                "ownerId": owner,
-                "ownerName": owner,
-                "laneId": owner or "unassigned",
-                "history": history,
-            }
-        )
-
-    def timeline(self) -> dict[str, Any]:
-        lanes = []
-        for lane in self.lanes.values():
-            lane = dict(lane)
-            lane["spans"] = sorted(lane["spans"], key=lambda s: s["time"])
-            lanes.append(lane)
-        times = [s["time"] for lane in lanes for s in lane["spans"]]
-        times += [s["end"] for lane in lanes for s in lane["spans"] if s["end"] is not None]
-        times += [h["time"] for t in self.tasks for h in t["history"]]
-        return {
-            "version": 1,
-            "generatedAt": self.now,
-            "sessionId": "s-lead",
-            "rootSessionId": "s-lead",
-            "source": self.source,
-            "live": self.live,
-            "range": {
-                "start": min(times, default=None),
-                "end": None if self.live else max(times, default=None),
-            },
-            "lanes": lanes,
-            "tasks": self.tasks,
-            "notes": self.notes,
-            "diagnostics": {},
-        }
-
-
-def demo_team(live: bool = True) -> TeamBuilder:
-    """A plausible seven-member team over forty minutes (also used by the screenshots)."""
-    minute = 60_000
-    team = TeamBuilder(live=live)
-    team.prompt(T0 + 5_000, "Build the Gantt panel. Lanes per member,\nmessages on both lanes.")
-    team.turn("lead", T0, T0 + 6 * minute)
-    team.turn("lead", T0 + 14 * minute, T0 + 19 * minute)
-    team.turn("lead", T0 + 31 * minute, None if live else T0 + 38 * minute)
-    plan = [
-        ("verify", 2, 12), ("host-data", 3, 16), ("ui", 3, 25), ("docs", 8, 20),
-        ("fixtures", 4, 14), ("perf", 10, 22),
-    ]  # fmt: skip
-    for name, a, b in plan:
-        team.turn(name, T0 + a * minute, T0 + b * minute)
-        team.message("lead", name, T0 + (a - 1) * minute + 20_000, f"Please take the {name} part.")
-        team.message(
-            name, "lead", T0 + b * minute - 30_000, f"{name}: done, see commit.\n- tests green"
-        )
-    team.turn("ui", T0 + 27 * minute, None if live else T0 + 37 * minute)
-    team.turn("verify", T0 + 28 * minute, None if live else T0 + 36 * minute)
-    team.message(
-        "verify", "host-data", T0 + 16 * minute + 18_000, "The reader drops the torn tail."
-    )
-    team.message("host-data", "verify", T0 + 17 * minute, "Fixed in a1b2c3, please re-run.")
-    team.message("ui", "verify", T0 + 29 * minute, "Panel ready for review.\n" + "detail " * 400)
-    team.prompt(T0 + 30 * minute, "Also show the task history please.")
-    team.task(
-        "1",
-        "Log reader",
-        [
-            (T0 + 2 * minute, "created", "pending", "lead"),
-            (T0 + 3 * minute, "claimed", "in_progress", "host-data"),
-            (T0 + 15 * minute, "completed", "completed", "host-data"),
-            (T0 + 16 * minute, "reopened", "pending", "verify"),
-            (T0 + 17 * minute, "claimed", "in_progress", "host-data"),
-            (T0 + 20 * minute, "completed", "completed", "host-data"),
-        ],
-    )
-    team.task(
-        "2",
-        "Gantt panel",
-        [
-            (T0 + 2 * minute, "created", "pending", "lead"),
-            (T0 + 4 * minute, "claimed", "in_progress", "docs"),
-            (T0 + 9 * minute, "claimed", "in_progress", "ui"),
-        ],
-    )
-    team.task("3", "Benchmarks", [(T0 + 2 * minute, "created", "pending", "lead")])
-    team.notes.append("3 of 83 user messages were from the human; 80 injected by the runtime.")
-    return team
-
-
-# ---------------------------------------------------------------------------
-# the fake provider and a tiny app that mounts the panel like web.py will
-
-
-class FakeProvider:
-    def __init__(self, team: TeamBuilder, session_id: str = "s-lead") -> None:
-        self.team = team
-        self.session_id = session_id
-        self.timeline_calls = 0
-        self.etag_calls = 0
-
-    def _result(self) -> TimelineResult:
-        data = self.team.timeline()
-        stable = dict(data)
-        stable.pop("generatedAt")
-        body = orjson.dumps(data)
-        etag = hashlib.sha256(orjson.dumps(stable, option=orjson.OPT_SORT_KEYS)).hexdigest()[:20]
-        return TimelineResult(data=data, body=body, etag=f'"{etag}"', live=bool(data["live"]))
-
-    async def timeline(self, session_id: str) -> TimelineResult | None:
-        self.timeline_calls += 1
-        return self._result() if session_id == self.session_id else None
-
-    async def message(self, session_id: str, message_id: str) -> Mapping[str, Any] | None:
-        if session_id != self.session_id:
-            return None
-        return self.team.messages.get(message_id)
-
-    async def current_etag(self, session_id: str) -> str | None:
-        self.etag_calls += 1
-        return self._result().etag if session_id == self.session_id else None
-
-
-def make_app(provider: FakeProvider) -> Starlette:
-    panel = Panel(provider, PREFIX)
-
-    async def page(request: Request) -> Response:
-        return await panel.page(request, request.query_params["session"])
-
-    async def board(request: Request) -> Response:
-        return await panel.board(request, request.query_params["session"])
-
-    async def message(request: Request) -> Response:
-        return await panel.message(
-            request, request.query_params["session"], request.path_params["message_id"]
-        )
-
-    async def items(request: Request) -> Response:
-        return await panel.items(request, request.query_params["session"])
-
-    async def task(request: Request) -> Response:
-        return await panel.task(
-            request, request.query_params["session"], request.path_params["task_id"]
-        )
-
-    return Starlette(
-        routes=[
-            Route(f"{PREFIX}/panel", page),
-            Route(f"{PREFIX}/panel/board", board),
-            Route(f"{PREFIX}/panel/items", items),
-            Route(f"{PREFIX}/api/messages/{{message_id:path}}", message),
-            Route(f"{PREFIX}/panel/tasks/{{task_id:path}}", task),
-            Mount(f"{PREFIX}/static", StaticFiles(directory=str(resource_path("static")))),
-        ]
-    )
 
 
 @pytest.fixture
@@ -473,26 +165,34 @@ def test_hostile_text_is_escaped_everywhere() -> None:
     evil = " ".join(HOSTILE)
     team = TeamBuilder(names=("lead", evil, "ok"))
     team.turn("lead", T0, T0 + 60_000)
-    msg = team.message("lead", evil, T0 + 1000, f"body {evil}\nline 2", msg_id=evil)
+    # Hostile ids are drawn on the board; the detail routes refuse them (400) before the
+    # panel runs, so each detail fragment is asked for an item with a plain id and
+    # hostile texts.
+    team.message("lead", evil, T0 + 1000, f"body {evil}\nline 2", msg_id=evil)
+    msg = team.message("lead", evil, T0 + 1500, f"body {evil}\nline 2", msg_id="m-evil")
     team.prompt(T0 + 2000, f"prompt {evil}")
     team.task(evil, f"subject {evil}", [(T0, "created", "pending", evil)])
-    team.tasks[0]["description"] = f"description {evil}"
+    team.task("t-evil", f"subject {evil}", [(T0, "created", "pending", evil)])
+    team.tasks[1]["description"] = f"description {evil}"
     team.notes.append(f"note {evil}")
     client = TestClient(make_app(FakeProvider(team)))
     pages = [
         client.get(f"{PREFIX}/panel", params={"session": "s-lead", "list": "1"}).text,
         client.get(f"{PREFIX}/panel/board", params={"session": "s-lead"}).text,
-        client.get(
-            f"{PREFIX}/api/messages/{msg.replace('/', '%2F')}", params={"session": "s-lead"}
-        ).text,
+        client.get(f"{PREFIX}/api/messages/{msg}", params={"session": "s-lead"}, headers=HX).text,
         client.get(f"{PREFIX}/panel/tasks/x", params={"session": "s-lead"}).text,
         client.get(f"{PREFIX}/panel", params={"session": "s-lead", "msg": msg}).text,
     ]
-    task_html = client.get(
-        f"{PREFIX}/panel/tasks/{evil.replace('/', '%2F')}", params={"session": "s-lead"}
-    )
+    task_html = client.get(f"{PREFIX}/panel/tasks/t-evil", params={"session": "s-lead"})
     pages.append(task_html.text)
     assert task_html.status_code == 200 and "description" in task_html.text
+    for hostile_id in (
+        f"{PREFIX}/panel/tasks/{evil.replace('/', '%2F')}",
+        f"{PREFIX}/api/messages/{evil.replace('/', '%2F')}",
+    ):
+        refused = client.get(hostile_id, params={"session": "s-lead"})
+        assert refused.status_code == 400 and "alert" not in refused.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[0]  # the hostile ids, drawn
     for html in pages:
         for tag, attrs in _elements(html):
             assert tag not in {"img", "iframe", "object"}
@@ -504,6 +204,8 @@ def test_hostile_text_is_escaped_everywhere() -> None:
         assert "<script>alert" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[2]
     assert "body " in pages[2] and "note " in pages[0]
+    assert f"description {HOSTILE[0]}" not in pages[-1]
+    assert "description &lt;script&gt;alert(1)&lt;/script&gt;" in pages[-1]
 
 
 def test_message_detail_shows_whole_body_and_the_cut_notice(
@@ -616,7 +318,7 @@ def test_a_kept_lane_is_never_stale_the_board_equals_one_drawn_from_scratch(
         lambda: team.lanes["docs"].update(status="running"),
         lambda: team.turn("verify", team.now - 500, None),
         lambda: setattr(team, "now", team.now + 30 * 60_000),  # the extent grows a step
-        lambda: team.lanes.update(late=_lane(len(team.lanes), "late")),
+        lambda: team.lanes.update(late=lane_record(len(team.lanes), "late")),
     ]
     for change in changes:
         change()
@@ -654,9 +356,28 @@ def test_an_aggregate_lists_the_lanes_items_in_its_range(
     listed = re.findall(r'class="item-open" data-msg="([^"]+)"', html)
     assert listed == burst  # every one, in time order, and nothing else
     assert "5 messages" in html
+    assert "2 turns" in html  # the burst's own turn and ui's long one around it
     assert f'<li class="turn-item"><time data-ms="{T0 + 20 * 60_000 - 100}"' in html
     other = client.get(url, params={**params, "lane": "perf", "to": str(T0 + 20 * 60_000 + 4)})
     assert "data-msg" not in other.text  # another lane's range holds none of them
     assert client.get(url, params={**params, "lane": "nobody", "to": "1"}).status_code == 400
     gone = client.get(url, params={**params, "lane": "nobody", "to": str(T0 + 21 * 60_000)})
     assert gone.status_code == 404
+
+
+@pytest.mark.parametrize(("notes", "summary"), [(1, "1 note<"), (2, "2 notes<")])
+def test_the_notes_summary_counts_them_in_the_right_number(notes: int, summary: str) -> None:
+    team = demo_team()
+    team.notes[:] = [f"note {n}" for n in range(notes)]
+    html = TestClient(make_app(FakeProvider(team))).get(f"{PREFIX}/panel?session=s-lead").text
+    assert summary in html
+    assert 'title="polling every 2 s"' in html
+
+
+def test_the_task_pager_says_how_many_tasks_are_left_out() -> None:
+    team = demo_team()
+    for n in range(97):  # 100 tasks: the newest 60 are drawn, the first 40 one page back
+        team.task(f"extra-{n}", f"task {n}", [(T0 + 1_000 + n, "created", "pending", "lead")])
+    html = TestClient(make_app(FakeProvider(team))).get(f"{PREFIX}/panel?session=s-lead").text
+    assert 'data-task-page="1">40 earlier tasks</button>' in html
+    assert "later task" not in html

@@ -11,7 +11,6 @@ from .board.geometry import (
     TICK_LABEL_PX,
     TICK_STEPS_MS,
     choose_tick_step,
-    format_time,
     make_ticks,
     parse_time_param,
     parse_view,
@@ -43,6 +42,7 @@ from .board.view_model import (
     parties,
     plan_board,
 )
+from .timetext import format_time
 
 __all__ = [
     "DEFAULT_FOCUS_WINDOW_MS", "DEFAULT_TRACK_PX", "LIST_PAGE", "MARK_PX", "MARK_ROWS",

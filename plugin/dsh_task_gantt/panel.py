@@ -11,20 +11,20 @@ Every text from a log reaches the page through Jinja2 autoescaping.
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-import jinja2
 from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from .board.model import counted
 from .board.pieces import BoardPieces, LaneShape, Piece, Shown, ShownBoards, board_delta
+from .clock import now_ms
+from .fold.text import MESSAGE_BODY_CAP
+from .htmx import StopPolling, is_htmx
 from .layout import (
     DEFAULT_FOCUS_WINDOW_MS,
     Board,
@@ -33,20 +33,18 @@ from .layout import (
     View,
     find_span_time,
     finish_board,
-    format_time,
     parse_time_param,
     parse_view,
     parties,
     plan_board,
 )
 from .provider import TimelineProvider
-from .resources import resource_path
+from .templating import template_environment
 
-#: htmx stops a polling trigger when a response has this status (htmx 2.x).
-HTMX_STOP_POLLING = 286
 #: The vendored htmx (static/VENDORED.md records its checksum).
 HTMX_FILE = "htmx-2.0.11.min.js"
-POLL_EVERY = "2s"
+POLL_EVERY_S = 2
+POLL_EVERY = f"{POLL_EVERY_S}s"
 #: A live board whose timeline did not change is still redrawn this often, so the
 #: now-line and running bars move; in between an unchanged poll is a bare 204.
 REDRAW_AFTER_MS = 10_000
@@ -58,35 +56,21 @@ PANEL_CSP = (
     "style-src-attr 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
     "base-uri 'none'; form-action 'none'; object-src 'none'"
 )
-MESSAGE_CAP = 16_384
 #: Rendered lanes kept for reuse (a few teams' worth of lanes, each at a few zooms).
 LANE_CACHE_SIZE = 256
 #: Rendered task rows kept for reuse.
 TASK_CACHE_SIZE = 1024
 
-_HEADERS = {"Cache-Control": "no-store", "Content-Security-Policy": PANEL_CSP, "Vary": "HX-Request"}
-
-
-def _environment(templates: Path) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates)),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["pathpart"] = lambda value: quote(str(value), safe="")
-    env.filters["qs"] = lambda value: quote(str(value), safe="")
-    env.filters["clock"] = lambda ms: format_time(int(ms), "hms") if ms is not None else ""
-    env.filters["fulltime"] = lambda ms: format_time(int(ms), "full") if ms is not None else ""
-    return env
+#: The Content-Security-Policy (PANEL_CSP) is added by the security-headers middleware.
+_HEADERS = {"Cache-Control": "no-store", "Vary": "HX-Request"}
 
 
 class Panel:
     def __init__(self, provider: TimelineProvider, route_prefix: str) -> None:
         self._provider = provider
         self._prefix = route_prefix.rstrip("/")
-        self._env = _environment(resource_path("templates"))
+        self._env = template_environment()
+        self._env.globals["poll_title"] = f"polling every {POLL_EVERY_S} s"
         #: Each lane's row and markup, by everything they depend on (layout.lane_key):
         #: a poll after an append lays out and renders only the lanes that changed.
         self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, LaneShape]] = OrderedDict()
@@ -172,12 +156,16 @@ class Panel:
             empty=board.empty,
         )
 
-    def _render(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    def _render(
+        self, name: str, status: int = 200, *, stop_polling: bool = False, **context: Any
+    ) -> HTMLResponse:
         html = self._env.get_template(name).render(prefix=self._prefix, **context)
+        if stop_polling:
+            return StopPolling(html, headers=dict(_HEADERS))
         return HTMLResponse(html, status_code=status, headers=dict(_HEADERS))
 
     def _not_found(self, request: Request, what: str) -> HTMLResponse:
-        fragment = request.headers.get("HX-Request") == "true"
+        fragment = is_htmx(request)
         return self._render("notfound.html", 404, what=what, fragment=fragment)
 
     # -- endpoints ---------------------------------------------------------------
@@ -208,7 +196,7 @@ class Panel:
             pieces=pieces,
             token=self._shown.remember(Shown.of(pieces)),
             etag=result.etag,
-            drawn=_now_ms(),
+            drawn=now_ms(),
             list_mode=params.get("list") == "1",
             message=self._message_context(result.data, message) if message else None,
             htmx_file=HTMX_FILE,
@@ -239,7 +227,7 @@ class Panel:
             "session_id": session_id,
             "board": board,
             "etag": result.etag,
-            "drawn": _now_ms(),
+            "drawn": now_ms(),
             "token": self._shown.remember(Shown.of(pieces)),
         }
         if delta is not None:
@@ -251,11 +239,7 @@ class Panel:
             response.headers["X-Board-Delta"] = "1"
             return response
         return self._render(
-            "board.html",
-            status=200 if result.live else HTMX_STOP_POLLING,
-            pieces=pieces,
-            status_oob=True,
-            **context,
+            "board.html", stop_polling=not result.live, pieces=pieces, status_oob=True, **context
         )
 
     async def items(self, request: Request, session_id: str) -> Response:
@@ -273,14 +257,18 @@ class Panel:
         board, _ = self._layout(result.data, View(), session_id)
         for lane in board.lanes:
             if lane.lane_id == lane_id:
+                turns = [t for t in lane.turns if t.start <= end and t.end >= start]
+                marks = [m for m in lane.marks if start <= m.ms <= end]
                 return self._render(
                     "items.html",
                     session_id=session_id,
                     lane=lane,
                     start=start,
                     end=end,
-                    turns=[t for t in lane.turns if t.start <= end and t.end >= start],
-                    marks=[m for m in lane.marks if start <= m.ms <= end],
+                    turns=turns,
+                    marks=marks,
+                    turns_text=counted(len(turns), "turn"),
+                    marks_text=counted(len(marks), "message"),
                 )
         return self._not_found(request, "lane")
 
@@ -319,7 +307,7 @@ class Panel:
         that its now-line should move (only while live: a frozen board is never polled)."""
         if not drawn or not drawn.isdigit():
             return False
-        return _now_ms() - int(drawn) >= REDRAW_AFTER_MS
+        return now_ms() - int(drawn) >= REDRAW_AFTER_MS
 
     @staticmethod
     def _message_context(timeline: Mapping[str, Any], message: Mapping[str, Any]) -> dict[str, Any]:
@@ -334,13 +322,10 @@ class Panel:
             "delivered_at": _ms(message.get("deliveredAt")),
             "body": body if isinstance(body, str) else "",
             "length": length if isinstance(length, int) else None,
+            "length_text": f"{length:,}" if isinstance(length, int) else "",
             "truncated": bool(message.get("truncated")),
-            "cap": f"{MESSAGE_CAP:,}",
+            "cap": f"{MESSAGE_BODY_CAP:,}",
         }
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _ms(value: Any) -> int | None:

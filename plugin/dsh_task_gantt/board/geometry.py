@@ -1,13 +1,13 @@
-"""The board's geometry: views, the extent, the window, ticks and time text."""
+"""The board's geometry: views, the extent, the window and ticks."""
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from ..timetext import format_time
 from .model import DEFAULT_TRACK_PX, Tick, View
 
 #: Readable tick steps, seconds to a day.
@@ -114,25 +114,6 @@ def parse_view(params: Mapping[str, str]) -> View:
         list_page=min(int(raw_page), 1_000_000) if raw_page.isdigit() else 0,
         task_page=min(int(raw_tasks), 1_000_000) if raw_tasks.isdigit() else 0,
     )
-
-
-# ---------------------------------------------------------------------------
-# time text (UTC fallback; the browser rewrites every [data-ms] in local time)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def format_time(ms: int, fmt: str = "hms") -> str:
-    """UTC text of a time (cached: every poll labels the same thousands of times)."""
-    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    if fmt == "hm":
-        return moment.strftime("%H:%M")
-    if fmt == "dhm":
-        return moment.strftime("%b %d %H:%M")
-    if fmt == "d":
-        return moment.strftime("%b %d")
-    if fmt == "full":
-        return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
-    return moment.strftime("%H:%M:%S")
 
 
 def choose_tick_step(window_ms: int, track_px: int) -> int:

@@ -219,6 +219,11 @@ class ListItem:
     pending: bool = False
 
 
+def counted(count: int, noun: str) -> str:
+    """``"1 note"``, ``"3 notes"``: a count with its noun in the right number."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 @dataclass(frozen=True, slots=True)
 class Board:
     empty: bool
@@ -271,3 +276,20 @@ class Board:
     tasks_before: int = 0
     tasks_after: int = 0
     task_page: int = 0
+
+    @property
+    def zoomed(self) -> bool:
+        """Whether the window shows less than the whole extent."""
+        return self.zoom > 1
+
+    @property
+    def notes_text(self) -> str:
+        return counted(len(self.notes), "note")
+
+    @property
+    def tasks_before_text(self) -> str:
+        return counted(self.tasks_before, "earlier task")
+
+    @property
+    def tasks_after_text(self) -> str:
+        return counted(self.tasks_after, "later task")

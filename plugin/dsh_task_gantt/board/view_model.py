@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from ..timeline import PALETTE
+from ..timetext import format_time
 from .detail import Drawn, Scale, chunk_index, chunk_lane
 from .geometry import (
     MIN_EXTENT_MS,
@@ -24,7 +25,6 @@ from .geometry import (
     as_seq,
     as_str,
     board_extent,
-    format_time,
     make_ticks,
     pct,
     pct_width,

@@ -1,1 +1,0 @@
-from tests.kit.fakehost import *  # noqa: F403  (moved to tests/kit/)
