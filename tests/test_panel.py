@@ -374,6 +374,26 @@ def test_the_notes_summary_counts_them_in_the_right_number(notes: int, summary: 
     assert 'title="polling every 2 s"' in html
 
 
+@pytest.mark.parametrize(
+    ("names", "tasks", "messages", "counts"),
+    [
+        (("lead",), 1, 0, "1 lane · 1 task · 0 messages"),
+        (("lead", "ui"), 2, 1, "2 lanes · 2 tasks · 1 message"),
+    ],
+)
+def test_the_status_line_counts_lanes_tasks_and_messages_in_the_right_number(
+    names: tuple[str, ...], tasks: int, messages: int, counts: str
+) -> None:
+    team = TeamBuilder(names=names, live=False)
+    team.turn("lead", T0, T0 + 60_000)
+    for n in range(tasks):
+        team.task(f"t-{n}", f"task {n}", [(T0 + 1_000 + n, "created", "pending", "lead")])
+    for n in range(messages):
+        team.message("lead", "ui", T0 + 2_000 + n, f"note {n}")
+    html = TestClient(make_app(FakeProvider(team))).get(f"{PREFIX}/panel?session=s-lead").text
+    assert f'<span class="counts">{counts}</span>' in html
+
+
 def test_the_task_pager_says_how_many_tasks_are_left_out() -> None:
     team = demo_team()
     for n in range(97):  # 100 tasks: the newest 60 are drawn, the first 40 one page back

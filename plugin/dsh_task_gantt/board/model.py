@@ -283,6 +283,17 @@ class Board:
         return self.zoom > 1
 
     @property
+    def counts_text(self) -> str:
+        """``5 lanes · 6 tasks · 16 messages`` for the status line."""
+        return " · ".join(
+            (
+                counted(len(self.lanes), "lane"),
+                counted(len(self.tasks), "task"),
+                counted(self.message_count, "message"),
+            )
+        )
+
+    @property
     def notes_text(self) -> str:
         return counted(len(self.notes), "note")
 
