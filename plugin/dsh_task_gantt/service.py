@@ -63,9 +63,9 @@ class _TeamCache:
 
 @dataclass(slots=True)
 class _Services:
-    agents: Any
-    persistence: Any
-    teams: Any
+    agents: host.Agents | None
+    persistence: host.SessionPersistence | None
+    teams: host.AgentTeams | None
     notes: list[str] = field(default_factory=list)
     #: Services that failed or hung during this request: not asked again in it, so one
     #: hung service costs one bound per request, not one per lane.
