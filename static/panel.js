@@ -5,7 +5,6 @@
 (function () {
   "use strict";
 
-  var MIN_WINDOW = 2000;
   var board, scroller, detail, viewForm;
   // The user's view: a time window (null = fit all) and whether it follows "now".
   var state = { from: null, to: null, follow: false, msg: null, list: false, listPage: 0, taskPage: 0 };
@@ -60,6 +59,8 @@
       wStart: Number(m.getAttribute("data-window-start")),
       wEnd: Number(m.getAttribute("data-window-end")),
       trackPx: Number(m.getAttribute("data-track-px")),
+      // The narrowest window the server draws: the zoom stops there.
+      minWindow: Number(m.getAttribute("data-min-window")),
       span: m.getAttribute("data-span"),
       openT: m.getAttribute("data-open-t"),
       nowT: m.getAttribute("data-now-t"),
@@ -87,7 +88,7 @@
   // Clamp the window into the extent; follow slides it to the live edge.
   function effectiveWindow(m) {
     if (state.from === null || state.to === null) return null;
-    var width = Math.min(Math.max(state.to - state.from, MIN_WINDOW), m.end - m.start);
+    var width = Math.min(Math.max(state.to - state.from, m.minWindow), m.end - m.start);
     var lo = state.follow && m.live ? Math.min(m.liveEnd, m.end) - width : state.from;
     lo = Math.min(Math.max(lo, m.start), m.end - width);
     if (width >= m.end - m.start) return null;
@@ -181,7 +182,7 @@
     var w = currentWindow(m);
     var centre = (w.from + w.to) / 2;
     if (state.follow && m.live) centre = w.to - (w.to - w.from) * factor / 2;
-    var width = Math.max((w.to - w.from) * factor, MIN_WINDOW);
+    var width = Math.max((w.to - w.from) * factor, m.minWindow);
     if (width >= m.end - m.start) { state.from = state.to = null; }
     else { state.from = centre - width / 2; state.to = centre + width / 2; }
     apply();
@@ -195,7 +196,7 @@
     if (!m || !m.live) return;
     state.follow = !state.follow;
     if (state.follow && state.from === null) {
-      var width = Math.max((m.end - m.start) / 4, MIN_WINDOW);
+      var width = Math.max((m.end - m.start) / 4, m.minWindow);
       state.from = m.end - width; state.to = m.end;
     }
     apply();

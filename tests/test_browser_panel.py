@@ -279,6 +279,27 @@ def test_zoom_buttons_fit_and_list_view(watched: Watched) -> None:
     assert watched.errors == []
 
 
+def test_zooming_in_stops_at_the_narrowest_window_the_server_draws(watched: Watched) -> None:
+    """The browser takes the minimum window from the board, not from a copy of its own."""
+    from dsh_task_gantt.layout import MIN_WINDOW_MS
+
+    team = demo_team(live=False)
+    with Server(make_app(FakeProvider(team))) as server:
+        page = watched.page
+        page.goto(server.url())
+        assert page.get_attribute("#board-meta", "data-min-window") == str(MIN_WINDOW_MS)
+        for _ in range(24):  # far past the narrowest window
+            page.keyboard.press("+")
+        page.wait_for_function(
+            f"(u => u.has('from') && u.get('to') - u.get('from') <= {MIN_WINDOW_MS})"
+            "(new URL(location.href).searchParams)"
+        )
+        page.wait_for_timeout(300)  # the last presses settle
+        params = page.evaluate("Object.fromEntries(new URL(location.href).searchParams)")
+        assert int(params["to"]) - int(params["from"]) == MIN_WINDOW_MS
+    assert watched.errors == []
+
+
 # ---------------------------------------------------------------------------
 # the real stack: the embedded host reading real logs
 

@@ -7,7 +7,6 @@ from .board.geometry import (
     DEFAULT_FOCUS_WINDOW_MS,
     MAX_TICKS,
     MIN_EXTENT_MS,
-    MIN_WINDOW_MS,
     TICK_LABEL_PX,
     TICK_STEPS_MS,
     choose_tick_step,
@@ -19,6 +18,7 @@ from .board.geometry import (
 )
 from .board.model import (
     DEFAULT_TRACK_PX,
+    MIN_WINDOW_MS,
     Board,
     Cluster,
     LaneChunk,

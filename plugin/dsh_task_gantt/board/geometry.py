@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..timetext import format_time
-from .model import DEFAULT_TRACK_PX, Tick, View
+from .model import DEFAULT_TRACK_PX, MIN_WINDOW_MS, Tick, View
 
 #: Readable tick steps, seconds to a day.
 TICK_STEPS_MS: tuple[int, ...] = (
@@ -21,9 +21,7 @@ TICK_STEPS_MS: tuple[int, ...] = (
 TICK_LABEL_PX = {"hms": 64, "hm": 46, "dhm": 88, "d": 52}
 #: Never draw more ticks than this (a deep zoom on a long team): the rest is off screen.
 MAX_TICKS = 240
-#: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
-#: The narrowest window a view may zoom to, and the smallest extent drawn.
-MIN_WINDOW_MS = 2_000
+#: The smallest extent drawn.
 MIN_EXTENT_MS = 10_000
 #: Room after "now" on a live board, so the now-line is not glued to the edge.
 LIVE_HEADROOM_FRACTION = 0.03

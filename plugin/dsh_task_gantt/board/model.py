@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 #: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
 DEFAULT_TRACK_PX = 300
+#: The narrowest window a view may zoom to (the browser reads it from the board).
+MIN_WINDOW_MS = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,6 +283,11 @@ class Board:
     def zoomed(self) -> bool:
         """Whether the window shows less than the whole extent."""
         return self.zoom > 1
+
+    @property
+    def min_window_ms(self) -> int:
+        """The narrowest window a view may zoom to: the browser's zoom stops there."""
+        return MIN_WINDOW_MS
 
     @property
     def counts_text(self) -> str:
