@@ -63,7 +63,6 @@
       minWindow: Number(m.getAttribute("data-min-window")),
       span: m.getAttribute("data-span"),
       openT: m.getAttribute("data-open-t"),
-      nowT: m.getAttribute("data-now-t"),
       drawnFrom: m.getAttribute("data-drawn-from") ? Number(m.getAttribute("data-drawn-from")) : null,
       drawnTo: m.getAttribute("data-drawn-to") ? Number(m.getAttribute("data-drawn-to")) : null,
       empty: m.getAttribute("data-empty") === "true"

@@ -126,14 +126,20 @@ def test_every_format_and_compression_is_opened_and_named(tmp_path: Path, name: 
 
 
 def test_the_newest_generation_wins_and_zstd_before_plain(tmp_path: Path) -> None:
+    """One service polls while newer generations appear beside the log it reads: each
+    takes over, and nothing read from the older file is folded into the newer one."""
     write(tmp_path, "s-gen", turn_events(["v0"]), fmt=0)
+    svc = service(tmp_path)
+    assert set(turns(timeline(tmp_path, "s-gen", svc), "s-gen")) == {"v0"}
     write(tmp_path, "s-gen", turn_events(["v3-plain"]), fmt=3, compress=False)
-    assert set(turns(timeline(tmp_path, "s-gen"), "s-gen")) == {"v3-plain"}
+    assert set(turns(timeline(tmp_path, "s-gen", svc), "s-gen")) == {"v3-plain"}
     write(tmp_path, "s-gen", turn_events(["v3-zstd"]), fmt=3)
-    assert set(turns(timeline(tmp_path, "s-gen"), "s-gen")) == {"v3-zstd"}
+    assert set(turns(timeline(tmp_path, "s-gen", svc), "s-gen")) == {"v3-zstd"}
     write(tmp_path, "s-gen", turn_events(["v4"]), fmt=4, compress=False)
-    data = timeline(tmp_path, "s-gen")
+    data = timeline(tmp_path, "s-gen", svc)
     assert set(turns(data, "s-gen")) == {"v4"} and note(data, "session.v4.jsonl (format 4)")
+    # A fresh service over the same root agrees with the one that lived through it.
+    assert set(turns(timeline(tmp_path, "s-gen"), "s-gen")) == {"v4"}
 
 
 def test_a_session_folder_is_the_encoded_id(tmp_path: Path) -> None:

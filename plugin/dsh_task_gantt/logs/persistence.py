@@ -77,11 +77,6 @@ def _log_in(root: Path, folder: Path) -> tuple[Path, os.stat_result] | None:
     return None
 
 
-def log_format(path: Path) -> int | None:
-    """The format number of a log file by its name (4, 3 or 0)."""
-    return LOG_FORMATS.get(path.name)
-
-
 def revision_of(st: os.stat_result) -> str:
     """Changes exactly when the file does: identity, size and modification time."""
     return f"{st.st_dev:x}.{st.st_ino:x}.{st.st_size:x}.{st.st_mtime_ns:x}"
@@ -281,10 +276,7 @@ class DirectorySessionPersistence:
         rules are dropped (open handles keep theirs); the same rules again cost nothing.
         """
         marks = tuple(run_marks)
-        if skip_types is self.skip_types and marks == self.run_marks:
-            return
         if skip_types == self.skip_types and marks == self.run_marks:
-            self.skip_types = skip_types  # equal rules: the next call takes the fast path
             return
         self.skip_types, self.run_marks = skip_types, marks
         self._entries.clear()
