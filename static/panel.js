@@ -12,7 +12,10 @@
   // A detail fetched by the panel itself (not the user): it must not move the focus.
   var quietDetail = false;
   var scrollTimer = null;
-  var applying = false;
+  // Where the panel itself last put the scroller, and the geometry it was put there
+  // with (null while the whole extent fits). A scroll position that differs from it was
+  // the user's, whether its scroll event has fired yet or not.
+  var placed = null;
 
   function pad(n) { return n < 10 ? "0" + n : String(n); }
   var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -107,27 +110,60 @@
     });
   }
 
+  // Take a scroll the panel did not make into the view. A board that arrives in the same
+  // frame as the user's scroll (before its scroll event) must not put the view back.
+  function takeUserScroll() {
+    if (!placed || state.from === null || state.to === null) return false;
+    var left = scroller.scrollLeft;
+    if (Math.abs(left - placed.left) < 1) return false;
+    // A resized track (the sidebar's width changed) moves the scroll by itself: the
+    // window in time stays, and apply() places it again.
+    if (Math.abs(trackWidth() - placed.track) >= 1) return false;
+    var width = state.to - state.from;
+    state.from = placed.start + left / placed.track * placed.extent;
+    state.to = state.from + width;
+    placed.left = left;
+    // Scrolling back from the live edge stops following; reaching it again resumes.
+    var m = meta();
+    var atEnd = left + scroller.clientWidth >= scroller.scrollWidth - 2;
+    if (m && m.live) state.follow = atEnd && state.follow;
+    // The URL, and a redraw past the drawn range, wait until the scrolling stops.
+    window.clearTimeout(scrollTimer);
+    scrollTimer = window.setTimeout(function () {
+      syncInputs();
+      syncUrl();
+      // Only the chunks near the window are drawn: past them, ask for the board again.
+      var cur = meta();
+      if (cur && cur.drawnFrom !== null && (state.from < cur.drawnFrom || state.to > cur.drawnTo)) refresh();
+    }, 150);
+    return true;
+  }
+
   function apply() {
     var m = meta();
     placeChart(m);
     if (!m || document.body.classList.contains("list-mode")) {
       if (board.style.getPropertyValue("--zoom") !== "1") board.style.setProperty("--zoom", "1");
+      placed = null;
       return;
     }
+    takeUserScroll();
     var w = effectiveWindow(m);
     var extent = m.end - m.start;
     var zoom = w ? extent / (w.to - w.from) : 1;
-    applying = true;
     // Unchanged properties are not set again: a poll that moved nothing lays out nothing.
     if (board.style.getPropertyValue("--zoom") !== String(zoom)) board.style.setProperty("--zoom", String(zoom));
     if (w) {
       state.from = w.from; state.to = w.to;
-      var left = (w.from - m.start) / extent * trackWidth();
+      var track = trackWidth();
+      var left = (w.from - m.start) / extent * track;
       if (Math.abs(scroller.scrollLeft - left) >= 1) scroller.scrollLeft = left;
-    } else if (scroller.scrollLeft !== 0) {
-      scroller.scrollLeft = 0;
+      // Read back: the browser may have clamped it.
+      placed = { left: scroller.scrollLeft, start: m.start, extent: extent, track: track };
+    } else {
+      if (scroller.scrollLeft !== 0) scroller.scrollLeft = 0;
+      placed = null;
     }
-    window.requestAnimationFrame(function () { applying = false; });
   }
 
   function syncInputs() {
@@ -171,6 +207,7 @@
   }
 
   function currentWindow(m) {
+    takeUserScroll();
     var w = effectiveWindow(m);
     return w || { from: m.start, to: m.end };
   }
@@ -211,29 +248,10 @@
     refresh();
   }
 
-  function onScroll() {
-    if (applying) return;
-    var m = meta();
-    if (!m || state.from === null) return;
-    // The window follows the scroll at once, so a board that arrives meanwhile (a poll,
-    // the answer to a zoom) is placed where the user is, not where they were.
-    var extent = m.end - m.start;
-    var width = state.to - state.from;
-    var from = m.start + scroller.scrollLeft / trackWidth() * extent;
-    state.from = from; state.to = from + width;
-    // Scrolling back from the live edge stops following; reaching it again resumes.
-    var atEnd = scroller.scrollLeft + scroller.clientWidth >= scroller.scrollWidth - 2;
-    if (m.live) state.follow = atEnd && state.follow;
-    // The URL, and a redraw past the drawn range, wait until the scrolling stops.
-    window.clearTimeout(scrollTimer);
-    scrollTimer = window.setTimeout(function () {
-      syncInputs();
-      syncUrl();
-      // Only the chunks near the window are drawn: past them, ask for the board again.
-      var cur = meta();
-      if (cur && cur.drawnFrom !== null && (state.from < cur.drawnFrom || state.to > cur.drawnTo)) refresh();
-    }, 150);
-  }
+  // The window follows the scroll at once, so a board that arrives meanwhile (a poll,
+  // the answer to a zoom) is placed where the user is, not where they were.
+  function onScroll() { takeUserScroll(); }
+
 
   // -- detail ------------------------------------------------------------------
   function markTwins(msgId, on) {

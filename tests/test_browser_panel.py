@@ -300,6 +300,45 @@ def test_zooming_in_stops_at_the_narrowest_window_the_server_draws(watched: Watc
     assert watched.errors == []
 
 
+def test_a_board_arriving_in_the_same_frame_as_a_scroll_keeps_the_scroll(
+    watched: Watched,
+) -> None:
+    """A poll's answer can land before the scroll event of the user's last scroll."""
+    team = demo_team(live=False)
+    with Server(make_app(FakeProvider(team))) as server:
+        page = watched.page
+        page.goto(server.url())
+        page.keyboard.press("+")
+        page.keyboard.press("+")
+        page.wait_for_function("scroller.scrollWidth > 3 * scroller.clientWidth")
+        page.wait_for_load_state("networkidle")  # the zoom's own redraws are in
+        left_before = page.evaluate("scroller.scrollLeft")
+        assert abs(left_before - 200) > 50  # the scroll below is a real move
+        # The scroll, then at once (no frame between, so no scroll event yet) a board
+        # swapped in the way htmx swaps a poll's answer.
+        page.evaluate(
+            """() => {
+              scroller.scrollLeft = 200;
+              htmx.swap(board, board.innerHTML, {swapStyle: 'innerHTML'},
+                        {eventInfo: {target: board}});
+            }"""
+        )
+        page.wait_for_timeout(400)  # the scroll settles into the URL
+        assert page.evaluate("scroller.scrollLeft") == pytest.approx(200, abs=3)
+        # The view in time moved with it: the URL's window starts where the scroll shows.
+        shown = page.evaluate(
+            """() => {
+              const m = document.getElementById('board-meta').dataset;
+              const track = board.querySelector('.row > .track').getBoundingClientRect().width;
+              const start = Number(m.extentStart), end = Number(m.extentEnd);
+              return start + scroller.scrollLeft / track * (end - start);
+            }"""
+        )
+        params = page.evaluate("Object.fromEntries(new URL(location.href).searchParams)")
+        assert int(params["from"]) == pytest.approx(shown, abs=1_000)
+    assert watched.errors == []
+
+
 # ---------------------------------------------------------------------------
 # the real stack: the embedded host reading real logs
 
