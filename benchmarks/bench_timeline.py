@@ -129,7 +129,10 @@ def side_by_side_speed(root: Path, rounds: int = 3) -> float:
 
 
 class Server:
-    def __init__(self, root: Path) -> None:
+    """``dsh-task-gantt serve`` in a child process; ``warm_up=False`` (the default here:
+    the cold figures must be cold) keeps it from reading the latest team at start-up."""
+
+    def __init__(self, root: Path, *, warm_up: bool = False) -> None:
         self.port = free_port()
         self.proc = subprocess.Popen(
             [
@@ -141,6 +144,7 @@ class Server:
                 str(root),
                 "--port",
                 str(self.port),
+                *(() if warm_up else ("--no-warm-up",)),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -203,6 +203,17 @@ class Panel:
             poll_every=POLL_EVERY,
         )
 
+    async def warm(self, session_id: str) -> bool:
+        """Read the team and lay out the board a first load draws (fit-all at the
+        default width), so that the first page reuses each lane's markup. Whether the
+        session was found."""
+        result = await self._provider.timeline(session_id)
+        if result is None:
+            return False
+        board, lanes = self._layout(result.data, View(), session_id)
+        self._board_pieces(board, lanes, session_id)
+        return True
+
     async def board(self, request: Request, session_id: str) -> Response:
         """The poll target: 204 when the shown version is current (without building the
         timeline); when it changed, only the pieces that changed if the server knows the
