@@ -11,8 +11,9 @@ Playwright) and, while a ``LiveTeam`` appends real-format frames every 2 s, prin
   ``Performance.getMetrics`` deltas (TaskDuration; ScriptDuration, LayoutDuration and
   RecalcStyleDuration as the breakdown) over ``--seconds`` of live polling / wall time;
 - DOM: elements in the whole document and inside the board, at each ``--widths``
-  viewport, at the default zoom, zoomed fully out and zoomed fully in (the panel's own
-  zoom buttons, clicked until the view stops changing);
+  viewport, at the default zoom, zoomed fully out, at x2, x4, x8 and x16 (one click of
+  the panel's zoom-in button each, in the middle of the history) and zoomed fully in
+  (clicked until the view stops changing), and the most at any of them;
 - first load: navigation start to the load event (Navigation Timing) of the panel page
   (which holds the board's lanes) on a freshly started server (median of
   ``--cold-runs`` servers), twice: truly cold (``serve --no-warm-up``, the page opened
@@ -88,6 +89,8 @@ ZOOM_IN, ZOOM_OUT = "#zoom-in", "#zoom-out"
 ZOOM_IN_KEY, ZOOM_OUT_KEY = "+", "-"
 #: Enough clicks to go from an hour (or a day) to the panel's smallest window and back.
 MAX_ZOOM_CLICKS = 20
+#: Zooms reported between fit-all and fully in (each zoom-in click halves the window).
+INTERMEDIATE_ZOOMS = (2, 4, 8, 16)
 APPEND_EVERY_S = 2.0
 #: A poll in flight is done when nothing was requested for this long.
 QUIET_MS = 700
@@ -161,8 +164,16 @@ def dom_counts(page: Any) -> tuple[int, int]:
     return int(counts[0]), int(counts[1])
 
 
-def zoom_fully(page: Any, net: NetworkLog, selector: str, key: str) -> int:
-    """Click a zoom control until neither the URL nor the board's size changes."""
+def zoom_fully(
+    page: Any,
+    net: NetworkLog,
+    selector: str,
+    key: str,
+    steps: dict[int, tuple[int, int]] | None = None,
+) -> int:
+    """Click a zoom control until neither the URL nor the board's size changes; each
+    click halves (or doubles) the window, so ``steps`` gets the counts after click n at
+    zoom 2**n."""
     clicks = 0
     before = (page.url, dom_counts(page))
     for _ in range(MAX_ZOOM_CLICKS):
@@ -174,6 +185,8 @@ def zoom_fully(page: Any, net: NetworkLog, selector: str, key: str) -> int:
         net.settle(page)
         clicks += 1
         after = (page.url, dom_counts(page))
+        if steps is not None:
+            steps[2**clicks] = after[1]
         if after == before:
             break
         before = after
@@ -325,13 +338,23 @@ def measure_team(
                 default = dom_counts(page)
                 zoom_fully(page, net, ZOOM_OUT, ZOOM_OUT_KEY)
                 out = dom_counts(page)
-                clicks = zoom_fully(page, net, ZOOM_IN, ZOOM_IN_KEY)
+                steps: dict[int, tuple[int, int]] = {}
+                clicks = zoom_fully(page, net, ZOOM_IN, ZOOM_IN_KEY, steps)
                 inn = dom_counts(page)
                 figures[f"dom_{w}x{h}"] = {"default": default, "out": out, "in": inn}
+                figures[f"dom_max_{w}x{h}"] = max(
+                    c[0] for c in (default, out, inn, *steps.values())
+                )
                 report(
                     f"[{name}] DOM elements at {w}x{h}, document (board): default "
                     f"{default[0]:,} ({default[1]:,}); zoomed out {out[0]:,} ({out[1]:,}); "
-                    f"zoomed in ({clicks} clicks) {inn[0]:,} ({inn[1]:,})"
+                    + "; ".join(
+                        f"x{z} {steps[z][0]:,} ({steps[z][1]:,})"
+                        for z in INTERMEDIATE_ZOOMS
+                        if z in steps
+                    )
+                    + f"; zoomed in ({clicks} clicks) {inn[0]:,} ({inn[1]:,}); "
+                    f"most at any zoom {figures[f'dom_max_{w}x{h}']:,}"
                 )
                 page.close()
 

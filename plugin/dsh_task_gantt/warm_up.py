@@ -37,5 +37,3 @@ async def warm_up(
     except Exception as exc:  # a broken log or host must not take the server down
         logger.warning("dsh-task-gantt: reading the latest team at start-up failed: %r", exc)
         return None
-
-

@@ -50,10 +50,11 @@ from .model import (
 PALETTE_SIZE = len(PALETTE)
 MAX_VARIANT = 3
 
-#: Below this zoom every chunk is drawn (aggregates keep it to a few screens' worth);
-#: from it on, only those near the window.
-DRAW_ALL_BELOW_ZOOM = 2
-DRAWN_MARGIN_WINDOWS = 0.5
+#: Fit-all draws every chunk; any zoom in draws only those near the window: the window
+#: and a quarter of its width on each side (scrolling past them asks for the board
+#: again), and on a live board the last quarter window before the live edge.
+DRAW_ALL_BELOW_ZOOM = 1.0001
+DRAWN_MARGIN_WINDOWS = 0.25
 #: Task rows are drawn two pages at a time (the last full page and the one filling up;
 #: page boundaries never move, so a new task is appended, not the rows redrawn).
 TASK_PAGE = 40
@@ -129,9 +130,9 @@ def _turn_bar(time: int, stop: int, start: int, end: int, closed: int | None) ->
         start=time,
         end=stop,
         open=closed is None,
-        label=f"turn {format_time(time)}–" + (format_time(closed) if closed is not None else "now"),
         t=seconds(time, start),
         d=round(max(stop - time, 0) / 1000, 3),
+        closed=closed,
     )
 
 
@@ -494,14 +495,12 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
     scale = Scale.of(px_per_ms)
     drawn = None
     if zoom >= DRAW_ALL_BELOW_ZOOM:
-        # Deep in a long team: the window and half its width on each side (scrolling
-        # past them asks for the board again), so the board's size follows the pixels.
+        # Zoomed in: only the chunks near the window, so the board's size follows the
+        # pixels, not the history.
         margin = int((win_end - win_start) * DRAWN_MARGIN_WINDOWS)
         live_from = None
         if live_end is not None:
-            live_from = chunk_index(
-                max(live_end - (win_end - win_start), start), start, scale.chunk_ms
-            )
+            live_from = chunk_index(max(live_end - margin, start), start, scale.chunk_ms)
         drawn = Drawn(
             chunk_index(max(win_start - margin, start), start, scale.chunk_ms),
             chunk_index(min(win_end + margin, end), start, scale.chunk_ms),
