@@ -403,3 +403,25 @@ def test_the_task_pager_says_how_many_tasks_are_left_out() -> None:
     html = TestClient(make_app(FakeProvider(team))).get(f"{PREFIX}/panel?session=s-lead").text
     assert 'data-task-page="1">40 earlier tasks</button>' in html
     assert "later task" not in html
+
+
+def test_an_open_tasks_row_is_drawn_once_while_the_clock_moves(team: TeamBuilder) -> None:
+    """An open task's life and run reach the now-line in CSS: a poll seconds later finds
+    its row's markup unchanged and renders no row again (live polls cost what changed)."""
+    app = make_app(FakeProvider(team))
+    client = TestClient(app)
+    rows = lambda h: re.findall(r'<div class="row task.*?</div>\s*</div>', h, re.S)  # noqa: E731
+    first = client.get(f"{PREFIX}/panel/board", params={"session": "s-lead"}).text
+    rendered = len(app.panel._tasks)  # the rows' markup cache, by what a row shows
+    team.now += 37_000  # the open tasks' lives and runs grow with the clock
+    later = client.get(f"{PREFIX}/panel/board", params={"session": "s-lead"}).text
+    assert "in_progress" in first and rows(later) == rows(first) and len(rows(first)) == 3
+    assert len(app.panel._tasks) == rendered
+    # a row that shows something new is drawn again
+    team.tasks[2]["history"].append(
+        {"time": team.now - 1_000, "action": "claimed", "revision": 2,
+         "status": "in_progress", "sessionId": "s-lead", "actor": "docs"}
+    )  # fmt: skip
+    team.tasks[2]["status"] = "in_progress"
+    claimed = client.get(f"{PREFIX}/panel/board", params={"session": "s-lead"}).text
+    assert rows(claimed)[2] != rows(first)[2] and len(app.panel._tasks) == rendered + 1

@@ -20,14 +20,17 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from .board.geometry import as_str
 from .board.model import counted
 from .board.pieces import BoardPieces, LaneShape, Piece, Shown, ShownBoards, board_delta
+from .board.view_model import task_row_shown
 from .clock import now_ms
 from .fold.text import MESSAGE_BODY_CAP
 from .htmx import StopPolling, is_htmx
 from .layout import (
     DEFAULT_FOCUS_WINDOW_MS,
     Board,
+    BoardPlan,
     LaneRow,
     TaskRow,
     View,
@@ -74,7 +77,7 @@ class Panel:
         #: Each lane's row and markup, by everything they depend on (layout.lane_key):
         #: a poll after an append lays out and renders only the lanes that changed.
         self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, LaneShape]] = OrderedDict()
-        #: Each task row's markup by the row (most polls change none of them).
+        #: Each task row's markup by what the row shows (most polls change none of them).
         self._tasks: OrderedDict[tuple[TaskRow, str], Piece] = OrderedDict()
         #: What a browser holds, by the token its last answer carried.
         self._shown = ShownBoards()
@@ -131,7 +134,7 @@ class Panel:
         tasks: list[Piece] = []
         template = self._env.get_template("task_row.html")
         for task in board.task_rows:
-            key = (task, session_id)
+            key = (task_row_shown(task), session_id)
             piece = self._tasks.get(key)
             if piece is None:
                 piece = Piece.of(task.dom_id, template.render(context, task=task))
@@ -233,13 +236,14 @@ class Panel:
         board, lanes = self._layout(result.data, parse_view(params), session_id)
         pieces = self._board_pieces(board, lanes, session_id)
         held = self._shown.get(params.get("b")) if shown and result.live else None
-        delta = board_delta(held, pieces) if held is not None else None
+        now_shown = Shown.of(pieces)
+        delta = board_delta(held, pieces, now_shown) if held is not None else None
         context: dict[str, Any] = {
             "session_id": session_id,
             "board": board,
             "etag": result.etag,
             "drawn": now_ms(),
-            "token": self._shown.remember(Shown.of(pieces)),
+            "token": self._shown.remember(now_shown),
         }
         if delta is not None:
             response = self._render(
@@ -265,9 +269,14 @@ class Panel:
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
-        board, _ = self._layout(result.data, View(), session_id)
-        for lane in board.lanes:
-            if lane.lane_id == lane_id:
+        plan = plan_board(result.data, View())
+        raw_lanes = plan.lanes_raw if isinstance(plan, BoardPlan) else ()
+        for position, raw in enumerate(raw_lanes):
+            if isinstance(plan, BoardPlan) and as_str(raw.get("id")) == lane_id:
+                # Only this lane: its row as last drawn, or laid out alone.
+                lane_key = plan.lane_key(position)
+                hit = self._lanes.get((*lane_key, session_id)) if lane_key is not None else None
+                lane = hit[0] if hit is not None else plan.lane_row(position)
                 turns = [t for t in lane.turns if t.start <= end and t.end >= start]
                 marks = [m for m in lane.marks if start <= m.ms <= end]
                 return self._render(

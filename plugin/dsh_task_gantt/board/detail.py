@@ -106,9 +106,7 @@ def _span_ms(bars: Sequence[TurnBar]) -> int:
     return max(bar.end for bar in bars) - min(bar.start for bar in bars) if bars else 0
 
 
-def _group_turns(
-    bars: Sequence[TurnBar], gap_ms: float, origin: int
-) -> list[TurnBar | TurnGroup]:
+def _group_turns(bars: Sequence[TurnBar], gap_ms: float, origin: int) -> list[TurnBar | TurnGroup]:
     out: list[TurnBar | TurnGroup] = []
     run: list[TurnBar] = []
     run_end = 0  # the latest end in the run (a run of thousands is not rescanned)

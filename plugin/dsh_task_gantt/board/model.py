@@ -66,8 +66,6 @@ class Party:
 
 @dataclass(frozen=True, slots=True)
 class TurnBar:
-    left: float
-    width: float
     start: int
     end: int  # clamped to now / extent end when open
     open: bool
@@ -256,6 +254,7 @@ class Board:
     ticks: tuple[Tick, ...]
     lanes: tuple[LaneRow, ...]
     tasks: tuple[TaskRow, ...]
+    #: The list's items (only when the list view is on: empty otherwise).
     items: tuple[ListItem, ...]
     notes: tuple[str, ...]
     message_count: int

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -123,10 +123,8 @@ class _Roster:
         return self._by_name.get(name)
 
 
-def _turn_bar(time: int, stop: int, start: int, end: int, closed: int | None) -> TurnBar:
+def _turn_bar(time: int, stop: int, start: int, closed: int | None) -> TurnBar:
     return TurnBar(
-        left=pct(time, start, end),
-        width=pct_width(time, stop, start, end),
         start=time,
         end=stop,
         open=closed is None,
@@ -137,10 +135,12 @@ def _turn_bar(time: int, stop: int, start: int, end: int, closed: int | None) ->
 
 
 @functools.lru_cache(maxsize=1 << 15)
-def _closed_bar(time: int, closed: int, start: int, end: int) -> TurnBar:
+def _closed_bar(time: int, closed: int, start: int) -> TurnBar:
     """A closed turn's bar (cached: a lane that changed still has its old turns, and a
-    lead has thousands)."""
-    return _turn_bar(time, min(max(closed, time), end), start, end, closed)
+    lead has thousands). Its place is seconds from the origin, so the key holds no
+    extent end: a live extent that grows keeps the entries. The extent always reaches
+    a closed turn's end."""
+    return _turn_bar(time, max(closed, time), start, closed)
 
 
 def _lane_row(
@@ -164,9 +164,9 @@ def _lane_row(
         if kind == "turn":
             closed = as_int(span.get("end"))
             if closed is not None:
-                turns.append(_closed_bar(time, closed, start, end))
+                turns.append(_closed_bar(time, closed, start))
                 continue
-            turns.append(_turn_bar(time, min(max(clamp_to, time), end), start, end, None))
+            turns.append(_turn_bar(time, min(max(clamp_to, time), end), start, None))
         elif kind in {"message", "user-prompt"}:
             raw_marks.append((time, span))
     raw_marks.sort(key=lambda pair: pair[0])
@@ -365,6 +365,38 @@ def _task_row(
     )
 
 
+def task_row_shown(row: TaskRow) -> TaskRow:
+    """The row as its markup shows it: what moves with the clock or the extent's end and
+    is not drawn (percentages; an open life's or run's length, which reach the chart's
+    ``--open-t`` in CSS) set to zero. The key of a row's markup: an open task's row is
+    the same at every live poll."""
+    return replace(
+        row,
+        life_left=0.0,
+        life_width=0.0,
+        life_d=0.0 if row.life_open else row.life_d,
+        segments=tuple(
+            replace(s, left=0.0, width=0.0, end=s.start, d=0.0)
+            if s.open
+            else replace(s, left=0.0, width=0.0)
+            for s in row.segments
+        ),
+        transitions=tuple(replace(move, left=0.0) for move in row.transitions),
+    )
+
+
+def _message_count(lanes: Sequence[LaneRow]) -> int:
+    """The messages the list holds (a message drawn on two lanes is one; prompts are not
+    messages), without building the list."""
+    kinds: dict[str, str] = {}
+    for lane in lanes:
+        for mark in lane.marks:
+            key = mark.msg_id or mark.dom_id
+            if key not in kinds or mark.kind == "sent":
+                kinds[key] = mark.kind
+    return sum(1 for kind in kinds.values() if kind != "prompt")
+
+
 def _list_items(lanes: Sequence[LaneRow], tasks: Sequence[TaskRow]) -> tuple[ListItem, ...]:
     """Messages once each (the sender's copy when drawn twice), prompts, task moves."""
     items: list[tuple[int, int, ListItem]] = []
@@ -554,13 +586,14 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
     drawn_to = None if plan.drawn is None else start + (plan.drawn.last + 1) * plan.scale.chunk_ms
     drawn_range = None if drawn_from is None or drawn_to is None else (drawn_from, drawn_to)
     fmt, ticks = make_ticks(start, end, win_start, win_end, view.track_px, drawn_range)
-    items = _list_items(lanes, tasks)
+    # The list's items only when the list is shown (a live poll of the chart needs none).
+    items = _list_items(lanes, tasks) if view.listing else ()
     shown_from, shown_to = task_window(len(tasks), view.task_page)
     pages = max(1, -(-len(items) // LIST_PAGE))
     page = min(view.list_page, pages - 1)
     # Page 0 is the newest: the last LIST_PAGE items, in time order.
     stop = len(items) - page * LIST_PAGE
-    page_items = items[max(stop - LIST_PAGE, 0) : stop] if view.listing else ()
+    page_items = items[max(stop - LIST_PAGE, 0) : stop]
     now = plan.now
     return Board(
         empty=False,
@@ -579,7 +612,7 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         lanes=lanes,
         tasks=tasks,
         items=items,
-        message_count=sum(1 for item in items if item.kind in {"message", "system"}),
+        message_count=_message_count(lanes),
         track_px=view.track_px,
         open_end_left=pct(plan.clamp_to, start, end),
         live_end=plan.live_end,
