@@ -9,7 +9,8 @@ Playwright) and, while a ``LiveTeam`` appends real-format frames every 2 s, prin
   request sizes, which come from the DevTools network events);
 - busy: the browser main thread's busy share of one core while live, from the DevTools
   ``Performance.getMetrics`` deltas (TaskDuration; ScriptDuration, LayoutDuration and
-  RecalcStyleDuration as the breakdown) over ``--seconds`` of live polling / wall time;
+  RecalcStyleDuration as the breakdown) over ``--seconds`` of live polling / wall time,
+  and the server's CPU over the same window (from ``/proc``), per poll;
 - DOM: elements in the whole document and inside the board, at each ``--widths``
   viewport, at the default zoom, zoomed fully out, at x2, x4, x8 and x16 (one click of
   the panel's zoom-in button each, in the middle of the history) and zoomed fully in
@@ -370,10 +371,12 @@ def measure_team(
                 page.wait_for_timeout(1000)  # the first tick's poll is underway
                 net.polls.clear()
                 before = cpu_metrics(cdp)
+                server_cpu = cpu_s(server.proc.pid)
                 wall = time.perf_counter()
                 page.wait_for_timeout(seconds * 1000)
                 after = cpu_metrics(cdp)
                 wall = time.perf_counter() - wall
+                server_cpu = cpu_s(server.proc.pid) - server_cpu
             # Quiet: no more appends; the polls now find nothing new.
             live_polls = list(net.polls)
             net.polls.clear()
@@ -398,6 +401,12 @@ def measure_team(
             report(
                 f"[{name}] unchanged polls: {len(unchanged)}, statuses {statuses}, bodies "
                 f"{kb(max((p.body_bytes for p in unchanged), default=0))} at most"
+            )
+            figures["server_cpu_per_poll_ms"] = server_cpu * 1000 / max(len(live_polls), 1)
+            report(
+                f"[{name}] server CPU while live: {server_cpu / wall * 100:.1f} % of one core, "
+                f"{figures['server_cpu_per_poll_ms']:.1f} ms per poll ({len(live_polls)} polls; "
+                "the appends are written by this script, not the server)"
             )
             report(
                 f"[{name}] main thread busy while live at {width}x{height}: "
