@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import os
 import re
 import shutil
 import socket
 import statistics
-import inspect
 import subprocess
 import sys
 import tempfile
