@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -365,23 +365,29 @@ def _task_row(
     )
 
 
-def task_row_shown(row: TaskRow) -> TaskRow:
-    """The row as its markup shows it: what moves with the clock or the extent's end and
-    is not drawn (percentages; an open life's or run's length, which reach the chart's
-    ``--open-t`` in CSS) set to zero. The key of a row's markup: an open task's row is
-    the same at every live poll."""
-    return replace(
-        row,
-        life_left=0.0,
-        life_width=0.0,
-        life_d=0.0 if row.life_open else row.life_d,
-        segments=tuple(
-            replace(s, left=0.0, width=0.0, end=s.start, d=0.0)
-            if s.open
-            else replace(s, left=0.0, width=0.0)
-            for s in row.segments
+def task_row_key(row: TaskRow) -> tuple[Any, ...]:
+    """What a task row's markup shows, as a key: not what moves with the clock or the
+    extent's end and is not drawn (percentages; an open life's or run's length, which
+    reach the chart's ``--open-t`` in CSS), so an open task's row is the same at every
+    live poll. Plain tuples: it is computed for every row at every poll."""
+    return (
+        row.dom_id,
+        row.task_id,
+        row.subject,
+        row.status,
+        row.owner,
+        row.tone,
+        row.label,
+        row.life_t,
+        row.life_open,
+        None if row.life_open else row.life_d,
+        tuple(
+            (s.t, s.open, None if s.open else s.d, s.owner, s.tone, s.label) for s in row.segments
         ),
-        transitions=tuple(replace(move, left=0.0) for move in row.transitions),
+        tuple(
+            (m.t, m.ms, m.time_text, m.action, m.glyph, m.actor, m.status, m.revision)
+            for m in row.transitions
+        ),
     )
 
 
@@ -469,16 +475,21 @@ class BoardPlan:
     #: lane's marks say of the other parties.
     roster_key: tuple[tuple[str, str, str, str], ...]
 
-    def lane_key(self, position: int) -> tuple[Any, ...] | None:
+    def lane_key(self, position: int, version: int | None = None) -> tuple[Any, ...] | None:
         """Everything a lane's markup depends on, or ``None`` when the lane cannot be
         keyed. Not "now" nor the extent's end: positions are seconds from the origin and
-        open bars reach the chart's ``--open-t`` in CSS."""
-        try:
-            content = orjson.dumps(self.lanes_raw[position], option=orjson.OPT_SORT_KEYS)
-        except (TypeError, orjson.JSONEncodeError):
-            return None
-        digest = hashlib.blake2b(content, digest_size=16).digest()
-        return (digest, position, self.extent[0], self.scale, self.drawn, self.roster_key)
+        open bars reach the chart's ``--open-t`` in CSS. ``version``: a number that names
+        the lane's content exactly (its wire generation), used instead of a digest."""
+        content: object
+        if version is not None:
+            content = ("wire", version)
+        else:
+            try:
+                raw = orjson.dumps(self.lanes_raw[position], option=orjson.OPT_SORT_KEYS)
+            except (TypeError, orjson.JSONEncodeError):
+                return None
+            content = hashlib.blake2b(raw, digest_size=16).digest()
+        return (content, position, self.extent[0], self.scale, self.drawn, self.roster_key)
 
     def lane_row(self, position: int) -> LaneRow:
         lane = self.lanes_raw[position]
