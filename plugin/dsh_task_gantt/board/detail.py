@@ -5,7 +5,10 @@ A lane is drawn as chunks of a fixed time width (a power of two in ms, about
 turns and marks only, so an append redraws the chunk it lands in and nothing else.
 Within a chunk, turns closer than :data:`MERGE_PX` become one bar with a count, and a
 mark that finds no free row among :data:`MARK_ROWS` joins the nearest mark as a
-cluster with a count; both open a list of what they hold. The scale used here is the
+cluster with a count; both open a list of what they hold. A chunk never draws more
+than one turn element per :data:`TURN_BUDGET_PX` and one mark element per
+:data:`MARK_BUDGET_PX` of its width: past that, the gaps that merge turns and the runs
+that make a cluster widen until it fits, so a board's size follows its pixels. The scale used here is the
 board's pixels per ms rounded down to a power of two, so it changes rarely while a live
 extent grows.
 """
