@@ -8,9 +8,9 @@ mark that finds no free row among :data:`MARK_ROWS` joins the nearest mark as a
 cluster with a count; both open a list of what they hold. A chunk never draws more
 than one turn element per :data:`TURN_BUDGET_PX` and one mark element per
 :data:`MARK_BUDGET_PX` of its width: past that, the gaps that merge turns and the runs
-that make a cluster widen until it fits, so a board's size follows its pixels. The scale used here is the
-board's pixels per ms rounded down to a power of two, so it changes rarely while a live
-extent grows.
+that make a cluster widen until it fits, so a board's size follows its pixels. The
+scale used here is the board's pixels per ms rounded down to a power of two, so it
+changes rarely while a live extent grows.
 """
 
 from __future__ import annotations
