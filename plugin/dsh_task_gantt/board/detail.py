@@ -36,7 +36,7 @@ CLUSTER_TONES = 3
 #: board's rounded scale, which is at most the real one): the board's size follows its
 #: pixels at every zoom, however crowded the lane. Past it, turns merge across wider gaps
 #: and marks gather into wider clusters (each opens a list of what it holds).
-TURN_BUDGET_PX = 16
+TURN_BUDGET_PX = 20
 MARK_BUDGET_PX = 8
 
 
