@@ -12,8 +12,11 @@ teammates, ~2 MB of zstd each) and ``--singles`` single sessions, spread over
 - team cards filled: the same, until the last team's card (the single sessions come
   after the teams, in a section the page keeps collapsed until it is opened);
 - placeholders left: cards still without a summary after that;
-- live poll: the page's live URL (``data-live-url``) once every card is in and nothing
-  changed (what the page asks every few seconds to keep the live badges current);
+- live poll: the page's live URL (``data-live-url``), which the page asks every few
+  seconds, once every card is in: when nothing changed (median of several); after one
+  team's lead log changed (its modification time moved: that team is asked again); and
+  after a new session folder with a log appeared in a workspace (the root is listed
+  again; the folder is removed afterwards);
 - peak memory: the process's peak RSS, every card's timeline in the service's caches.
 
 Medians of ``--runs`` runs. Figures only: nothing here asserts a time. The requests
@@ -24,8 +27,10 @@ server's own work.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -40,7 +45,7 @@ from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import DEFAULT_START_MS, generate_team
 
 DAY_MS = 86_400_000
-CARD_URL = re.compile(r'data-card-url="([^"]+)"')
+CARD_URL = re.compile(r'<li class="team[^>]*?data-card-url="([^"]+)"')
 LIVE_URL = re.compile(r'data-live-url="([^"]+)"')
 PENDING = re.compile(r'aria-busy="true"')
 
@@ -86,6 +91,8 @@ class Run:
     cards: int
     left: int
     poll: float | None
+    poll_touched: float | None = None
+    poll_new_session: float | None = None
 
 
 def one_run(root: Path) -> Run:
@@ -111,12 +118,27 @@ def one_run(root: Path) -> Run:
             teams_filled = time.perf_counter() - started
     filled = time.perf_counter() - started
     live_url = unescape(LIVE_URL.findall(page.text)[0])
-    polls = []
-    for _ in range(3):  # the first may still ask a team's timeline once
+
+    def poll() -> float:
         polled = time.perf_counter()
         assert client.get(live_url).status_code == 200
-        polls.append(time.perf_counter() - polled)
-    return Run(first, filled, teams_filled, cards, left, polls[-1])
+        return time.perf_counter() - polled
+
+    poll()  # the first may still ask a team's timeline once
+    unchanged = statistics.median(poll() for _ in range(7))
+    lead_log = next(p for p in sorted(root.rglob("session.v4.jsonl.zstd")))
+    now_ns = time.time_ns()
+    os.utime(lead_log, ns=(now_ns, now_ns))
+    touched = poll()
+    folder = next(p for p in sorted(root.iterdir()) if p.is_dir()) / "session-bench-new"
+    folder.mkdir()
+    try:
+        shutil.copyfile(lead_log, folder / lead_log.name)
+        new_session = poll()
+    finally:
+        shutil.rmtree(folder)
+    poll()
+    return Run(first, filled, teams_filled, cards, left, unchanged, touched, new_session)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,9 +174,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("all cards filled: never (the page names no way to fill its cards)")
     print(f"placeholders left: {runs[-1].left}")
-    polls = [r.poll for r in runs if r.poll is not None]
-    if polls:
-        print(f"live poll, nothing changed: median {statistics.median(polls) * 1000:,.0f} ms")
+    for label, polls in (
+        ("nothing changed", [r.poll for r in runs]),
+        ("one log changed", [r.poll_touched for r in runs]),
+        ("a new session appeared", [r.poll_new_session for r in runs]),
+    ):
+        times = [p * 1000 for p in polls if p is not None]
+        if times:
+            print(f"live poll, {label}: median {statistics.median(times):,.1f} ms "
+                  f"(runs: {', '.join(f'{t:,.1f}' for t in times)})")  # fmt: skip
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     print(f"peak memory of this process (every card's timeline cached): {peak:,.0f} MB")
     return 0

@@ -609,8 +609,8 @@ def test_start_page_cards_say_their_counts_in_words() -> None:
     groups = by_workspace([bare, card, team_card(TeamStub("s-2", "/w/beta", 2), "", None)])
     assert [g.name for g in groups] == ["alpha", "beta"]
     assert [c.lead for c in groups[1].teams] == ["s-2", "s-old"]
-    assert summary_text(groups) == "3 teams in 2 workspaces"
-    assert summary_text(groups[:1]) == "1 team in 1 workspace"
+    assert summary_text(3, 2) == "3 teams in 2 workspaces"
+    assert summary_text(1, 1, 1_204) == "1 team in 1 workspace · 1,204 single sessions"
 
 
 def _row(

@@ -35,11 +35,11 @@ from starlette.types import Receive, Scope, Send
 from .. import ROUTE_PREFIX, __version__
 from ..events import coerce_header
 from ..ids import valid_session_id
-from ..logs.persistence import DirectorySessionPersistence, revision_of
+from ..logs.persistence import DirectorySessionPersistence
 from ..provider import TimelineProvider
 from ..web import Guard, bad_session_id, request_refusal
 from .guard import TOKEN_COOKIE, LoopbackConnection
-from .root_watch import RootWatch, folder_identity
+from .root_watch import FolderIdentity, RootWatch, folder_identity
 from .teams import (
     NO_WORKSPACE,
     Activity,
@@ -91,8 +91,14 @@ class StartPageView:
 
 
 #: One log's state: its session folder's identity (a newer log file beside it changes
-#: it) and the file's revision; ``None`` when it is not where the listing found it.
-LogState = tuple[tuple[int, ...], str] | None
+#: it) and the file's (identity, size, modification time); ``None`` when it is not
+#: where the listing found it.
+LogState = tuple[FolderIdentity, tuple[int, int, int, int]] | None
+
+
+def _log_state(folder: str, path: str) -> LogState:
+    st = os.stat(path)
+    return folder_identity(os.stat(folder)), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +139,8 @@ class StartPage:
         self._watch = RootWatch(sessions_root)
         #: The last listing, and the root's folder signature it was made under.
         self._listed: tuple[tuple[object, ...], Listing] | None = None
-        #: Each listed session's log file.
-        self._log_paths: dict[str, str] = {}
+        #: Each listed session's folder and log file.
+        self._log_paths: dict[str, tuple[str, str]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = await self.respond(Request(scope, receive))
@@ -176,7 +182,9 @@ class StartPage:
             sessions_root=str(self.sessions_root),
             groups=groups,
             singles=singles,
-            summary=summary_text(groups, len(singles)) if groups or singles else "",
+            summary=summary_text(sum(len(g.teams) for g in groups), len(groups), len(singles))
+            if groups or singles
+            else "",
             live_url=LIVE_PATH,
             card_url=CARD_PATH,
             stylesheets=(static[0],),
@@ -203,12 +211,13 @@ class StartPage:
             return listing([])
         self._watch.listed(rows)
         root = str(self.sessions_root)
-        paths: dict[str, str] = {}
+        paths: dict[str, tuple[str, str]] = {}
         for row in rows:
             session_id, workspace, name = row.get("id"), row.get("project"), row.get("logName")
             if isinstance(session_id, str) and isinstance(workspace, str) and isinstance(name, str):
                 folder = self._watch.folder_of(workspace, session_id) or session_id
-                paths[session_id] = os.path.join(root, workspace, folder, name)
+                folder_path = os.path.join(root, workspace, folder)
+                paths[session_id] = (folder_path, os.path.join(folder_path, name))
         self._log_paths = paths
         found = listing(rows)
         self._listed = (signature, found)
@@ -221,10 +230,9 @@ class StartPage:
             return None
         states: list[LogState] = []
         for session_id in (stub.lead, *stub.members):
-            path = self._log_paths.get(session_id)
+            place = self._log_paths.get(session_id)
             try:
-                folder = folder_identity(os.stat(os.path.dirname(path))) if path else None
-                states.append((folder, revision_of(os.stat(path))) if path and folder else None)
+                states.append(_log_state(*place) if place else None)
             except OSError:  # gone since the listing
                 states.append(None)
         return tuple(states)
@@ -306,15 +314,14 @@ class StartPage:
                 continue
             activity = Activity(result.live, last_activity(result.data))
             self._summarised[lead] = Summarised(logs, activity, result.etag)
-        groups, singles = self.arranged(found)
-        listed = {card.lead for group in groups for card in group.teams} | {
-            card.lead for card in singles
+        activities = {lead: known.activity for lead, known in self._summarised.items()}
+        summarised = {
+            lead: known for lead, known in self._summarised.items() if lead in found.by_lead
         }
-        summarised = {lead: known for lead, known in self._summarised.items() if lead in listed}
         answer = {
             "live": {lead: known.activity.live for lead, known in summarised.items()},
             "stamps": {lead: known.stamp for lead, known in summarised.items()},
-            **placement(groups, singles),
+            **placement(found, activities),
         }
         return Response(
             orjson.dumps(answer), media_type="application/json", headers=START_PAGE_HEADERS

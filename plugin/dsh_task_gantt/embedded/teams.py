@@ -8,7 +8,7 @@ places what these say (plurals and number formatting included).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -257,12 +257,17 @@ def team_card(
     )
 
 
-def newest_first(card: TeamCard) -> tuple[bool, int]:
+def order_key(
+    live: bool, last_activity: int | None, newest_at: int | None, created_at: int | None
+) -> tuple[bool, int]:
     """Live teams first, then by latest activity: the last event its summary read, or
     before a summary is in, its newest session's start (never a file's mtime, which a
     copy or a checkout changes)."""
-    when = card.last_activity or card.newest_at or card.created_at or 0
-    return (not card.live, -when)
+    return (not live, -(last_activity or newest_at or created_at or 0))
+
+
+def newest_first(card: TeamCard) -> tuple[bool, int]:
+    return order_key(card.live, card.last_activity, card.newest_at, card.created_at)
 
 
 def by_workspace(cards: Iterable[TeamCard]) -> tuple[WorkspaceGroup, ...]:
@@ -273,10 +278,9 @@ def by_workspace(cards: Iterable[TeamCard]) -> tuple[WorkspaceGroup, ...]:
     return tuple(WorkspaceGroup(ws, tuple(teams)) for ws, teams in groups.items())
 
 
-def summary_text(groups: Sequence[WorkspaceGroup], singles: int = 0) -> str:
+def summary_text(teams: int, workspaces: int, singles: int = 0) -> str:
     """``3 teams in 2 workspaces``, then ``· 5 single sessions`` when there are any."""
-    teams = sum(len(group.teams) for group in groups)
-    text = f"{counted(teams, 'team')} in {counted(len(groups), 'workspace')}"
+    text = f"{counted(teams, 'team')} in {counted(workspaces, 'workspace')}"
     return f"{text} · {counted(singles, 'single session')}" if singles else text
 
 
@@ -295,15 +299,26 @@ def _dicts(value: Any) -> list[Mapping[str, Any]]:
     return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
 
 
-def placement(groups: Sequence[WorkspaceGroup], singles: Sequence[TeamCard]) -> dict[str, Any]:
-    """Where every card goes, for the live poll (the page moves its cards to match and
-    fetches the ones it does not have): leads only, no text from a log but the
-    workspace paths, which the page sets as text."""
+def placement(found: Listing, activity: Mapping[str, Activity]) -> dict[str, Any]:
+    """Where every card goes, in the order :func:`by_workspace` gives the cards, for
+    the live poll (the page moves its cards to match and fetches the ones it does not
+    have). Leads and workspace paths only; the page sets the paths as text."""
+
+    def key(stub: TeamStub) -> tuple[bool, int]:
+        known = activity.get(stub.lead)
+        live, last = (known.live, known.last_activity) if known else (False, None)
+        return order_key(live, last, stub.newest_at, stub.created_at)
+
+    groups: dict[str, list[str]] = {}
+    for stub in sorted(found.teams, key=key):
+        groups.setdefault(stub.workspace, []).append(stub.lead)
     return {
         "groups": [
-            {"workspace": g.workspace, "name": g.name, "leads": [c.lead for c in g.teams]}
-            for g in groups
+            {"workspace": ws, "name": WorkspaceGroup(ws, ()).name, "leads": leads}
+            for ws, leads in groups.items()
         ],
-        "singles": [card.lead for card in singles],
-        "summary": summary_text(groups, len(singles)) if groups or singles else "",
+        "singles": [stub.lead for stub in sorted(found.singles, key=key)],
+        "summary": summary_text(len(found.teams), len(groups), len(found.singles))
+        if found.teams or found.singles
+        else "",
     }
