@@ -517,21 +517,24 @@ class Texts:
         self.one_liners = SHORT_SHARE
         self.chinese_reports = 0.25
 
-    def _fill(self, template: str, *, scope: str | None = None, **names: str) -> str:
-        """``template`` with the project's names; ``{file}`` is ``scope`` when given (the
-        file the task is about), ``{other}`` always another file."""
+    def _names(self, scope: str | None = None) -> dict[str, str]:
+        """The project's names one text uses: ``file`` is ``scope`` when given (the file
+        the task is about), ``other`` always another file."""
         p = self.project
         rng = self._rng
         files = rng.sample(p.files, 2)
         file = scope or files[0]
-        return template.format(
-            file=file,
-            other=files[1] if files[1] != file else files[0],
-            test=rng.choice(p.tests),
-            function=rng.choice(p.functions),
-            goal=p.goal,
-            **names,
-        )
+        return {
+            "file": file,
+            "other": files[1] if files[1] != file else files[0],
+            "test": rng.choice(p.tests),
+            "function": rng.choice(p.functions),
+            "goal": p.goal,
+        }
+
+    def _fill(self, template: str, *, scope: str | None = None, **names: str) -> str:
+        """``template`` with the project's names (drawn for it alone)."""
+        return template.format(**{**self._names(scope), **names})
 
     def prompt(self, request: str, *, context: bool = True) -> str:
         """A human prompt: the request, then (with ``context``) a line or two of context."""
@@ -620,14 +623,16 @@ class Texts:
                 self._report(_REPORT_EN, length),
                 _CLOSERS_EN,
             )
-        written = [self._fill(rng.choice(opener), scope=scope, target=target, task=task)]
+        # One message talks about one file, one function, one test throughout.
+        names = {**self._names(scope), "target": target, "task": task}
+        written = [rng.choice(opener).format(**names)]
         size = len(written[0])
         for part in parts:
             if size >= length and len(written) > 1:
                 break
-            written.append(self._fill(part, scope=scope, task=task))
+            written.append(part.format(**names))
             size += len(written[-1]) + 2
-        ending = self._fill(rng.choice(closer))
+        ending = rng.choice(closer).format(**names)
         if ending:
             written.append(ending)
         written.append(f"— {sender}")
