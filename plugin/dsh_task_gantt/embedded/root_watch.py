@@ -61,6 +61,18 @@ class _Folder:
         return cls(identity, names, ids)
 
 
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """The root's folder structure at one look: equal to another exactly when no
+    workspace or session folder came or went and no folder waiting for its log changed."""
+
+    #: The root's identity, then each workspace folder's name and identity.
+    structure: tuple[object, ...]
+    #: ``(workspace, folder, identity)`` of each session folder the last listing found
+    #: no log in (or that it did not see: a folder newer than the listing).
+    waiting: tuple[tuple[str, str, FolderIdentity | None], ...]
+
+
 @dataclass(slots=True)
 class RootWatch:
     """The root's folder structure, re-read only where a folder's identity changed."""
@@ -68,12 +80,12 @@ class RootWatch:
     root: Path
     _root: _Folder | None = None
     _workspaces: dict[str, _Folder] = field(default_factory=dict)
-    #: ``(workspace, session folder)`` with no log at the last listing.
-    _waiting: frozenset[tuple[str, str]] = frozenset()
+    #: ``(workspace, session id)`` of every log the last listing found.
+    _found: frozenset[tuple[str, str]] = frozenset()
 
-    def look(self) -> tuple[object, ...]:
-        """The structure's signature: equal to the last one exactly when no workspace or
-        session folder was added or removed and no waiting folder changed."""
+    def look(self) -> Signature:
+        """The structure now; the folders of each workspace are read again only when
+        the workspace folder's identity changed."""
         root = str(self.root)
         identity = _identity(root)
         if self._root is None or self._root.identity != identity:
@@ -81,30 +93,39 @@ class RootWatch:
             gone = set(self._workspaces) - set(self._root.subfolders)
             for name in gone:
                 del self._workspaces[name]
-        signature: list[object] = [identity]
+        structure: list[object] = [identity]
+        waiting: list[tuple[str, str, FolderIdentity | None]] = []
         for name in self._root.subfolders:
             path = os.path.join(root, name)
             ws_identity = _identity(path)
             known = self._workspaces.get(name)
             if known is None or known.identity != ws_identity:
-                self._workspaces[name] = _Folder.read(path, ws_identity)
-            signature.append((name, ws_identity))
-        for workspace, folder in sorted(self._waiting):
-            signature.append((workspace, folder, _identity(os.path.join(root, workspace, folder))))
-        return tuple(signature)
+                known = self._workspaces[name] = _Folder.read(path, ws_identity)
+            structure.append((name, ws_identity))
+            for session_id, folder in known.ids.items():
+                if (name, session_id) not in self._found:
+                    waiting.append((name, folder, _identity(os.path.join(path, folder))))
+        return Signature(tuple(structure), tuple(waiting))
 
     def folder_of(self, workspace: str, session_id: str) -> str | None:
         """The folder name holding ``session_id`` in ``workspace`` (as last looked)."""
         known = self._workspaces.get(workspace)
         return known.ids.get(session_id) if known is not None else None
 
-    def listed(self, rows: Iterable[Mapping[str, object]]) -> None:
-        """Remember which session folders a listing found a log in; the others are
-        watched one by one from the next look on."""
-        found = {(row.get("project"), row.get("id")) for row in rows}
-        self._waiting = frozenset(
-            (workspace, name)
-            for workspace, known in self._workspaces.items()
-            for name in known.subfolders
-            if (workspace, decode_segment(name)) not in found
+    def listed(self, rows: Iterable[Mapping[str, object]], looked: Signature) -> Signature:
+        """Remember which sessions a listing made after the look ``looked`` found a log
+        for; the signature that listing stands for (a later look equals it while
+        nothing changed). A folder it found no log in is watched on its own from then
+        on, from its identity at ``looked``: a log created meanwhile is not missed."""
+        found: set[tuple[str, str]] = set()
+        for row in rows:
+            workspace, session_id = row.get("project"), row.get("id")
+            if isinstance(workspace, str) and isinstance(session_id, str):
+                found.add((workspace, session_id))
+        self._found = frozenset(found)
+        still = tuple(
+            (workspace, folder, identity)
+            for workspace, folder, identity in looked.waiting
+            if (workspace, decode_segment(folder)) not in found
         )
+        return Signature(looked.structure, still)

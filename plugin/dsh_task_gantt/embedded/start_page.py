@@ -39,7 +39,7 @@ from ..logs.persistence import DirectorySessionPersistence
 from ..provider import TimelineProvider
 from ..web import Guard, bad_session_id, request_refusal
 from .guard import TOKEN_COOKIE, LoopbackConnection
-from .root_watch import FolderIdentity, RootWatch, folder_identity
+from .root_watch import FolderIdentity, RootWatch, Signature, folder_identity
 from .teams import (
     NO_WORKSPACE,
     Activity,
@@ -137,8 +137,8 @@ class StartPage:
         self.title = title
         self._summarised: dict[str, Summarised] = {}
         self._watch = RootWatch(sessions_root)
-        #: The last listing, and the root's folder signature it was made under.
-        self._listed: tuple[tuple[object, ...], Listing] | None = None
+        #: The last listing, and the root's folder signature it stands for.
+        self._listed: tuple[Signature, Listing] | None = None
         #: Each listed session's folder and log file.
         self._log_paths: dict[str, tuple[str, str]] = {}
 
@@ -209,7 +209,7 @@ class StartPage:
         except Exception:
             log.warning("could not list sessions under %s", self.sessions_root, exc_info=True)
             return listing([])
-        self._watch.listed(rows)
+        signature = self._watch.listed(rows, signature)
         root = str(self.sessions_root)
         paths: dict[str, tuple[str, str]] = {}
         for row in rows:
