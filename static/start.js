@@ -30,7 +30,7 @@
   const tools = document.querySelector(".tools");
   const empty = document.getElementById("empty");
   const summary = document.getElementById("summary");
-  if (!main || !filter || !liveOnly || !singles) return;
+  if (!main || !filter || !liveOnly || !singles || !tools || !empty || !summary) return;
 
   // Summaries are built one log at a time on the server: two requests in flight keep it
   // busy without queueing a burst behind a card the reader has scrolled past.

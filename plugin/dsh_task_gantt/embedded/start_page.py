@@ -113,7 +113,8 @@ class Summarised:
 
 
 class StartPage:
-    """An ASGI endpoint (it answers every method itself, so the 405 is its own)."""
+    """An ASGI endpoint for the page, its cards and its poll (every method reaches it:
+    the plugin's own checks answer the ones it refuses)."""
 
     def __init__(
         self,
