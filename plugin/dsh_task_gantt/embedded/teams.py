@@ -134,8 +134,12 @@ class WorkspaceGroup:
 
     @property
     def name(self) -> str:
-        """The workspace folder's own name (the full path is shown beside it)."""
-        return self.workspace.rstrip("/").rsplit("/", 1)[-1] or self.workspace
+        return workspace_name(self.workspace)
+
+
+def workspace_name(workspace: str) -> str:
+    """The workspace folder's own name (the full path is shown beside it)."""
+    return workspace.rstrip("/").rsplit("/", 1)[-1] or workspace
 
 
 def listing(rows: Iterable[Mapping[str, Any]]) -> Listing:
@@ -314,7 +318,7 @@ def placement(found: Listing, activity: Mapping[str, Activity]) -> dict[str, Any
         groups.setdefault(stub.workspace, []).append(stub.lead)
     return {
         "groups": [
-            {"workspace": ws, "name": WorkspaceGroup(ws, ()).name, "leads": leads}
+            {"workspace": ws, "name": workspace_name(ws), "leads": leads}
             for ws, leads in groups.items()
         ],
         "singles": [stub.lead for stub in sorted(found.singles, key=key)],
