@@ -76,10 +76,10 @@ class _Services:
     stats: dict[str, Any] = field(default_factory=dict)
     agents_by_id: dict[str, Any] = field(default_factory=dict)
 
-    def live_agents(self) -> Any:
+    def live_agents(self) -> host.Agents | None:
         return None if host.AGENTS in self.broken else self.agents
 
-    def live_teams(self) -> Any:
+    def live_teams(self) -> host.AgentTeams | None:
         return None if host.AGENT_TEAMS in self.broken else self.teams
 
 
