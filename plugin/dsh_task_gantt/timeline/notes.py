@@ -11,6 +11,35 @@ from ..plurals import counted
 from .model import Model
 from .roster import Lane
 
+#: Member phases in which having no log is expected rather than a loss.
+_NO_LOG_YET_PHASES = frozenset({"failed", "provisioning"})
+
+
+def degraded_lanes(model: Model) -> tuple[list[Lane], list[Lane]]:
+    """The lanes that make the timeline ``partial`` — those whose log could not be read,
+    and those whose log stops being readable part way — with a note on each, and on
+    members that have no log yet (which make nothing partial)."""
+    unreadable = [
+        lane for lane in model.lanes if lane.source and lane.source.channel == "unreadable"
+    ]
+    # A member that failed (or is still being set up) may never have written a log:
+    # nothing is missing from the picture, so the timeline is not "partial".
+    never_started = [lane for lane in unreadable if lane.phase in _NO_LOG_YET_PHASES]
+    unreadable = [lane for lane in unreadable if lane not in never_started]
+    for lane in never_started:
+        state = "failed to start" if lane.phase == "failed" else "is still being set up"
+        model.notes.append(f"{lane.name} {state} and has no log to read; its lane is empty")
+    # A log that turns to garbage after readable frames: what was read is drawn, the
+    # rest is missing from the picture.
+    cut_short = [lane for lane in model.lanes if lane.source and lane.source.stopped_at]
+    for lane in cut_short:
+        where = lane.source.stopped_at if lane.source else None
+        model.notes.append(
+            f"the log of {lane.name} stops being readable ({text(where, 512)}); "
+            "only what came before that point is drawn"
+        )
+    return unreadable, cut_short
+
 
 def format_notes(model: Model) -> list[str]:
     """Which log file (so which format) each lane was read from."""

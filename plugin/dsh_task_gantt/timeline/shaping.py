@@ -10,12 +10,9 @@ from .colours import ON_COLOR, PALETTE, UNASSIGNED_COLOR
 from .inputs import TeamSnapshot
 from .liveness import is_live, time_range
 from .model import Model
-from .notes import format_notes, notes_of
+from .notes import degraded_lanes, format_notes, notes_of
 from .roster import Lane
 from .spans import sorted_spans
-
-#: Member phases in which having no log is expected rather than a loss.
-_NO_LOG_YET_PHASES = frozenset({"failed", "provisioning"})
 
 
 def _lane_json(lane: Lane, index: int) -> dict[str, Any]:
@@ -91,25 +88,7 @@ def build_timeline(team: TeamSnapshot) -> dict[str, Any]:
     model = Model(team)
     live = is_live(model)
     start, end = time_range(model, live)
-    unreadable = [
-        lane for lane in model.lanes if lane.source and lane.source.channel == "unreadable"
-    ]
-    # A member that failed (or is still being set up) may never have written a log:
-    # nothing is missing from the picture, so the timeline is not "partial".
-    never_started = [lane for lane in unreadable if lane.phase in _NO_LOG_YET_PHASES]
-    unreadable = [lane for lane in unreadable if lane not in never_started]
-    for lane in never_started:
-        state = "failed to start" if lane.phase == "failed" else "is still being set up"
-        model.notes.append(f"{lane.name} {state} and has no log to read; its lane is empty")
-    # A log that turns to garbage after readable frames: what was read is drawn, the
-    # rest is missing from the picture.
-    cut_short = [lane for lane in model.lanes if lane.source and lane.source.stopped_at]
-    for lane in cut_short:
-        where = lane.source.stopped_at if lane.source else None
-        model.notes.append(
-            f"the log of {lane.name} stops being readable ({text(where, 512)}); "
-            "only what came before that point is drawn"
-        )
+    unreadable, cut_short = degraded_lanes(model)
     model.notes.extend(format_notes(model))
     notes = notes_of(model, unreadable)
     return {
