@@ -20,6 +20,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from .board.model import counted
 from .board.pieces import BoardPieces, LaneShape, Piece, Shown, ShownBoards, board_delta
 from .clock import now_ms
 from .fold.text import MESSAGE_BODY_CAP
@@ -37,7 +38,6 @@ from .layout import (
     parties,
     plan_board,
 )
-from .plurals import counted
 from .provider import TimelineProvider
 from .templating import template_environment
 

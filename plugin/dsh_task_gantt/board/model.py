@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..plurals import counted
+from ..plurals import counted as counted  # re-exported: the panel takes it from here
 
 #: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
 DEFAULT_TRACK_PX = 300
