@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from starlette.responses import PlainTextResponse
 from starlette.testclient import TestClient
 
 from dsh_task_gantt.embedded import (
@@ -38,27 +39,36 @@ FIXTURES = ROOT / "fixtures" / "sessions"
 PREFIX = "/plugins/dsh-task-gantt"
 
 
-async def _app_a(scope, receive, send):  # type: ignore[no-untyped-def]
-    pass
+def _answering(name: str) -> Any:
+    """An ASGI app that answers with its own name (which handler a request reached)."""
 
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await PlainTextResponse(name)(scope, receive, send)
 
-async def _app_b(scope, receive, send):  # type: ignore[no-untyped-def]
-    pass
+    return app
 
 
 def test_router_prefers_exact_then_longest_prefix_and_refuses_duplicates() -> None:
     web = EmbeddedWebServer()
-    web.register({"kind": "prefix", "path": "/plugins/x", "handler": _app_a})
-    web.register({"kind": "prefix", "path": "/plugins/x/deep", "handler": _app_b})
-    web.register({"kind": "exact", "path": "/plugins/x/deep/one", "handler": _app_a})
-    assert web.resolve("/plugins/x/deep/two") is _app_b
-    assert web.resolve("/plugins/x/other") is _app_a
-    assert web.resolve("/plugins/x/deep/one") is _app_a
-    assert web.resolve("/plugins/xy") is None
+    web.register({"kind": "prefix", "path": "/plugins/x", "handler": _answering("a")})
+    web.register({"kind": "prefix", "path": "/plugins/x/deep", "handler": _answering("b")})
+    web.register({"kind": "exact", "path": "/plugins/x/deep/one", "handler": _answering("c")})
+    client = TestClient(web)
+    reached = {
+        path: (answer.status_code, answer.text)
+        for path in ("/plugins/x/deep/two", "/plugins/x/other", "/plugins/x/deep/one")
+        for answer in [client.get(path)]
+    }
+    assert reached == {
+        "/plugins/x/deep/two": (200, "b"),
+        "/plugins/x/other": (200, "a"),
+        "/plugins/x/deep/one": (200, "c"),
+    }
+    assert client.get("/plugins/xy").status_code == 404  # a prefix is a whole path segment
     with pytest.raises(ValueError):
-        web.register({"kind": "prefix", "path": "/plugins/x", "handler": _app_b})
+        web.register({"kind": "prefix", "path": "/plugins/x", "handler": _answering("d")})
     with pytest.raises(ValueError):
-        web.register({"kind": "prefix", "path": "/plugins", "handler": _app_b})
+        web.register({"kind": "prefix", "path": "/plugins", "handler": _answering("d")})
 
 
 def test_loopback_names() -> None:

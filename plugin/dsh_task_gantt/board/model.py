@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..plurals import counted as counted  # re-exported: the panel takes it from here
+
 #: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
 DEFAULT_TRACK_PX = 300
 #: The narrowest window a view may zoom to (the browser reads it from the board).
@@ -219,11 +221,6 @@ class ListItem:
     sender: Party | None
     recipient: Party | None
     pending: bool = False
-
-
-def counted(count: int, noun: str) -> str:
-    """``"1 note"``, ``"3 notes"``: a count with its noun in the right number."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,13 +13,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..events import SessionHeader, coerce_header
+from ..plurals import counted_thousands as counted
 
 NO_WORKSPACE = "(no workspace)"
-
-
-def counted(count: int, noun: str) -> str:
-    """``1 turn``, ``2 turns``, ``1,204 messages``."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 @dataclass(frozen=True, slots=True)
