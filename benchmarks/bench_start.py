@@ -12,8 +12,12 @@ teammates, ~2 MB of zstd each) and ``--singles`` single sessions, spread over
 - team cards filled: the same, until the last team's card (the single sessions come
   after the teams, in a section the page keeps collapsed until it is opened);
 - placeholders left: cards still without a summary after that;
-- live poll: the page's live URL (``data-live-url``) once every card is in and nothing
-  changed (what the page asks every few seconds to keep the live badges current);
+- live poll: the page's live URL (``data-live-url``), which the page asks every few
+  seconds, once every card is in: when nothing changed (median of several); after one
+  team's lead log changed (its modification time moved: that team is asked again); and
+  after a new single session's folder with a log appeared in a workspace (the root is
+  listed again; the folder is removed afterwards). Wall time, and this process's CPU
+  time (steadier on a shared machine; the test client's own work included);
 - peak memory: the process's peak RSS, every card's timeline in the service's caches.
 
 Medians of ``--runs`` runs. Figures only: nothing here asserts a time. The requests
@@ -24,8 +28,10 @@ server's own work.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -40,9 +46,10 @@ from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import DEFAULT_START_MS, generate_team
 
 DAY_MS = 86_400_000
-CARD_URL = re.compile(r'data-card-url="([^"]+)"')
+CARD_URL = re.compile(r'<li class="team[^>]*?data-card-url="([^"]+)"')
 LIVE_URL = re.compile(r'data-live-url="([^"]+)"')
 PENDING = re.compile(r'aria-busy="true"')
+LEAD = re.compile(r'<li class="team[^>]*?data-lead="([^"]+)"')
 
 
 def generate_root(root: Path, *, teams: int, singles: int, workspaces: int) -> None:
@@ -79,13 +86,23 @@ def size_of(root: Path) -> int:
 
 
 @dataclass(frozen=True)
+class Poll:
+    """One live poll's (or a median's) wall time and this process's CPU time, in s."""
+
+    wall: float
+    cpu: float
+
+
+@dataclass(frozen=True)
 class Run:
     first: float
     filled: float | None
     teams_filled: float | None
     cards: int
     left: int
-    poll: float | None
+    poll: Poll | None
+    poll_touched: Poll | None = None
+    poll_new_session: Poll | None = None
 
 
 def one_run(root: Path) -> Run:
@@ -111,12 +128,36 @@ def one_run(root: Path) -> Run:
             teams_filled = time.perf_counter() - started
     filled = time.perf_counter() - started
     live_url = unescape(LIVE_URL.findall(page.text)[0])
-    polls = []
-    for _ in range(3):  # the first may still ask a team's timeline once
-        polled = time.perf_counter()
+
+    def poll() -> Poll:
+        wall, cpu = time.perf_counter(), time.process_time()
         assert client.get(live_url).status_code == 200
-        polls.append(time.perf_counter() - polled)
-    return Run(first, filled, teams_filled, cards, left, polls[-1])
+        return Poll(time.perf_counter() - wall, time.process_time() - cpu)
+
+    poll()  # the first may still ask a team's timeline once
+    polls = [poll() for _ in range(7)]
+    unchanged = Poll(
+        statistics.median(p.wall for p in polls), statistics.median(p.cpu for p in polls)
+    )
+    # A summarised team's lead log changes (its modification time): that team is asked
+    # again. Then a new single session appears: a copy of a single session's log in a
+    # folder of its own (no parent, so no team reads it); the root is listed again.
+    team_lead = unescape(LEAD.findall(page.text)[0])
+    single = unescape(LEAD.findall(page.text.split('<details class="singles"')[1])[0])
+    lead_log = next(root.glob(f"*/{team_lead}/session.v4.jsonl.zstd"))
+    now_ns = time.time_ns()
+    os.utime(lead_log, ns=(now_ns, now_ns))
+    touched = poll()
+    single_log = next(root.glob(f"*/{single}/session.v4.jsonl.zstd"))
+    folder = single_log.parent.parent / "session-bench-new"
+    folder.mkdir()
+    try:
+        shutil.copyfile(single_log, folder / single_log.name)
+        new_session = poll()
+    finally:
+        shutil.rmtree(folder)
+    poll()
+    return Run(first, filled, teams_filled, cards, left, unchanged, touched, new_session)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,9 +193,17 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("all cards filled: never (the page names no way to fill its cards)")
     print(f"placeholders left: {runs[-1].left}")
-    polls = [r.poll for r in runs if r.poll is not None]
-    if polls:
-        print(f"live poll, nothing changed: median {statistics.median(polls) * 1000:,.0f} ms")
+    for label, polls in (
+        ("nothing changed", [r.poll for r in runs]),
+        ("one log changed", [r.poll_touched for r in runs]),
+        ("a new session appeared", [r.poll_new_session for r in runs]),
+    ):
+        taken = [p for p in polls if p is not None]
+        if taken:
+            walls = [p.wall * 1000 for p in taken]
+            print(f"live poll, {label}: median {statistics.median(walls):,.1f} ms "
+                  f"(runs: {', '.join(f'{t:,.1f}' for t in walls)}; CPU of this process: "
+                  f"{', '.join(f'{p.cpu * 1000:,.1f}' for p in taken)} ms)")  # fmt: skip
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     print(f"peak memory of this process (every card's timeline cached): {peak:,.0f} MB")
     return 0

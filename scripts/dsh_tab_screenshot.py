@@ -29,8 +29,10 @@ from playwright.sync_api import sync_playwright
 from dsh_task_gantt.demo import DemoTeams
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the browser facts the tests use: one source
+from tests.kit.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
 DEMO_HOST = ROOT / "plugin" / "dsh" / "testing" / "demo-host.js"
-CHROMIUM = "/usr/bin/chromium"
 WINDOW = {"width": 1280, "height": 760}
 
 
@@ -56,7 +58,7 @@ def main() -> int:
             assert host.stdout is not None
             url = json.loads(host.stdout.readline())["url"]
             with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=CHROMIUM)
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 for theme, name in (("light", "dsh-tab.png"), ("dark", "dsh-tab-dark.png")):
                     page = browser.new_page(viewport=WINDOW)
                     page.goto(f"{url}/?session={teams.live_spec.lead_id}&theme={theme}")

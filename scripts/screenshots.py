@@ -20,50 +20,17 @@ Every panel picture in light and dark (``-dark`` suffix). Chinese text needs a C
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-import uvicorn
 from playwright.sync_api import Browser, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
-PREFIX = "/plugins/dsh-task-gantt"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
-SIDEBAR = {"width": 400, "height": 900}
-WIDE = {"width": 1280, "height": 800}
+sys.path.insert(0, str(ROOT))  # the browser facts the tests use: one source
+from tests.kit.chromium import CHROMIUM, CHROMIUM_ARGS, PREFIX, SIDEBAR, WIDE, Server  # noqa: E402
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def serve(app: object) -> Iterator[int]:
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))  # type: ignore[arg-type]
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the panel server did not start")
-        time.sleep(0.05)
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "PREFIX", "main"]
 
 
 def _page(browser: Browser, viewport: dict[str, int], scheme: str, url: str) -> Page:
@@ -86,9 +53,9 @@ def live_sidebar(browser: Browser, out: Path) -> None:
     from dsh_task_gantt.demo import DemoTeams
     from dsh_task_gantt.embedded import EmbeddedHost
 
-    with DemoTeams.start(interval=1.0) as teams, serve(EmbeddedHost(teams.root)) as port:
+    with DemoTeams.start(interval=1.0) as teams, Server(EmbeddedHost(teams.root)) as server:
         time.sleep(2.5)  # a couple of live ticks: fresh marks near the now-line
-        url = f"http://127.0.0.1:{port}{PREFIX}/panel?session={teams.live_spec.lead_id}"
+        url = server.url(f"session={teams.live_spec.lead_id}")
         for scheme, suffix in (("light", ""), ("dark", "-dark")):
             page = _page(browser, SIDEBAR, scheme, url)
             # the newest message between two teammates: what a user would click first
@@ -104,8 +71,8 @@ def fixture_views(browser: Browser, out: Path) -> None:
     sessions = ROOT / "fixtures" / "sessions"
     team = TeamSpec.load(ROOT / "fixtures" / "specs" / "invoices.json", root=str(sessions))
     longest = max(team.messages, key=lambda m: len(m.text))
-    with serve(EmbeddedHost(sessions)) as port:
-        url = f"http://127.0.0.1:{port}{PREFIX}/panel?session={team.lead_id}"
+    with Server(EmbeddedHost(sessions)) as server:
+        url = server.url(f"session={team.lead_id}")
         for scheme, suffix in (("light", ""), ("dark", "-dark")):
             page = _page(browser, WIDE, scheme, url)
             page.locator(".task-name").first.click()
@@ -115,7 +82,7 @@ def fixture_views(browser: Browser, out: Path) -> None:
             _shoot(page, out / f"panel-wide-message{suffix}.png")
             page = _page(browser, SIDEBAR, scheme, f"{url}&list=1")
             _shoot(page, out / f"panel-list{suffix}.png")
-        start_page(browser, out, f"http://127.0.0.1:{port}/")
+        start_page(browser, out, f"http://127.0.0.1:{server.port}/")
 
 
 def start_page(browser: Browser, out: Path, url: str) -> None:
@@ -137,7 +104,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    if not Path(CHROMIUM).exists():
+    if not CHROMIUM.exists():
         sys.exit(f"needs Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

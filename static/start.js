@@ -1,7 +1,8 @@
 // Start page: the first answer lists every team from its logs' headers; this fills each
 // card with its summary (GET data-card-url, an HTML fragment rendered and escaped by the
-// server) as it scrolls into view, filters the cards, and keeps the live badges current.
-// No inline script: the page's CSP is 'self'.
+// server) as it scrolls into view, filters the cards, and polls the server for where
+// every card goes: live teams move first, new teams and single sessions appear, and a
+// card whose team changed is fetched again. No inline script: the page's CSP is 'self'.
 "use strict";
 (function () {
   const format = new Intl.DateTimeFormat(undefined, {
@@ -26,7 +27,10 @@
   const status = document.getElementById("filter-status");
   const noMatch = document.getElementById("no-match");
   const singles = document.getElementById("singles");
-  if (!main || !filter || !liveOnly) return; // the empty root: nothing to fill
+  const tools = document.querySelector(".tools");
+  const empty = document.getElementById("empty");
+  const summary = document.getElementById("summary");
+  if (!main || !filter || !liveOnly || !singles || !tools || !empty || !summary) return;
 
   // Summaries are built one log at a time on the server: two requests in flight keep it
   // busy without queueing a burst behind a card the reader has scrolled past.
@@ -40,9 +44,15 @@
   const isPending = (card) => card.getAttribute("aria-busy") === "true";
   const cardFor = (lead) => main.querySelector(`li.team[data-lead="${CSS.escape(lead)}"]`);
 
-  function enqueue(card, first) {
-    const lead = card.dataset.lead;
-    if (!lead || !card.dataset.cardUrl || queued.has(lead)) return;
+  // A card's own URL, or (a team this page has no card for yet) the page's card URL.
+  const urlFor = (lead) => {
+    const card = cardFor(lead);
+    if (card && card.dataset.cardUrl) return card.dataset.cardUrl;
+    return `${main.dataset.cardUrl}?session=${encodeURIComponent(lead)}`;
+  };
+
+  function enqueue(lead, first) {
+    if (!lead || queued.has(lead)) return;
     queued.add(lead);
     if (first) queue.unshift(lead);
     else queue.push(lead);
@@ -62,11 +72,9 @@
   }
 
   async function fill(lead) {
-    const card = cardFor(lead);
-    if (!card) return;
     let html;
     try {
-      const answer = await fetch(card.dataset.cardUrl, { credentials: "same-origin" });
+      const answer = await fetch(urlFor(lead), { credentials: "same-origin" });
       if (!answer.ok) throw new Error(`HTTP ${answer.status}`);
       html = await answer.text();
     } catch (error) {
@@ -76,12 +84,20 @@
     const template = document.createElement("template");
     template.innerHTML = html.trim();
     const fresh = template.content.querySelector("li.team");
+    if (!fresh) return;
     const current = cardFor(lead);
-    if (!fresh || !current) return;
-    const focused = current.contains(document.activeElement);
-    current.replaceWith(fresh);
+    if (current) {
+      const focused = current.contains(document.activeElement);
+      current.replaceWith(fresh);
+      if (focused) fresh.querySelector("a").focus();
+    } else {
+      // A team that appeared while the page was open: into its list, then into place.
+      const list = listFor(lead);
+      if (!list) return;
+      list.append(fresh);
+      arrange();
+    }
     localTimes(fresh);
-    if (focused) fresh.querySelector("a").focus();
     apply();
   }
 
@@ -107,7 +123,7 @@
     for (const entry of entries) {
       if (!entry.isIntersecting) continue;
       seen.unobserve(entry.target);
-      if (isPending(entry.target)) enqueue(entry.target, false);
+      if (isPending(entry.target)) enqueue(entry.target.dataset.lead, false);
     }
   }, { rootMargin: "300px 0px" });
   for (const card of cards()) if (isPending(card)) seen.observe(card);
@@ -137,7 +153,7 @@
       if (match) tally[kind][0] += 1;
       if (active && pending) {
         waiting += 1;
-        enqueue(card, false);
+        enqueue(card.dataset.lead, false);
       }
     }
     for (const section of main.querySelectorAll("section.workspace")) {
@@ -193,24 +209,116 @@
     }
   });
 
-  // The live badges: the server answers for the summarised teams from a listing of the
-  // root, asking the timeline again only for a team whose logs changed; a card whose
-  // state changed is fetched again.
-  async function pollLive() {
+  // Where every card goes, as the server last said: {groups: [{workspace, name, leads}],
+  // singles: [leads], live: {lead: bool}, stamps: {lead: version}, summary}.
+  let placed = null;
+
+  function listFor(lead) {
+    if (!placed) return null;
+    if (placed.singles.includes(lead)) return singles.querySelector("ul.teams");
+    const group = placed.groups.find((g) => g.leads.includes(lead));
+    return group ? sectionFor(group).querySelector("ul.teams") : null;
+  }
+
+  function sectionFor(group) {
+    for (const section of main.querySelectorAll("section.workspace")) {
+      if (section.dataset.workspace === group.workspace) return section;
+    }
+    // A new workspace: the same markup as the server's, its texts set as text.
+    const section = document.createElement("section");
+    section.className = "workspace";
+    section.dataset.workspace = group.workspace;
+    const heading = document.createElement("h2");
+    heading.title = group.workspace;
+    const name = document.createElement("span");
+    name.className = "ws-name";
+    name.textContent = group.name;
+    const path = document.createElement("span");
+    path.className = "ws-path";
+    path.textContent = group.workspace;
+    heading.append(name, " ", path);
+    const list = document.createElement("ul");
+    list.className = "teams";
+    section.append(heading, list);
+    main.insertBefore(section, singles);
+    return section;
+  }
+
+  // Moving a focused card would drop its focus: put it back.
+  function moving(move) {
+    const focused = document.activeElement;
+    move();
+    if (focused && focused !== document.activeElement && main.contains(focused)) {
+      focused.focus({ preventScroll: true });
+    }
+  }
+
+  // Each list's cards in the server's order (only the ones out of place move); the
+  // workspaces in the order of their first team.
+  function order(list, leads) {
+    let at = list.firstElementChild;
+    for (const lead of leads) {
+      const card = cardFor(lead);
+      if (!card) continue;
+      if (card === at) {
+        at = at.nextElementSibling;
+        continue;
+      }
+      moving(() => list.insertBefore(card, at));
+    }
+  }
+
+  function arrange() {
+    if (!placed) return;
+    let previous = empty;
+    for (const group of placed.groups) {
+      const section = sectionFor(group);
+      if (previous.nextElementSibling !== section) {
+        moving(() => main.insertBefore(section, previous.nextElementSibling));
+      }
+      previous = section;
+      order(section.querySelector("ul.teams"), group.leads);
+    }
+    order(singles.querySelector("ul.teams"), placed.singles);
+    const any = placed.groups.length > 0 || placed.singles.length > 0;
+    empty.hidden = any;
+    tools.hidden = !any;
+    singles.hidden = placed.singles.length === 0;
+    summary.textContent = placed.summary ? `${placed.summary} · ` : "";
+  }
+
+  async function poll() {
     if (document.hidden) return;
-    let states;
+    let answer;
     try {
-      const answer = await fetch(main.dataset.liveUrl, { credentials: "same-origin" });
-      if (!answer.ok) return;
-      states = (await answer.json()).live || {};
+      const response = await fetch(main.dataset.liveUrl, { credentials: "same-origin" });
+      if (!response.ok) return;
+      answer = await response.json();
     } catch (error) {
       return; // the next poll tries again
     }
-    for (const [lead, live] of Object.entries(states)) {
-      const card = cardFor(lead);
-      if (card && !isPending(card) && card.dataset.live !== String(live)) enqueue(card, true);
+    placed = {
+      groups: Array.isArray(answer.groups) ? answer.groups : [],
+      singles: Array.isArray(answer.singles) ? answer.singles : [],
+      summary: typeof answer.summary === "string" ? answer.summary : "",
+    };
+    arrange();
+    // New teams are fetched at once (they are what the reader is waiting for); a
+    // summarised card whose team changed, again.
+    for (const lead of [...placed.groups.flatMap((g) => g.leads), ...placed.singles]) {
+      if (!cardFor(lead)) enqueue(lead, true);
     }
+    const live = answer.live || {};
+    const stamps = answer.stamps || {};
+    for (const [lead, stamp] of Object.entries(stamps)) {
+      const card = cardFor(lead);
+      if (!card || isPending(card)) continue;
+      if (card.dataset.stamp !== stamp || card.dataset.live !== String(live[lead])) {
+        enqueue(lead, true);
+      }
+    }
+    apply();
   }
-  setInterval(pollLive, LIVE_POLL_MS);
+  setInterval(poll, LIVE_POLL_MS);
   apply();
 })();

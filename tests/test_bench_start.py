@@ -26,3 +26,5 @@ def test_the_start_page_benchmark_measures_a_tiny_root(tmp_path: Path) -> None:
     assert "first answer: median" in out and "all cards filled: median" in out
     assert "placeholders left: 0" in out
     assert "live poll, nothing changed: median" in out
+    assert "live poll, one log changed: median" in out
+    assert "live poll, a new session appeared: median" in out

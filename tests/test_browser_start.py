@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,9 @@ import pytest
 
 from dsh_task_gantt.demo import DemoTeams
 from dsh_task_gantt.embedded import EmbeddedHost
-from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
+from dsh_task_gantt.fixturegen import DEFAULT_START_MS, LiveTeam, TeamSpec, generate_team
 from tests.kit.browser import CHROMIUM, SIDEBAR, WIDE, Server, Watched, browser
-from tests.kit.start_root import API, StartRoot, start_root
+from tests.kit.start_root import API, HOUR_MS, StartRoot, start_root
 
 __all__ = ["browser"]  # the module-scoped Chromium fixture, shared
 
@@ -24,6 +25,8 @@ pytestmark = [
 ]
 
 PENDING = "li.team[aria-busy='true']"
+#: The page polls where its cards go every 5 s; a change shows within two polls.
+POLLED_MS = 15_000
 SHOWN_TEAMS = "section.workspace li.team:not([hidden])"
 SHOWN_SINGLES = "#singles li.team:not([hidden])"
 
@@ -43,17 +46,25 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> StartRoot:
     return start_root(tmp_path_factory.mktemp("start") / "sessions")
 
 
-@pytest.fixture
-def start(browser: Any, made: StartRoot) -> Iterator[Watched]:
-    page = Watched(browser, WIDE)
+@contextmanager
+def opened(browser: Any, root: Path, viewport: dict[str, int] = WIDE) -> Iterator[Watched]:
+    """The start page over ``root`` in a fresh page, served by a real host; by the end
+    no script error and no dialog."""
+    page = Watched(browser, viewport)
     try:
-        with Server(EmbeddedHost(made.root)) as server:
+        with Server(EmbeddedHost(root)) as server:
             page.page.goto(f"http://127.0.0.1:{server.port}/")
             yield page
         assert page.errors == [], page.errors
         assert page.dialogs == []
     finally:
         page.close()
+
+
+@pytest.fixture
+def start(browser: Any, made: StartRoot) -> Iterator[Watched]:
+    with opened(browser, made.root) as page:
+        yield page
 
 
 def leads(page: Any, selector: str) -> list[str]:
@@ -206,7 +217,7 @@ def test_an_empty_root_says_where_it_looked(browser: Any, tmp_path: Path) -> Non
             text = page.page.locator("main").inner_text()
             assert "No agent teams found" in text and str(tmp_path) in text
             assert "--sessions-root" in text
-            assert page.page.locator("#team-filter").count() == 0
+            assert page.page.locator("#team-filter").is_hidden()
         assert page.errors == [], page.errors
     finally:
         page.close()
@@ -230,3 +241,118 @@ def test_a_team_that_comes_alive_gets_its_live_badge_without_a_reload(
         assert page.errors == [], page.errors
     finally:
         page.close()
+
+
+def at(hours: float) -> int:
+    return DEFAULT_START_MS + int(hours * HOUR_MS)
+
+
+def placed(page: Any) -> list[tuple[str, list[str]]]:
+    """Each workspace shown, in page order, with its cards' leads in order."""
+    return [
+        (str(ws), [str(lead) for lead in leads])
+        for ws, leads in page.evaluate(
+            """() => Array.from(document.querySelectorAll("section.workspace:not([hidden])"))
+                .map(s => [s.dataset.workspace,
+                           Array.from(s.querySelectorAll("li.team")).map(c => c.dataset.lead)])"""
+        )
+    ]
+
+
+def wait_placed(page: Any, expected: list[tuple[str, list[str]]]) -> None:
+    """Until the workspaces and their cards stand in ``expected``'s order, all filled
+    (the single sessions' collapsed section is not fetched until opened)."""
+    page.wait_for_function(
+        """expected => {
+            const shown = Array.from(document.querySelectorAll("section.workspace:not([hidden])"))
+                .map(s => [s.dataset.workspace,
+                           Array.from(s.querySelectorAll("li.team")).map(c => c.dataset.lead)]);
+            return JSON.stringify(shown) === JSON.stringify(expected)
+                && !document.querySelector("section.workspace li.team[aria-busy='true']");
+        }""",
+        arg=[[ws, leads] for ws, leads in expected],
+        timeout=POLLED_MS,
+    )
+
+
+ATLAS = "/home/dev/atlas"
+BOREALIS = "/home/dev/borealis"
+CASCADE = "/home/dev/cascade"
+
+
+def test_cards_move_when_a_team_goes_live_keeping_the_focus(browser: Any, tmp_path: Path) -> None:
+    """Live teams first, then newest activity (the last event read, not a file's
+    mtime); each workspace where its first team is."""
+    root = tmp_path / "sessions"
+    new = generate_team(root, seed=81, shape="pair", name="n", cwd=ATLAS, start_ms=at(6))
+    old = generate_team(root, seed=82, shape="pair", name="o", cwd=ATLAS, start_ms=at(1))
+    mid = generate_team(root, seed=83, shape="pair", name="m", cwd=BOREALIS, start_ms=at(3))
+    with opened(browser, root) as watched:
+        page = watched.page
+        wait_filled(page)
+        assert placed(page) == [(ATLAS, [new.lead_id, old.lead_id]), (BOREALIS, [mid.lead_id])]
+        # The oldest team comes alive (its newest event still older than the others'):
+        # live first, so it moves to the top of its workspace.
+        LiveTeam(root, old).tick(old.last_event_time + 60_000)
+        wait_placed(page, [(ATLAS, [old.lead_id, new.lead_id]), (BOREALIS, [mid.lead_id])])
+        assert page.locator(f"li.team[data-lead='{old.lead_id}'] .badge").inner_text() == "LIVE"
+        # The reader is on a card when another team comes alive later than all: its
+        # workspace moves first, and the focus stays where it was.
+        page.locator(f"li.team[data-lead='{new.lead_id}'] a").focus()
+        latest = max(spec.last_event_time for spec in (new, old, mid))
+        LiveTeam(root, mid).tick(latest + HOUR_MS)
+        wait_placed(page, [(BOREALIS, [mid.lead_id]), (ATLAS, [old.lead_id, new.lead_id])])
+        focused = page.evaluate("document.activeElement.closest('li.team').dataset.lead")
+        assert focused == new.lead_id
+
+
+def test_new_teams_and_single_sessions_appear_in_place_without_a_reload(
+    browser: Any, tmp_path: Path
+) -> None:
+    root = tmp_path / "sessions"
+    old = generate_team(root, seed=84, shape="pair", name="o", cwd=ATLAS, start_ms=at(1))
+    solo = generate_team(root, seed=85, shape="lone", name="s", cwd=ATLAS, start_ms=at(0))
+    with opened(browser, root) as watched:
+        page = watched.page
+        wait_filled(page)
+        page.evaluate("window.notReloaded = true")
+        assert placed(page) == [(ATLAS, [old.lead_id])]
+        assert page.locator("#singles .count").inner_text() == "1"
+
+        fresh = generate_team(
+            root, seed=86, shape="pair", name="f", cwd=CASCADE, start_ms=at(5), live=True
+        )
+        later = generate_team(root, seed=87, shape="lone", name="l", cwd=ATLAS, start_ms=at(4))
+        # The live team, newest, in a workspace of its own: first, filled in.
+        wait_placed(page, [(CASCADE, [fresh.lead_id]), (ATLAS, [old.lead_id])])
+        text = page.locator(f"li.team[data-lead='{fresh.lead_id}']").inner_text()
+        assert fresh.human_prompts[0].text[:20] in text and "LIVE" in text
+        for member in fresh.members[1:]:
+            assert member.aliases[-1] in text
+        heading = page.locator(f"section.workspace[data-workspace='{CASCADE}'] h2")
+        assert heading.inner_text().startswith("cascade")
+        # The new single session joins its section, newest first, counted.
+        assert leads(page, "#singles li.team") == [later.lead_id, solo.lead_id]
+        assert page.locator("#singles .count").inner_text() == "2"
+        assert (
+            page.locator("#summary")
+            .inner_text()
+            .startswith("2 teams in 2 workspaces · 2 single sessions")
+        )
+        # The filter applies to the newcomers too.
+        page.locator("#team-filter").fill("cascade")
+        assert leads(page, SHOWN_TEAMS) == [fresh.lead_id]
+        assert page.evaluate("window.notReloaded") is True
+
+
+def test_an_empty_root_shows_the_first_team_when_it_appears(browser: Any, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    root.mkdir()
+    with opened(browser, root, SIDEBAR) as watched:
+        page = watched.page
+        page.locator("text=No agent teams found").wait_for()
+        team = generate_team(root, seed=88, shape="pair", name="t", cwd=ATLAS, start_ms=at(2))
+        wait_placed(page, [(ATLAS, [team.lead_id])])
+        assert page.locator("#empty").is_hidden()
+        assert page.locator("#team-filter").is_visible()
+        assert page.locator("#singles").is_hidden()

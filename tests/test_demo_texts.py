@@ -4,13 +4,14 @@ other tests need live in a team of their own."""
 
 from __future__ import annotations
 
+import random
 import re
 import statistics
 from pathlib import Path
 
 from dsh_task_gantt.fixturegen import STORY_TEAM, LiveTeam, TeamSpec, generate_team
 from dsh_task_gantt.fixturegen import spec as S
-from dsh_task_gantt.fixturegen.texts import EXPORT
+from dsh_task_gantt.fixturegen.texts import EXPORT, GANTT, Texts
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = REPO / "fixtures" / "specs"
@@ -38,8 +39,9 @@ def test_the_newcomers_team_talks_like_people_doing_a_small_job() -> None:
     team = bundled(STORY_TEAM)
     texts = [m.text for m in team.messages]
     lengths = sorted(len(t) for t in texts)
-    assert 1_000 <= statistics.median(lengths) <= 2_600, lengths
-    assert lengths[0] < 600 and lengths[-1] < 8_000
+    print(f"the newcomer's team: median message {statistics.median(lengths):,.0f} characters")
+    assert 1_400 <= statistics.median(lengths) <= 2_200, lengths
+    assert lengths[0] < 300 and lengths[-1] < 8_000
     assert len(set(texts)) == len(texts), "two messages say exactly the same"
     assert all(reads_as_sentences(t) for t in texts)
     assert sum(mentions_the_project(t) for t in texts) >= len(texts) * 2 // 3
@@ -99,3 +101,29 @@ def test_the_texts_are_drawn_deterministically(tmp_path: Path) -> None:
     c = generate_team(tmp_path / "c", seed=6, shape="story")
     assert [m.text for m in a.messages] == [m.text for m in b.messages]
     assert [m.text for m in a.messages] != [m.text for m in c.messages]
+
+
+TOPICS = ("kickoff", "question", "answer", "progress", "report")
+
+
+def test_generated_messages_are_as_long_as_a_real_teams() -> None:
+    """Over the mix of topics a team writes: median about 1,800 characters, about one
+    message in ten a one-liner, none over the cap, about one report in four in
+    Chinese; the same for every project's vocabulary."""
+    for project in (EXPORT, GANTT):
+        texts = Texts(random.Random(2026), project)
+        written = [
+            (TOPICS[i % 5], texts.message("csv", "qa", topic=TOPICS[i % 5])) for i in range(1_000)
+        ]
+        lengths = sorted(len(text) for _, text in written)
+        median = statistics.median(lengths)
+        short = sum(n < 300 for n in lengths) / len(lengths)
+        print(f"{project.goal}: median message {median:,.0f} characters, {short:.0%} one-liners")
+        assert 1_600 <= median <= 2_000, median
+        assert 0.04 <= short <= 0.15, short
+        assert lengths[-1] <= 8_000
+        reports = [text for topic, text in written if topic in ("progress", "report")]
+        # Written in Chinese, not merely quoting a name in it.
+        chinese = sum(len(CJK.findall(t)) > len(t) // 5 for t in reports) / len(reports)
+        assert 0.15 <= chinese <= 0.35, chinese
+        assert all(reads_as_sentences(text) for _, text in written)

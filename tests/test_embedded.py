@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from starlette.responses import PlainTextResponse
 from starlette.testclient import TestClient
 
 from dsh_task_gantt.embedded import (
@@ -30,34 +31,44 @@ from dsh_task_gantt.embedded import (
     guard,
     is_loopback_host,
 )
-from tests.kit.start_root import start_root, title_of
+from dsh_task_gantt.fixturegen import LiveTeam, generate_team
+from tests.kit.start_root import API, HOUR_MS, start_root, title_of
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "sessions"
 PREFIX = "/plugins/dsh-task-gantt"
 
 
-async def _app_a(scope, receive, send):  # type: ignore[no-untyped-def]
-    pass
+def _answering(name: str) -> Any:
+    """An ASGI app that answers with its own name (which handler a request reached)."""
 
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await PlainTextResponse(name)(scope, receive, send)
 
-async def _app_b(scope, receive, send):  # type: ignore[no-untyped-def]
-    pass
+    return app
 
 
 def test_router_prefers_exact_then_longest_prefix_and_refuses_duplicates() -> None:
     web = EmbeddedWebServer()
-    web.register({"kind": "prefix", "path": "/plugins/x", "handler": _app_a})
-    web.register({"kind": "prefix", "path": "/plugins/x/deep", "handler": _app_b})
-    web.register({"kind": "exact", "path": "/plugins/x/deep/one", "handler": _app_a})
-    assert web.resolve("/plugins/x/deep/two") is _app_b
-    assert web.resolve("/plugins/x/other") is _app_a
-    assert web.resolve("/plugins/x/deep/one") is _app_a
-    assert web.resolve("/plugins/xy") is None
+    web.register({"kind": "prefix", "path": "/plugins/x", "handler": _answering("a")})
+    web.register({"kind": "prefix", "path": "/plugins/x/deep", "handler": _answering("b")})
+    web.register({"kind": "exact", "path": "/plugins/x/deep/one", "handler": _answering("c")})
+    client = TestClient(web)
+    reached = {
+        path: (answer.status_code, answer.text)
+        for path in ("/plugins/x/deep/two", "/plugins/x/other", "/plugins/x/deep/one")
+        for answer in [client.get(path)]
+    }
+    assert reached == {
+        "/plugins/x/deep/two": (200, "b"),
+        "/plugins/x/other": (200, "a"),
+        "/plugins/x/deep/one": (200, "c"),
+    }
+    assert client.get("/plugins/xy").status_code == 404  # a prefix is a whole path segment
     with pytest.raises(ValueError):
-        web.register({"kind": "prefix", "path": "/plugins/x", "handler": _app_b})
+        web.register({"kind": "prefix", "path": "/plugins/x", "handler": _answering("d")})
     with pytest.raises(ValueError):
-        web.register({"kind": "prefix", "path": "/plugins", "handler": _app_b})
+        web.register({"kind": "prefix", "path": "/plugins", "handler": _answering("d")})
 
 
 def test_loopback_names() -> None:
@@ -162,7 +173,7 @@ def test_each_card_fills_from_the_plugins_service_which_is_then_warm(tmp_path: P
 def test_live_states_are_answered_from_a_listing_until_a_log_changes(tmp_path: Path) -> None:
     made = start_root(tmp_path)
     client, _, counting = _start_host(made.root)
-    assert client.get(f"{PREFIX}/start/live").json() == {"live": {}}  # nothing summarised yet
+    assert client.get(f"{PREFIX}/start/live").json()["live"] == {}  # nothing summarised yet
     for spec in made.teams:
         client.get(f"{PREFIX}/start/card?session={spec.lead_id}")
     first = client.get(f"{PREFIX}/start/live").json()["live"]
@@ -179,13 +190,68 @@ def test_live_states_are_answered_from_a_listing_until_a_log_changes(tmp_path: P
     assert counting.asked == [made.live_team.lead_id]
 
 
+def test_an_unchanged_live_poll_lists_nothing_and_a_new_session_is_placed(
+    tmp_path: Path,
+) -> None:
+    made = start_root(tmp_path)
+    client, host, _ = _start_host(made.root)
+    persistence = host.start_page.persistence
+    lists: list[int] = []
+    real_list = persistence.list
+
+    async def counted_list() -> list[dict[str, Any]]:
+        lists.append(1)
+        return await real_list()
+
+    persistence.list = counted_list  # type: ignore[method-assign]
+    page = client.get("/")
+    answer = client.get(f"{PREFIX}/start/live").json()
+    assert len(lists) == 1  # the page's listing, kept for the poll
+    teams, singles = page.text.split('<details class="singles"')
+    assert [lead for group in answer["groups"] for lead in group["leads"]] == _cards(teams)
+    assert answer["singles"] == _cards(singles)
+    assert answer["summary"] == "3 teams in 2 workspaces · 2 single sessions"
+    for _ in range(3):
+        assert client.get(f"{PREFIX}/start/live").json() == answer
+    assert len(lists) == 1
+    # A new single session, the newest: listed once, placed first among the singles.
+    newest = generate_team(
+        made.root, seed=76, shape="lone", name="l3", cwd=API, start_ms=made.teams[0].start_ms
+    )
+    answer = client.get(f"{PREFIX}/start/live").json()
+    assert answer["singles"][0] == newest.lead_id and len(lists) == 2
+    assert answer["summary"].endswith("3 single sessions")
+    client.get(f"{PREFIX}/start/live")
+    assert len(lists) == 2
+
+
+def test_a_summarised_team_that_comes_alive_last_moves_first_with_a_new_version(
+    tmp_path: Path,
+) -> None:
+    made = start_root(tmp_path)
+    client, _, _ = _start_host(made.root)
+    older = made.teams[2]
+    for spec in made.teams:
+        client.get(f"{PREFIX}/start/card?session={spec.lead_id}")
+    before = client.get(f"{PREFIX}/start/live").json()
+    assert before["groups"][0]["leads"] == [made.teams[0].lead_id, older.lead_id]
+    assert before["live"][older.lead_id] is False
+    LiveTeam(made.root, older).tick(made.teams[0].last_event_time + HOUR_MS)
+    after = client.get(f"{PREFIX}/start/live").json()
+    assert after["groups"][0]["leads"] == [older.lead_id, made.teams[0].lead_id]
+    assert after["live"][older.lead_id] is True
+    # Its summary's version changed (the page fetches its card again); the others' not.
+    assert after["stamps"][older.lead_id] != before["stamps"][older.lead_id]
+    assert after["stamps"][made.teams[1].lead_id] == before["stamps"][made.teams[1].lead_id]
+
+
 def test_a_card_for_a_missing_or_bad_session_says_so(tmp_path: Path) -> None:
     made = start_root(tmp_path)
     client, _, _ = _start_host(made.root)
     gone = client.get(f"{PREFIX}/start/card?session=session-gone")
     assert gone.status_code == 200 and 'aria-busy="false"' in gone.text
     assert "no summary: its logs are no longer there" in gone.text
-    assert client.get(f"{PREFIX}/start/card?session=../etc").status_code == 404
+    assert client.get(f"{PREFIX}/start/card?session=../etc").status_code == 400
     assert client.post(f"{PREFIX}/start/card?session=x").status_code == 405
     foreign = TestClient(
         EmbeddedHost(made.root), base_url="http://evil.example:8765", client=("127.0.0.1", 50000)
@@ -609,8 +675,8 @@ def test_start_page_cards_say_their_counts_in_words() -> None:
     groups = by_workspace([bare, card, team_card(TeamStub("s-2", "/w/beta", 2), "", None)])
     assert [g.name for g in groups] == ["alpha", "beta"]
     assert [c.lead for c in groups[1].teams] == ["s-2", "s-old"]
-    assert summary_text(groups) == "3 teams in 2 workspaces"
-    assert summary_text(groups[:1]) == "1 team in 1 workspace"
+    assert summary_text(3, 2) == "3 teams in 2 workspaces"
+    assert summary_text(1, 1, 1_204) == "1 team in 1 workspace · 1,204 single sessions"
 
 
 def _row(
@@ -644,7 +710,8 @@ def test_listing_finds_teams_by_parent_session_and_keeps_singles_apart() -> None
         ("lead", ("mate", "sub"), 30)
     ]
     assert [s.lead for s in found.singles] == ["solo", "orphan"]
-    assert found.revisions["lead"] == ("r-lead", "r-mate", "r-sub")
+    assert found.stub("sub") is None and found.stub("lead") == found.teams[0]
+    assert found.stub("solo") == found.singles[0]
 
 
 @given(st.permutations(LISTING_ROWS + LISTING_ROWS[:3]))

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh_task_gantt.events import EventRun, LogEvent, event_count
-from dsh_task_gantt.fold import EMPTY_FOLD, RUN_MARKS, fold_lane, last_event_time, seqs_below
+from dsh_task_gantt.fold import (
+    EMPTY_FOLD,
+    RUN_MARKS,
+    LaneFold,
+    fold_lane,
+    last_event_time,
+    seqs_below,
+)
 from dsh_task_gantt.timeline import build_timeline
 from tests.kit.foldkit import LEAD, T0, Log, source, team
 
@@ -350,3 +359,17 @@ def test_the_property_tests_log_holds_every_new_shape() -> None:
     assert [p.id for p in fold.prompts.values()].count("p2") == 2  # splice + user/message
     assert any(m.turn_id is None for m in fold.turn_ends.values())
     assert {m.team_id for m in fold.members.values()} == {LEAD, "other"}
+
+
+def test_every_field_of_a_fold_is_filled_by_the_event_type_registered_for_it() -> None:
+    """A rule keeps its state in the fold's own field: a rule that wrote under a wrong
+    name would only show as malformed events, and a field no rule fills as a default."""
+    log = _team_log().add("session/end-seed", {"inherited": True}, 50)
+    log.add("team/task", {"task": {"subject": "no id"}}, 51)  # the one malformed event
+    fold = log.fold()
+    assert fold.malformed_events == 1 and fold.unknown_events == 1
+    assert fold.seed_end_seq == log.seq - 2 and fold.step_marks[0] >= 0
+    unfilled = [
+        f.name for f in fields(LaneFold) if getattr(fold, f.name) == getattr(EMPTY_FOLD, f.name)
+    ]
+    assert unfilled == []

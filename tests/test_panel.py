@@ -129,11 +129,12 @@ def test_unchanged_poll_is_204_without_building_the_timeline(
 ) -> None:
     html = client.get(f"{PREFIX}/panel?session=s-lead").text
     version = _version(html)
-    before = provider.timeline_calls
+    before, asked = provider.timeline_calls, provider.etag_calls
     response = client.get(f"{PREFIX}/panel/board", params={"session": "s-lead", "v": version})
     assert response.status_code == 204
     assert response.content == b""
     assert provider.timeline_calls == before
+    assert provider.etag_calls == asked + 1  # the cheap version check answered it
 
 
 def test_changed_poll_returns_the_new_board(

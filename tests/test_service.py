@@ -338,3 +338,23 @@ def test_a_hosts_list_rows_name_the_cold_children() -> None:
         assert result is not None
         ids = [lane["sessionId"] for lane in result.data["lanes"]]
         assert ids == [LEAD, "kid-cold"] and result.data["rootSessionId"] == LEAD
+
+
+def test_the_service_reads_the_logs_of_exactly_the_members_the_timeline_draws() -> None:
+    """The members of a forked lead's inherited prefix are its parent's team, not this
+    one: the timeline draws no lane for them, so their logs are not read either (a
+    damaged one would otherwise add a note about a lane nobody sees)."""
+    persistence = persisted_team()
+    inherited = [
+        ev("team/member", 0, 9_000, {"version": 1, "member": {"id": "old-1", "name": "old"}}),
+        ev("turn/start", 1, 9_100, {"turn": "t0"}),
+    ]
+    own = [{**event, "seq": event["seq"] + 2} for event in lead_log()]
+    forked = {**header(LEAD), "isSeeded": True, "inheritedEventCount": 2}
+    persistence.put(LEAD, forked, inherited + own)
+    persistence.put("old-1", header("old-1"), mate_log())
+    persistence.fail_read.add("old-1")
+    data = timeline(service(sessionPersistence=persistence))
+    assert [lane["id"] for lane in data["lanes"]] == ["lead", MATE, OTHER]
+    assert {handle.id for handle in persistence.handles} == {LEAD, MATE, OTHER}
+    assert not [note for note in data["notes"] if "old-1" in note]

@@ -9,6 +9,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from dsh_task_gantt.plugin import apply
+from tests.kit.boardteams import FakeProvider, demo_team, make_app
 from tests.kit.fakehost import (
     FakeAgent,
     FakeAgents,
@@ -307,3 +308,33 @@ def test_path_steps_are_decoded_one_by_one_before_routing() -> None:
     assert client.get(f"{PREFIX}/api/messages/m1/{q}").status_code == 400  # "m1/"
     assert client.get(f"{PREFIX}/api/messages/m%31{q}").json()["id"] == "m1"
     assert client.get(f"{PREFIX}/api/messages{q}").status_code == 404
+
+
+def test_since_from_a_provider_that_keeps_no_parts_is_the_whole_timeline_saying_so() -> None:
+    """A provider other than ours has no lanes' parts to diff: ``?since=`` still
+    answers, with every lane and task and ``delta.known`` false (a client merging it
+    the documented way ends up with the whole timeline)."""
+    provider = FakeProvider(demo_team())
+    client = TestClient(make_app(provider))
+    whole = client.get(f"{PREFIX}/api/timeline", params={"session": "s-lead"})
+    etag = whole.headers["etag"]
+    answer = client.get(f"{PREFIX}/api/timeline", params={"session": "s-lead", "since": etag})
+    assert answer.status_code == 200 and answer.headers["etag"] == etag
+    body = answer.json()
+    delta = body.pop("delta")
+    expected = whole.json()
+    assert delta == {
+        "since": etag,
+        "known": False,
+        "laneIds": [lane["id"] for lane in expected["lanes"]],
+        "taskIds": [task["id"] for task in expected["tasks"]],
+    }
+    assert len(delta["laneIds"]) > 1 and delta["taskIds"]
+    assert body == expected
+    # With the version it holds, the same question is a 304 like any other.
+    unchanged = client.get(
+        f"{PREFIX}/api/timeline",
+        params={"session": "s-lead", "since": etag},
+        headers={"If-None-Match": etag},
+    )
+    assert unchanged.status_code == 304 and unchanged.content == b""

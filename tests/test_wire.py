@@ -23,12 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from dsh_task_gantt import timeline as timeline_module
 from dsh_task_gantt import wire
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec, generate_team
 from dsh_task_gantt.plugin import apply
-from dsh_task_gantt.timeline import build_timeline
+from dsh_task_gantt.timeline import build_timeline, clear_memos
 from tests.kit import foldkit as K
 from tests.kit.fakehost import (
     FakeConnection,
@@ -57,19 +56,6 @@ def apply_answer(held: dict[str, Any] | None, answer: dict[str, Any]) -> dict[st
     answer["lanes"] = [lanes[i] for i in delta["laneIds"]]
     answer["tasks"] = [tasks[i] for i in delta["taskIds"]]
     return answer
-
-
-def forget_drawings() -> None:
-    """Empty what the timeline keeps between builds (spans, pairings, sorted lanes)."""
-    for memo in (
-        timeline_module._DRAWN_MESSAGES,
-        timeline_module._LAST_DRAWN,
-        timeline_module._PAIRINGS,
-        timeline_module._SORTED_SPANS,
-        timeline_module._TURN_SPANS,
-        timeline_module._TURN_SPAN,
-    ):
-        memo.clear()
 
 
 # -- the encoder over the pure timeline ---------------------------------------------
@@ -309,7 +295,7 @@ class Host:
     def fresh_get(self) -> Any:
         """The same logs through a newly mounted plugin, the timeline's memos emptied:
         nothing kept from before."""
-        forget_drawings()
+        clear_memos()
         ctx = FakeContext(
             webServer=FakeWebServer(),
             sessionPersistence=self.persistence,

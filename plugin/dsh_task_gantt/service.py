@@ -29,11 +29,11 @@ import orjson
 from . import host
 from .clock import now_ms
 from .events import SessionHeader, as_str, coerce_header, field_of
-from .fold import EMPTY_FOLD, RUN_MARKS, UNREAD_DATA, LaneFold, fold_lane, roster_hints
+from .fold import EMPTY_FOLD, RUN_MARKS, UNREAD_DATA, LaneFold, fold_lane
 from .ids import valid_session_id
 from .logs.channels import LaneRead, read_lane
 from .provider import TimelineResult
-from .timeline import LaneSource, TeamSnapshot, build_timeline, message_detail
+from .timeline import LaneSource, TeamSnapshot, build_timeline, member_order, message_detail
 from .wire import Encoder
 
 #: A parentSession chain longer than this is treated as a cycle or junk.
@@ -77,10 +77,10 @@ class _Services:
     stats: dict[str, Any] = field(default_factory=dict)
     agents_by_id: dict[str, Any] = field(default_factory=dict)
 
-    def live_agents(self) -> Any:
+    def live_agents(self) -> host.Agents | None:
         return None if host.AGENTS in self.broken else self.agents
 
-    def live_teams(self) -> Any:
+    def live_teams(self) -> host.AgentTeams | None:
         return None if host.AGENT_TEAMS in self.broken else self.teams
 
 
@@ -170,7 +170,8 @@ class TimelineService:
         live_tasks = await self._live_rows(services, lead_agent, "list_tasks", "listTasks")
         running = await self._running_children(services, root)
         children = await self._cold_children(services, root)
-        member_ids = _roster_ids(lead.fold, live_members, [*running, *children, session_id], root)
+        order = member_order(root, lead.source, live_members, [*running, *children, session_id])
+        member_ids = [i for i in order.ids if valid_session_id(i)]
 
         # Member lanes are read concurrently, then folded; results keep roster order.
         reads = await self._read_lanes(services, member_ids)
@@ -496,28 +497,6 @@ def _change_key(
         )
     parts.extend([_plain(live_members), _plain(live_tasks), list(running), list(notes)])
     return orjson.dumps(parts, default=str)
-
-
-def _roster_ids(
-    lead: LaneFold,
-    live_members: Sequence[Mapping[str, Any]] | None,
-    extra: Sequence[str],
-    root: str,
-) -> tuple[str, ...]:
-    ids: list[str] = []
-    for row in live_members or ():
-        member_id = as_str(row.get("id"))
-        if member_id and row.get("role") != "lead" and row.get("name") != "lead":
-            ids.append(member_id)
-    ids.extend(hint.id for hint in roster_hints(lead, team_id=root))
-    ids.extend(extra)  # running children, cold children, the requested session
-    seen: set[str] = {root}
-    ordered: list[str] = []
-    for member_id in ids:
-        if member_id not in seen and valid_session_id(member_id):
-            seen.add(member_id)
-            ordered.append(member_id)
-    return tuple(ordered)
 
 
 def _note_once(notes: list[str], note: str) -> None:

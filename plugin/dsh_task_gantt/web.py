@@ -112,6 +112,28 @@ def connection_guard(get_service: Callable[[str], Any]) -> Guard:
     return guard
 
 
+async def request_refusal(request: Request, guard: Guard) -> Response | None:
+    """The checks that hold for every path: method, then guard, then query size (the
+    standalone host's start page passes the same)."""
+    if request.method != "GET":
+        return Response(
+            orjson.dumps({"error": "method not allowed", "status": 405}),
+            status_code=405,
+            media_type="application/json",
+            headers={**JSON_HEADERS, "Allow": "GET"},
+        )
+    refusal = await guard(request)
+    if refusal is not None:
+        return refusal
+    if len(request.scope.get("query_string", b"")) > MAX_QUERY_BYTES:
+        return json_error(414, "query string too long")
+    return None
+
+
+def bad_session_id() -> Response:
+    return json_error(400, "a session id must match ^[A-Za-z0-9._-]{1,128}$")
+
+
 def team_route(path: str, handler: TeamHandler, *, name: str) -> Route:
     """A route to one team's data: ``session=`` and every id in the path are checked
     (400) before the handler runs."""
@@ -119,7 +141,7 @@ def team_route(path: str, handler: TeamHandler, *, name: str) -> Route:
     async def endpoint(request: Request) -> Response:
         session_id = request.query_params.get("session")
         if session_id is None or not valid_session_id(session_id):
-            return json_error(400, "a session id must match ^[A-Za-z0-9._-]{1,128}$")
+            return bad_session_id()
         if not all(valid_item_id(value) for value in request.path_params.values()):
             return json_error(400, "an id must match ^[A-Za-z0-9._:-]{1,128}$")
         return await handler(request, session_id)
@@ -205,20 +227,7 @@ class GanttApp:
         await self.router({**scope, "path": path, "root_path": ""}, receive, send)
 
     async def refusal(self, request: Request) -> Response | None:
-        """The checks that hold for every path: method, then guard, then query size."""
-        if request.method != "GET":
-            return Response(
-                orjson.dumps({"error": "method not allowed", "status": 405}),
-                status_code=405,
-                media_type="application/json",
-                headers={**JSON_HEADERS, "Allow": "GET"},
-            )
-        refusal = await self.guard(request)
-        if refusal is not None:
-            return refusal
-        if len(request.scope.get("query_string", b"")) > MAX_QUERY_BYTES:
-            return json_error(414, "query string too long")
-        return None
+        return await request_refusal(request, self.guard)
 
     def _route_path(self, scope: Scope) -> str | None:
         """The path after the prefix, split *before* percent-decoding, each step then

@@ -7,25 +7,13 @@ playwright package is missing.
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 
-#: Where the plugin's routes are mounted.
-PREFIX = "/plugins/dsh-task-gantt"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
-SIDEBAR = {"width": 400, "height": 900}
-WIDE = {"width": 1280, "height": 800}
+from tests.kit.chromium import CHROMIUM, CHROMIUM_ARGS, PREFIX, SIDEBAR, WIDE, Server
+
 VIEWPORTS = [SIDEBAR, WIDE]
 #: The panel polls every 2 s: a change shows within one poll plus the request.
 ONE_POLL_MS = 3_500
@@ -33,35 +21,19 @@ ONE_POLL_MS = 3_500
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    def __init__(self, app: Any) -> None:
-        self.port = _free_port()
-        self._server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
-        )
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-
-    def __enter__(self) -> Server:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=5)
-
-    def url(self, query: str = "session=s-lead") -> str:
-        return f"http://127.0.0.1:{self.port}{PREFIX}/panel?{query}"
+__all__ = [
+    "CHROMIUM",
+    "ONE_POLL_MS",
+    "PREFIX",
+    "SIDEBAR",
+    "VIEWPORTS",
+    "WIDE",
+    "Server",
+    "Watched",
+    "browser",
+    "watched",
+    "watched_each",
+]
 
 
 @pytest.fixture(scope="module")

@@ -78,6 +78,11 @@ function upstreamPath(url) {
   return null
 }
 
+/** Why the child could not be started, in words for the tab (a 503's error). */
+function unavailableReason(error) {
+  return error instanceof ServiceUnavailable ? error.reason : 'the timeline service could not start'
+}
+
 /** Ask the host's guard; a guard that throws or answers something unknown refuses (fail closed). */
 async function guardVerdict(connection, req) {
   const verdict = await connection.requestRejection(req)
@@ -120,8 +125,7 @@ function createProxyHandler({ connection, service, log = () => {} }) {
       try {
         upstream = await service.ensure()
       } catch (error) {
-        const reason = error instanceof ServiceUnavailable ? error.reason : 'the timeline service could not start'
-        sendJson(res, 503, reason)
+        sendJson(res, 503, unavailableReason(error))
         return
       }
       forward(req, res, path, upstream, service)
@@ -163,7 +167,7 @@ function forward(req, res, path, target, service, retried = false) {
       if (askAgain) {
         service.ensure().then(
           (next) => forward(req, res, path, next, service, true),
-          (failure) => sendJson(res, 503, failure instanceof ServiceUnavailable ? failure.reason : 'the timeline service could not start'),
+          (failure) => sendJson(res, 503, unavailableReason(failure)),
         )
         return
       }

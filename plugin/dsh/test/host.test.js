@@ -13,6 +13,7 @@ const { after, before, describe, test } = require('node:test')
 
 const { apply } = require('../index.js')
 const { createProxyHandler } = require('../lib/proxy.js')
+const { ServiceUnavailable } = require('../lib/service.js')
 const { createContext, createWebServer } = require('../testing/fake-host.js')
 const { FIXTURES, alive, request, servingChildren, startDirect, testPython, waitFor } = require('../testing/python.js')
 
@@ -309,6 +310,39 @@ describe('the proxy with a stand-in upstream', () => {
       rude.closeAllConnections()
       await new Promise((resolve) => rude.close(resolve))
       await new Promise((resolve) => polite.close(resolve))
+    }
+  })
+  test('a child that cannot be started again says why, in the words of the first start', async () => {
+    // A port nothing listens on: the first child is gone, and starting another fails.
+    const gone = http.createServer()
+    await new Promise((resolve) => gone.listen(0, '127.0.0.1', resolve))
+    const port = gone.address().port
+    await new Promise((resolve) => gone.close(resolve))
+    for (const [failure, words] of [
+      [new ServiceUnavailable('Python 3.11 or newer is needed'), 'Python 3.11 or newer is needed'],
+      [new Error('spawn EAGAIN'), 'the timeline service could not start'],
+    ]) {
+      let starts = 0
+      const service = {
+        ensure: async () => {
+          starts += 1
+          if (starts > 1) throw failure
+          return { port, secret: 's' }
+        },
+        lost: () => {},
+        diedWithin: async () => true,
+      }
+      const web = createWebServer()
+      web.webServer.register({ kind: 'prefix', path: PREFIX, handler: createProxyHandler({ connection: () => ({ requestRejection: () => undefined }), service }) })
+      const base = await web.listen()
+      try {
+        const answer = await request(`${base}${PREFIX}/static/panel.css`)
+        assert.equal(answer.status, 503)
+        assert.equal(errorOf(answer).error, words)
+        assert.equal(starts, 2)
+      } finally {
+        await web.close()
+      }
     }
   })
 })

@@ -19,7 +19,7 @@ def palette_css() -> str:
     """``--c0``… (the palette slots), ``--on`` (text on them), ``--cu`` (unassigned):
     the host's theme token first, the timeline's fallback after it."""
     lines = [
-        "/* Generated from timeline.py's palette by python -m dsh_task_gantt.board.colours:",
+        "/* Generated from timeline/colours.py by python -m dsh_task_gantt.board.colours:",
         "   do not edit (a test keeps it equal). */",
         ":root {",
     ]

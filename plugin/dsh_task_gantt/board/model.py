@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..plurals import counted as counted  # re-exported: the panel takes it from here
 from ..timetext import format_time
 
 #: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
@@ -227,11 +228,6 @@ class ListItem:
     sender: Party | None
     recipient: Party | None
     pending: bool = False
-
-
-def counted(count: int, noun: str) -> str:
-    """``"1 note"``, ``"3 notes"``: a count with its noun in the right number."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 @dataclass(frozen=True, slots=True)

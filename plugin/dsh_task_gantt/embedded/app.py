@@ -27,6 +27,7 @@ from ..plugin import MountedPlugin, apply
 from ..security_headers import SecurityHeaders
 from ..templating import template_environment
 from ..warm_up import warm_up
+from ..web import connection_guard
 from .guard import LoopbackConnection
 from .start_page import CARD_PATH, LIVE_PATH, StartPage
 from .web_server import EmbeddedWebServer
@@ -94,6 +95,7 @@ class EmbeddedHost:
         self.plugin: MountedPlugin = apply(self.ctx)
         self.start_page = StartPage(
             connection=self.connection,
+            guard=connection_guard(self.ctx.get),
             persistence=self.persistence,
             timelines=self.plugin.service,
             url_path_for=self.plugin.app.url_path_for,

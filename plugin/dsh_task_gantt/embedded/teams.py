@@ -8,18 +8,14 @@ places what these say (plurals and number formatting included).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..events import SessionHeader, coerce_header
+from ..plurals import counted_thousands as counted
 
 NO_WORKSPACE = "(no workspace)"
-
-
-def counted(count: int, noun: str) -> str:
-    """``1 turn``, ``2 turns``, ``1,204 messages``."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +37,12 @@ class Listing:
 
     teams: tuple[TeamStub, ...]
     singles: tuple[TeamStub, ...]
-    #: Per lead, the revision of each of its team's logs (whether anything changed).
-    revisions: dict[str, tuple[str, ...]]
+    #: Every team and single session by its lead.
+    by_lead: dict[str, TeamStub] = field(default_factory=dict)
+
+    def stub(self, lead: str) -> TeamStub | None:
+        """The team (or single session) led by ``lead``, if listed."""
+        return self.by_lead.get(lead)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +78,9 @@ class TeamCard:
     partial: bool = False
     #: Why there is no summary (the team's logs are gone or could not be read).
     unavailable: str | None = None
+    #: The summary's version (its timeline's validator): the page fetches the card
+    #: again when the live poll names another.
+    stamp: str = ""
 
     @property
     def state(self) -> str:
@@ -127,8 +130,12 @@ class WorkspaceGroup:
 
     @property
     def name(self) -> str:
-        """The workspace folder's own name (the full path is shown beside it)."""
-        return self.workspace.rstrip("/").rsplit("/", 1)[-1] or self.workspace
+        return workspace_name(self.workspace)
+
+
+def workspace_name(workspace: str) -> str:
+    """The workspace folder's own name (the full path is shown beside it)."""
+    return workspace.rstrip("/").rsplit("/", 1)[-1] or workspace
 
 
 def listing(rows: Iterable[Mapping[str, Any]]) -> Listing:
@@ -136,14 +143,11 @@ def listing(rows: Iterable[Mapping[str, Any]]) -> Listing:
     sessions is a team, one without is a single session. A member whose lead is
     listed is part of that team; one whose lead is missing is a lead itself."""
     headers: dict[str, SessionHeader] = {}
-    revisions: dict[str, str] = {}
     for row in rows:
         header = coerce_header(row.get("header") or {})
         session_id = row.get("id")
         if isinstance(session_id, str) and header is not None:
             headers[session_id] = header
-            revision = row.get("revision")
-            revisions[session_id] = revision if isinstance(revision, str) else ""
     members: dict[str, list[str]] = {}
     for session_id in headers:
         root = _root_of(session_id, headers)
@@ -168,9 +172,7 @@ def listing(rows: Iterable[Mapping[str, Any]]) -> Listing:
     return Listing(
         teams=tuple(stub for stub in stubs if stub.members),
         singles=tuple(stub for stub in stubs if not stub.members),
-        revisions={
-            stub.lead: tuple(revisions[m] for m in (stub.lead, *stub.members)) for stub in stubs
-        },
+        by_lead={stub.lead: stub for stub in stubs},
     )
 
 
@@ -188,16 +190,29 @@ def _root_of(session_id: str, headers: Mapping[str, SessionHeader]) -> str | Non
         current = parent
 
 
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """What a team's summary said when it was last built: the cards' order."""
+
+    live: bool
+    last_activity: int | None
+
+
 def team_card(
     stub: TeamStub,
     panel_url: str,
     timeline: Mapping[str, Any] | None,
     card_url: str = "",
     *,
+    live: bool | None = None,
+    stamp: str = "",
+    activity: Activity | None = None,
     unavailable: str | None = None,
 ) -> TeamCard:
     """The card of one team; without its timeline, only what the session list says
-    (and, when given, why there is no more)."""
+    (and, when given, why there is no more). ``live`` is the timeline's own answer
+    when the caller has it (else read from the JSON); ``activity`` places a card whose
+    summary is not in yet where its last summary put it."""
     headers_only = TeamCard(
         stub.lead,
         stub.workspace,
@@ -207,9 +222,12 @@ def team_card(
         member_count=len(stub.members),
         newest_at=stub.newest_at,
         unavailable=unavailable,
+        stamp=stamp,
     )
     if timeline is None:
-        return headers_only
+        if activity is None:
+            return headers_only
+        return replace(headers_only, live=activity.live, last_activity=activity.last_activity)
     lanes = [lane for lane in _dicts(timeline.get("lanes")) if lane.get("kind") != "unassigned"]
     tasks = [t for t in _dicts(timeline.get("tasks")) if t.get("status") != "deleted"]
     lead = next((lane for lane in lanes if lane.get("kind") == "lead"), {})
@@ -222,8 +240,8 @@ def team_card(
         headers_only,
         summarised=True,
         member_count=sum(1 for lane in lanes if lane.get("kind") == "teammate"),
-        live=bool(timeline.get("live")),
-        last_activity=_last_activity(timeline, spans),
+        live=bool(timeline.get("live")) if live is None else live,
+        last_activity=last_activity(timeline),
         lead_name=str(lead.get("name") or "lead"),
         subject=str(subject) if subject else None,
         members=tuple(
@@ -239,35 +257,68 @@ def team_card(
     )
 
 
+def order_key(
+    live: bool, last_activity: int | None, newest_at: int | None, created_at: int | None
+) -> tuple[bool, int]:
+    """Live teams first, then by latest activity: the last event its summary read, or
+    before a summary is in, its newest session's start (never a file's mtime, which a
+    copy or a checkout changes)."""
+    return (not live, -(last_activity or newest_at or created_at or 0))
+
+
+def newest_first(card: TeamCard) -> tuple[bool, int]:
+    return order_key(card.live, card.last_activity, card.newest_at, card.created_at)
+
+
 def by_workspace(cards: Iterable[TeamCard]) -> tuple[WorkspaceGroup, ...]:
-    """Live teams first, then by latest activity (before a card's summary is in: its
-    newest session's start); each workspace where its first team is."""
-    ordered = sorted(
-        cards,
-        key=lambda c: (not c.live, -(c.last_activity or c.newest_at or c.created_at or 0)),
-    )
+    """The cards in :func:`newest_first` order, each workspace where its first team is."""
     groups: dict[str, list[TeamCard]] = {}
-    for card in ordered:
+    for card in sorted(cards, key=newest_first):
         groups.setdefault(card.workspace, []).append(card)
     return tuple(WorkspaceGroup(ws, tuple(teams)) for ws, teams in groups.items())
 
 
-def summary_text(groups: Sequence[WorkspaceGroup], singles: int = 0) -> str:
+def summary_text(teams: int, workspaces: int, singles: int = 0) -> str:
     """``3 teams in 2 workspaces``, then ``· 5 single sessions`` when there are any."""
-    teams = sum(len(group.teams) for group in groups)
-    text = f"{counted(teams, 'team')} in {counted(len(groups), 'workspace')}"
+    text = f"{counted(teams, 'team')} in {counted(workspaces, 'workspace')}"
     return f"{text} · {counted(singles, 'single session')}" if singles else text
 
 
-def _last_activity(data: Mapping[str, Any], spans: list[Mapping[str, Any]]) -> int | None:
+def last_activity(timeline: Mapping[str, Any]) -> int | None:
     """The frozen end of the range; while live, the newest span start or end (never now)."""
-    time_range = data.get("range")
+    time_range = timeline.get("range")
     end = time_range.get("end") if isinstance(time_range, Mapping) else None
     if isinstance(end, int):
         return end
+    spans = [span for lane in _dicts(timeline.get("lanes")) for span in _dicts(lane.get("spans"))]
     times = [t for s in spans for t in (s.get("time"), s.get("end")) if isinstance(t, int)]
     return max(times, default=None)
 
 
 def _dicts(value: Any) -> list[Mapping[str, Any]]:
     return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
+def placement(found: Listing, activity: Mapping[str, Activity]) -> dict[str, Any]:
+    """Where every card goes, in the order :func:`by_workspace` gives the cards, for
+    the live poll (the page moves its cards to match and fetches the ones it does not
+    have). Leads and workspace paths only; the page sets the paths as text."""
+
+    def key(stub: TeamStub) -> tuple[bool, int]:
+        known = activity.get(stub.lead)
+        live, last = (known.live, known.last_activity) if known else (False, None)
+        return order_key(live, last, stub.newest_at, stub.created_at)
+
+    groups: dict[str, list[str]] = {}
+    for stub in sorted(found.teams, key=key):
+        groups.setdefault(stub.workspace, []).append(stub.lead)
+    return {
+        "groups": [
+            {"workspace": ws, "name": workspace_name(ws), "leads": leads}
+            for ws, leads in groups.items()
+        ],
+        "singles": [stub.lead for stub in sorted(found.singles, key=key)],
+        "summary": summary_text(len(found.teams), len(groups), len(found.singles))
+        if found.teams or found.singles
+        else "",
+    }

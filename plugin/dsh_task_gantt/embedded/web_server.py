@@ -73,13 +73,5 @@ class EmbeddedWebServer:
         ordered = sorted(self._routes.values(), key=lambda r: (r.kind != "exact", -len(r.path)))
         return Router(routes=ordered, redirect_slashes=False, default=_not_found)
 
-    def resolve(self, path: str) -> ASGIApp | None:
-        """The handler a GET of ``path`` would reach, if any."""
-        scope: Scope = {"type": "http", "path": path, "method": "GET"}
-        for route in self.router.routes:
-            if isinstance(route, HostRoute) and route.matches(scope)[0] is Match.FULL:
-                return route.app
-        return None
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.router(scope, receive, send)

@@ -417,6 +417,8 @@ def _story(sim: Sim, *, live: bool) -> None:
     claims, questions and answers, reports with code, a human prompt in Chinese."""
     lead_id = "session-" + new_uuid(sim.rng)
     sim.team_id = lead_id
+    # Its one-line replies and its messages in Chinese are in the script below.
+    sim.words.one_liners = sim.words.chinese_reports = 0.0
     lead = sim.add_lead(lead_id)
     lead.user_message("agent-instructions", _LEAD_INSTRUCTIONS)
     lead.user_message("runtime-context", "cwd: " + sim.cwd)
@@ -466,7 +468,7 @@ def _story(sim: Sim, *, live: bool) -> None:
     sim.message(csv, lead_id, S.NORMAL, text)
     _rounds(sim, logs, 1)
     move(csv, t_rows, "complete")
-    sim.message(csv, api, S.NORMAL, topic="report")
+    sim.message(csv, api, S.NORMAL, topic="report", about=t_rows)
     sim.message(api, csv, S.NORMAL, sim.words.short(chinese=True))
 
     sim.sync(lead)
@@ -482,18 +484,22 @@ def _story(sim: Sim, *, live: bool) -> None:
     move(csv, t_bom, "claim")
     _rounds(sim, logs, 1)
     move(api, t_route, "complete")
-    sim.message(api, lead_id, S.NORMAL, topic="report")
+    route = sim.task(t_route)
+    text = sim.words.message(
+        "api", "lead", topic="report", chinese=True, task=route.subject, scope=route.write_scopes[0]
+    )
+    sim.message(api, lead_id, S.NORMAL, text)
     move(qa, t_tests, "claim")
     move(lead_id, t_docs, "claim")
     _rounds(sim, logs, 2)
     move(csv, t_bom, "complete")
-    sim.message(csv, qa, S.NORMAL, topic="report")
+    sim.message(csv, qa, S.NORMAL, topic="report", about=t_bom)
     move(lead_id, t_docs, "complete")
     sim.message(qa, csv, S.NORMAL, topic="question")
     sim.message(csv, qa, S.NORMAL, topic="answer")
     _rounds(sim, logs, 1)
     move(qa, t_tests, "complete")
-    sim.message(qa, lead_id, S.NORMAL, topic="report")
+    sim.message(qa, lead_id, S.NORMAL, topic="report", about=t_tests)
     sim.sync(lead)
     for mate in (api, csv):
         lead.user_message("subagent-settled", f"{mate} settled.")

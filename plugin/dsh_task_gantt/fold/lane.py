@@ -66,6 +66,15 @@ _BULK = (
 _R = TypeVar("_R")
 
 
+#: LaneFold's fields that ``fold_lane`` keeps itself, whatever the event type. Every
+#: other field is the state of the rules below and lives in ``_State.kept`` under its
+#: LaneFold name, so a new record kind is one LaneFold field (and the rule filling it).
+_BOOKKEEPING = frozenset(
+    {"events_seen", "seq_ranges", "last_time", "unknown_events", "malformed_events"}
+)
+_KEPT = tuple(f.name for f in fields(LaneFold) if f.name not in _BOOKKEEPING)
+
+
 @dataclass(slots=True)
 class _State:
     """Mutable working copy of a fold (the containers of ``start`` are copied once)."""
@@ -74,38 +83,21 @@ class _State:
     last_time: int | None
     unknown_events: int
     malformed_events: int
-    seed_end_seq: int | None
-    turn_starts: dict[int, TurnMark]
-    turn_ends: dict[int, TurnMark]
-    step_marks: tuple[int, int]
-    prompts: dict[int, PromptRec]
-    injected: dict[int, str]
-    task_calls: dict[int, TaskCallRec]
-    members: dict[int, MemberRec]
-    catalog: dict[int, CatalogRec]
-    tasks: dict[int, TaskRec]
-    queued: dict[int, QueuedRec]
-    delivered: dict[int, DeliveredRec]
-    relays: dict[int, RelayRec]
-    descriptors: dict[int, DescriptorRec]
-    end_seeds: dict[int, int | None]
+    #: The rules' fields by LaneFold name: mappings (copied from ``start``) and values.
+    kept: dict[str, Any]
+    #: Seqs seen in this call, merged into ``seq_ranges`` once at the end.
     new_seqs: list[int] = field(default_factory=list)
-
-
-#: The fields of :class:`LaneFold` the fold updates in place: all but ``seq_ranges``,
-#: which is merged once at the end from ``new_seqs``. ``_State`` must have exactly
-#: these (building it fails otherwise), so a new record kind is one ``LaneFold`` field
-#: and its typed ``_State`` twin; copying in and out follows from this list.
-_WORKING_FIELDS = tuple(f.name for f in fields(LaneFold) if f.name != "seq_ranges")
 
 
 def _working_copy(base: LaneFold) -> _State:
     """``base`` as a working state; its mappings are copied (``base`` is not mutated)."""
-    values: dict[str, Any] = {name: getattr(base, name) for name in _WORKING_FIELDS}
-    copies: dict[str, Any] = {
-        k: dict(v) if isinstance(v, Mapping) else v for k, v in values.items()
-    }
-    return _State(**copies)
+    kept: dict[str, Any] = {}
+    for name in _KEPT:
+        value = getattr(base, name)
+        kept[name] = dict(value) if isinstance(value, Mapping) else value
+    return _State(
+        base.events_seen, base.last_time, base.unknown_events, base.malformed_events, kept
+    )
 
 
 def _put(records: dict[int, _R], seq: int, record: _R) -> None:
@@ -128,26 +120,26 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 
 def _turn_start(st: _State, seq: int, time: int | None, data: Any) -> None:
-    _put(st.turn_starts, seq, TurnMark(key(_mapping(data).get("turn")), time))
+    _put(st.kept["turn_starts"], seq, TurnMark(key(_mapping(data).get("turn")), time))
 
 
 def _turn_end(st: _State, seq: int, time: int | None, data: Any) -> None:
     d = _mapping(data)
     reason = d.get("reason")
     kind = text(reason.get("kind")) if isinstance(reason, Mapping) else text(reason)
-    _put(st.turn_ends, seq, TurnMark(key(d.get("turn")), time, kind or "ended"))
+    _put(st.kept["turn_ends"], seq, TurnMark(key(d.get("turn")), time, kind or "ended"))
 
 
 def _step_start(st: _State, seq: int, time: int | None, data: Any) -> None:
-    start, end = st.step_marks
+    start, end = st.kept["step_marks"]
     if seq > start:
-        st.step_marks = (seq, end)
+        st.kept["step_marks"] = (seq, end)
 
 
 def _step_end(st: _State, seq: int, time: int | None, data: Any) -> None:
-    start, end = st.step_marks
+    start, end = st.kept["step_marks"]
     if seq > end:
-        st.step_marks = (start, seq)
+        st.kept["step_marks"] = (start, seq)
 
 
 #: Source kinds of a message relayed between a parent agent and its child.
@@ -168,7 +160,7 @@ def _user_message(st: _State, seq: int, time: int | None, data: Any) -> None:
     source = _mapping(d.get("source"))
     kind = source.get("kind")
     if kind == "user":
-        _put(st.prompts, seq, _prompt(d, time))
+        _put(st.kept["prompts"], seq, _prompt(d, time))
         return
     sender = key(source.get("senderSessionId"))
     if kind in RELAY_KINDS and sender is not None:
@@ -176,9 +168,9 @@ def _user_message(st: _State, seq: int, time: int | None, data: Any) -> None:
             text(source.get("summary"), MESSAGE_BODY_CAP) or ""
         )
         body, length = capped_body(raw)
-        _put(st.relays, seq, RelayRec(key(d.get("id")), kind, sender, time, body, length))
+        _put(st.kept["relays"], seq, RelayRec(key(d.get("id")), kind, sender, time, body, length))
         return
-    _put(st.injected, seq, text(kind, 64) or "unknown")
+    _put(st.kept["injected"], seq, text(kind, 64) or "unknown")
 
 
 def _inbox_spliced(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -188,7 +180,7 @@ def _inbox_spliced(st: _State, seq: int, time: int | None, data: Any) -> None:
     for message in inserted[:64] if isinstance(inserted, list) else ():
         m = _mapping(message)
         if _mapping(m.get("source")).get("kind") == "user":
-            _put(st.prompts, seq, _prompt(m, time))
+            _put(st.kept["prompts"], seq, _prompt(m, time))
             return
 
 
@@ -198,13 +190,13 @@ def _descriptor(st: _State, seq: int, time: int | None, data: Any) -> None:
     if child is not None:
         # Some writers log a launched child's descriptor in the parent's log, naming
         # the child: that is what a catalog entry says.
-        _put(st.catalog, seq, CatalogRec(child, None, text(d.get("label"), 1024), time))
+        _put(st.kept["catalog"], seq, CatalogRec(child, None, text(d.get("label"), 1024), time))
         return
     count = as_int(d.get("inheritedEventCount"))
     rec = DescriptorRec(
         count if count is not None and count >= 0 else None, text(d.get("label"), 1024)
     )
-    _put(st.descriptors, seq, rec)
+    _put(st.kept["descriptors"], seq, rec)
 
 
 def _is_replace(surface_op: Any) -> bool:
@@ -231,11 +223,11 @@ def _tool_call(st: _State, seq: int, time: int | None, data: Any) -> None:
         rec = TaskCallRec(
             "update", key(args.get("task_id")), revision, None, text(args.get("action")), time
         )
-        _put(st.task_calls, seq, rec)
+        _put(st.kept["task_calls"], seq, rec)
     elif name == "team_task_create":
         args = _arguments(d.get("arguments"))
         subject = text(args.get("subject"), MESSAGE_BODY_CAP)
-        _put(st.task_calls, seq, TaskCallRec("create", None, None, subject, None, time))
+        _put(st.kept["task_calls"], seq, TaskCallRec("create", None, None, subject, None, time))
 
 
 def _team_member(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -255,7 +247,7 @@ def _team_member(st: _State, seq: int, time: int | None, data: Any) -> None:
         context=text(m.get("context")),
         time=time,
     )
-    _put(st.members, seq, rec)
+    _put(st.kept["members"], seq, rec)
 
 
 def _catalog(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -265,7 +257,7 @@ def _catalog(st: _State, seq: int, time: int | None, data: Any) -> None:
         st.malformed_events += 1
         return
     rec = CatalogRec(child, as_time(d.get("childCreatedAt")), text(d.get("label"), 1024), time)
-    _put(st.catalog, seq, rec)
+    _put(st.kept["catalog"], seq, rec)
 
 
 def _team_task(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -286,7 +278,7 @@ def _team_task(st: _State, seq: int, time: int | None, data: Any) -> None:
         time=time,
         team_id=key(_mapping(data).get("teamId")),
     )
-    _put(st.tasks, seq, rec)
+    _put(st.kept["tasks"], seq, rec)
 
 
 def _queued(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -307,7 +299,7 @@ def _queued(st: _State, seq: int, time: int | None, data: Any) -> None:
         time=time,
         team_id=key(_mapping(data).get("teamId")),
     )
-    _put(st.queued, seq, rec)
+    _put(st.kept["queued"], seq, rec)
 
 
 def _delivered(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -317,15 +309,14 @@ def _delivered(st: _State, seq: int, time: int | None, data: Any) -> None:
         st.malformed_events += 1
         return
     rec = DeliveredRec(message_id, key(d.get("targetId")), time, key(d.get("teamId")))
-    _put(st.delivered, seq, rec)
+    _put(st.kept["delivered"], seq, rec)
 
 
 def _end_seed(st: _State, seq: int, time: int | None, data: Any) -> None:
-    _put(st.end_seeds, seq, time)
-    if _mapping(data).get("inherited") is True and (
-        st.seed_end_seq is None or seq > st.seed_end_seq
-    ):
-        st.seed_end_seq = seq
+    _put(st.kept["end_seeds"], seq, time)
+    last_inherited = st.kept["seed_end_seq"]
+    if _mapping(data).get("inherited") is True and (last_inherited is None or seq > last_inherited):
+        st.kept["seed_end_seq"] = seq
 
 
 def _ignore(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -469,10 +460,13 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
             _fold_one(st, event)
         except Exception:  # untrusted input: one bad event never breaks the fold
             st.malformed_events += 1
-    st.events_seen += seen
     return LaneFold(
+        events_seen=st.events_seen + seen,
         seq_ranges=_merge_ranges(base.seq_ranges, st.new_seqs),
-        **{name: getattr(st, name) for name in _WORKING_FIELDS},
+        last_time=st.last_time,
+        unknown_events=st.unknown_events,
+        malformed_events=st.malformed_events,
+        **st.kept,
     )
 
 
@@ -528,7 +522,7 @@ def _fold_one(st: _State, event: Any) -> None:
         st.unknown_events += 1
     elif handler is _user_message and _is_replace(getattr(event, "surface_op", None)):
         # A summary rewriting earlier messages: never a new prompt.
-        _put(st.injected, seq, "summary")
+        _put(st.kept["injected"], seq, "summary")
     elif handler is not _ignore:
         handler(st, seq, time, event.data)
 

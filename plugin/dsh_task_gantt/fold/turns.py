@@ -22,6 +22,7 @@ from functools import partial
 from operator import attrgetter
 from typing import NamedTuple
 
+from ..memo import Memo, Same
 from .records import LaneFold, TurnMark
 
 
@@ -62,10 +63,8 @@ def _rank(item: tuple[int, TurnMark]) -> tuple[bool, int, int]:
 
 
 #: Recent pairings by fold identity. A LaneFold never changes once built, so an
-#: unchanged lane (most lanes, most polls) is not paired again; the entry holds the
-#: fold itself, so its id cannot be reused while the entry lives.
-_PAIRINGS: dict[tuple[int, int, bool], tuple[LaneFold, TurnPairing]] = {}
-_PAIRINGS_MAX = 256
+#: unchanged lane (most lanes, most polls) is not paired again.
+_PAIRINGS: Memo[tuple[Same[LaneFold], int, bool], TurnPairing] = Memo(256)
 
 
 def pair_turns(fold: LaneFold, cut: int = 0, restores: bool = False) -> TurnPairing:
@@ -73,15 +72,11 @@ def pair_turns(fold: LaneFold, cut: int = 0, restores: bool = False) -> TurnPair
 
     ``restores``: the log inherited nothing, so its ``session/end-seed`` markers
     are reloads that end the turns open before them."""
-    key = (id(fold), cut, restores)
+    key = (Same(fold), cut, restores)
     hit = _PAIRINGS.get(key)
-    if hit is not None and hit[0] is fold:
-        return hit[1]
-    pairing = _pair_turns(fold, cut, restores)
-    if len(_PAIRINGS) >= _PAIRINGS_MAX:
-        _PAIRINGS.pop(next(iter(_PAIRINGS)))
-    _PAIRINGS[key] = (fold, pairing)
-    return pairing
+    if hit is not None:
+        return hit
+    return _PAIRINGS.put(key, _pair_turns(fold, cut, restores))
 
 
 _SPAN_ORDER = attrgetter("time", "seq", "turn_id")

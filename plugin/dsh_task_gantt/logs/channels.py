@@ -34,7 +34,14 @@ from dsh_task_gantt.events import (
     field_of,
     is_header_line,
 )
-from dsh_task_gantt.host import HOST_CALL_TIMEOUT_S, HostCallError, call_host, service_method
+from dsh_task_gantt.host import (
+    HOST_CALL_TIMEOUT_S,
+    Agents,
+    HostCallError,
+    SessionPersistence,
+    call_host,
+    service_method,
+)
 from dsh_task_gantt.logs.persistence import SessionLogError, SessionNotFound
 
 from ..events import Channel
@@ -146,7 +153,7 @@ def _coerce_all(raw: Sequence[Any], first_position: int, out: _Channel, where: s
     out.events = events
 
 
-async def _read_live(session_id: str, agents: Any, since: int, timeout: float) -> _Channel:
+async def _read_live(session_id: str, agents: Agents, since: int, timeout: float) -> _Channel:
     out = _Channel()
     get = service_method(agents, "get")
     if get is None:
@@ -221,7 +228,7 @@ def _damage_notes(handle: Any, session_id: str) -> list[str]:
 
 
 async def _read_persisted(
-    session_id: str, persistence: Any, since: int, timeout: float, runs: bool = False
+    session_id: str, persistence: SessionPersistence, since: int, timeout: float, runs: bool = False
 ) -> _Channel:
     out = _Channel()
     stat = service_method(persistence, "stat")
@@ -296,8 +303,8 @@ async def _read_persisted(
 async def read_lane(
     session_id: str,
     *,
-    agents: Any | None,
-    persistence: Any | None,
+    agents: Agents | None,
+    persistence: SessionPersistence | None,
     since: int = 0,
     timeout: float = HOST_CALL_TIMEOUT_S,
     runs: bool = False,
@@ -321,7 +328,12 @@ async def read_lane(
 
 
 async def _read_lane(
-    session_id: str, agents: Any, persistence: Any, since: int, timeout: float, runs: bool
+    session_id: str,
+    agents: Agents | None,
+    persistence: SessionPersistence | None,
+    since: int,
+    timeout: float,
+    runs: bool,
 ) -> LaneRead:
     notes: list[str] = []
     live = await _read_live(session_id, agents, since, timeout) if agents is not None else None

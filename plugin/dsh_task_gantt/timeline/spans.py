@@ -1,0 +1,181 @@
+"""A lane's turns and the human's prompts as spans, and a lane's spans in order.
+
+Span dicts are never mutated once built: an unchanged lane holds the very same span
+objects from one build to the next, which the wire uses to reuse its bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..fold import seqs_below
+from ..fold.records import PromptRec
+from ..fold.text import MESSAGE_BODY_CAP, preview
+from ..fold.turns import TurnPairing, TurnSpan, pair_turns
+from ..memo import Memo, Same
+from .counts import Counts
+from .roster import Lane, Roster
+
+#: The human, as the sender of a prompt.
+USER = {"kind": "user", "id": "user", "name": "you"}
+_KIND_ORDER = {"turn": 0, "message": 1, "user-prompt": 2}
+
+_TurnSpans = tuple[list[dict[str, Any]], frozenset[tuple[str, str]]]
+_LaneKey = tuple[str, str, str, str]
+#: Turn spans drawn recently, by pairing identity and the lane they are drawn for. A
+#: poll after an append redraws every lane; unchanged lanes reuse their spans.
+_TURN_SPANS: Memo[tuple[Same[TurnPairing], _LaneKey], _TurnSpans] = Memo(256)
+#: Each turn's span, by value: after an append the lane's pairing is new, but all its
+#: turns except the last few are equal to before and keep their span.
+_TURN_SPAN: Memo[tuple[TurnSpan, _LaneKey], dict[str, Any]] = Memo(1 << 14)  # ~1 KB each
+#: Each lane's spans as last sorted, with the list they were sorted from: a poll after
+#: an append changes a lane or two, and an unchanged lane holds the same span objects
+#: in the same order (so comparing is mostly identity checks).
+_SORTED_SPANS: Memo[tuple[str, str | None], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = (
+    Memo(256)
+)
+
+
+def message_detail_json(
+    ident: str,
+    src: dict[str, str],
+    dst: dict[str, str] | None,
+    queued_at: int | None,
+    delivered_at: int | None,
+    body: str,
+    length: int,
+) -> dict[str, Any]:
+    """One message (or prompt) in full, as ``/api/messages/{id}`` answers it."""
+    return {
+        "id": ident,
+        "from": dict(src),
+        "to": dict(dst) if dst else None,
+        "queuedAt": queued_at,
+        "deliveredAt": delivered_at,
+        "body": body,
+        "length": length,
+        "truncated": length > MESSAGE_BODY_CAP,
+    }
+
+
+def draw_turns(roster: Roster, counts: Counts) -> None:
+    c = counts
+    for lane in roster.lanes:
+        skipped = seqs_below(lane.fold, lane.cut) if lane.cut > 0 else 0
+        if skipped:
+            c.skipped_inherited[lane.id] = skipped
+        pairing: TurnPairing = pair_turns(lane.fold, lane.cut, lane.restores())
+        session = lane.session_id or roster.lead_session
+        spans, keys = turn_spans(pairing, lane.party(), session)
+        if lane.span_keys.isdisjoint(keys):
+            lane.add_unique(spans, keys)
+        else:
+            for span in spans:
+                lane.add(span)
+        c.turns += len(pairing.spans)
+        c.open_turns += pairing.open_turns
+        c.orphan_ends += pairing.orphan_ends
+        c.duplicate_starts += pairing.duplicate_starts
+        c.ends_before_start += pairing.ends_before_start
+        c.undated_turns += pairing.undated_starts
+        c.idless_turn_events += pairing.idless_events
+        c.closed_by_idless_end += pairing.closed_by_idless_end
+        c.closed_by_restore += pairing.closed_by_restore
+        for seq, kind in lane.fold.injected.items():
+            if seq >= lane.cut:
+                c.injected[kind] = c.injected.get(kind, 0) + 1
+
+
+def turn_spans(pairing: TurnPairing, party: dict[str, str], session: str) -> _TurnSpans:
+    """The lane's turn spans, and their ``(kind, id)`` keys (distinct: one per turn id)."""
+    lane_key = (party["kind"], party["id"], party["name"], session)
+    memo_key = (Same(pairing), lane_key)
+    hit = _TURN_SPANS.get(memo_key)
+    if hit is not None:
+        return hit
+    spans = []
+    for turn in pairing.spans:
+        turn_key = (turn, lane_key)
+        span = _TURN_SPAN.get(turn_key)
+        if span is None:
+            label = turn.reason if turn.closed else "no end recorded"
+            span = _TURN_SPAN.put(
+                turn_key,
+                {
+                    "kind": "turn",
+                    "id": turn.turn_id,
+                    "time": turn.time,
+                    "end": turn.end,
+                    "from": dict(party),
+                    "to": None,
+                    "direction": None,
+                    "preview": preview(f"turn {turn.turn_id} · {label}"),
+                    "sessionId": session,
+                },
+            )
+        spans.append(span)
+    drawn = (spans, frozenset(("turn", turn.turn_id) for turn in pairing.spans))
+    return _TURN_SPANS.put(memo_key, drawn)
+
+
+def draw_prompts(
+    roster: Roster, counts: Counts, details: dict[str, dict[str, Any]]
+) -> list[tuple[Lane, int, PromptRec]]:
+    """Each human prompt once, on the first lane whose log carries it; returns the
+    parent agents' briefs (lane, seq, prompt), which are drawn as messages."""
+    c = counts
+    drawn: set[tuple[Any, ...]] = set()
+    undated: set[tuple[Any, ...]] = set()
+    briefs: list[tuple[Lane, int, PromptRec]] = []
+    for lane in roster.lanes:
+        session = lane.session_id or roster.lead_session
+        own = sorted(item for item in lane.fold.prompts.items() if item[0] >= lane.cut)
+        if own and own[0][1].brief_from is not None and lane.is_child_session():
+            # A subagent child's first "user" message is its parent's brief.
+            briefs.append((lane, *own[0]))
+            own = own[1:]
+        for seq, prompt in own:
+            ident: tuple[Any, ...] = (
+                ("id", prompt.id) if prompt.id else ("text", prompt.time, prompt.body)
+            )
+            if ident in drawn:
+                c.prompt_copies += 1
+                continue
+            if prompt.time is None:
+                undated.add(ident)
+                continue
+            drawn.add(ident)
+            prompt_id = prompt.id or f"prompt-{seq}@{session}"
+            lane.add(
+                {
+                    "kind": "user-prompt",
+                    "id": prompt_id,
+                    "time": prompt.time,
+                    "end": None,
+                    "from": dict(USER),
+                    "to": lane.party(),
+                    "direction": "incoming",
+                    "preview": preview(prompt.body),
+                    "sessionId": session,
+                }
+            )
+            c.prompts += 1
+            details.setdefault(
+                prompt_id,
+                message_detail_json(
+                    prompt_id, USER, lane.party(), None, prompt.time, prompt.body, prompt.length
+                ),
+            )
+    c.undated_prompts = len(undated - drawn)
+    return briefs
+
+
+def sorted_spans(lane: Lane) -> list[dict[str, Any]]:
+    """The lane's spans by time (turns, then messages, then prompts at one time)."""
+    lane_key = (lane.id, lane.session_id)
+    held = _SORTED_SPANS.get(lane_key)
+    if held is not None and held[0] == lane.spans:
+        return held[1]
+    ordered = sorted(lane.spans, key=lambda s: (s["time"], _KIND_ORDER[s["kind"]], s["id"]))
+    _SORTED_SPANS.put(lane_key, (lane.spans, ordered))
+    return ordered
