@@ -9,12 +9,18 @@ Playwright) and, while a ``LiveTeam`` appends real-format frames every 2 s, prin
   request sizes, which come from the DevTools network events);
 - busy: the browser main thread's busy share of one core while live, from the DevTools
   ``Performance.getMetrics`` deltas (TaskDuration; ScriptDuration, LayoutDuration and
-  RecalcStyleDuration as the breakdown) over ``--seconds`` of live polling / wall time;
+  RecalcStyleDuration as the breakdown) over ``--seconds`` of live polling / wall time,
+  and the server's CPU over the same window (from ``/proc``), per poll;
 - DOM: elements in the whole document and inside the board, at each ``--widths``
-  viewport, at the default zoom, zoomed fully out and zoomed fully in (the panel's own
-  zoom buttons, clicked until the view stops changing);
+  viewport, at the default zoom, zoomed fully out, at x2, x4, x8 and x16 (one click of
+  the panel's zoom-in button each, in the middle of the history) and zoomed fully in
+  (clicked until the view stops changing), and the most at any of them;
 - first load: navigation start to the load event (Navigation Timing) of the panel page
-  on a freshly started server (median of ``--cold-runs`` servers).
+  (which holds the board's lanes) on a freshly started server (median of
+  ``--cold-runs`` servers), twice: truly cold (``serve --no-warm-up``, the page opened
+  as soon as the server answers) and after start (``serve`` as DSH starts it, reading
+  the most recently written team at start-up; the page opened once the server's CPU
+  is idle again, and how long that took is printed).
 
 Teams (``--team``), each its history in the hour before now, then live:
 
@@ -71,7 +77,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
-from bench_timeline import Server  # the same child-process host
+from bench_timeline import Server, cpu_s  # the same child-process host
 from screenshots import CHROMIUM, CHROMIUM_ARGS, PREFIX  # the same browser, same flags
 from teams import TEAMS, TeamShape, generate_recent_team
 
@@ -84,6 +90,8 @@ ZOOM_IN, ZOOM_OUT = "#zoom-in", "#zoom-out"
 ZOOM_IN_KEY, ZOOM_OUT_KEY = "+", "-"
 #: Enough clicks to go from an hour (or a day) to the panel's smallest window and back.
 MAX_ZOOM_CLICKS = 20
+#: Zooms reported between fit-all and fully in (each zoom-in click halves the window).
+INTERMEDIATE_ZOOMS = (2, 4, 8, 16)
 APPEND_EVERY_S = 2.0
 #: A poll in flight is done when nothing was requested for this long.
 QUIET_MS = 700
@@ -157,8 +165,16 @@ def dom_counts(page: Any) -> tuple[int, int]:
     return int(counts[0]), int(counts[1])
 
 
-def zoom_fully(page: Any, net: NetworkLog, selector: str, key: str) -> int:
-    """Click a zoom control until neither the URL nor the board's size changes."""
+def zoom_fully(
+    page: Any,
+    net: NetworkLog,
+    selector: str,
+    key: str,
+    steps: dict[int, tuple[int, int]] | None = None,
+) -> int:
+    """Click a zoom control until neither the URL nor the board's size changes; each
+    click halves (or doubles) the window, so ``steps`` gets the counts after click n at
+    zoom 2**n."""
     clicks = 0
     before = (page.url, dom_counts(page))
     for _ in range(MAX_ZOOM_CLICKS):
@@ -170,6 +186,8 @@ def zoom_fully(page: Any, net: NetworkLog, selector: str, key: str) -> int:
         net.settle(page)
         clicks += 1
         after = (page.url, dom_counts(page))
+        if steps is not None:
+            steps[2**clicks] = after[1]
         if after == before:
             break
         before = after
@@ -199,12 +217,39 @@ def kb(n: float) -> str:
 
 
 @contextmanager
-def serving(root: Path) -> Iterator[Server]:
-    server = Server(root)
+def serving(root: Path, *, warm_up: bool = False) -> Iterator[Server]:
+    server = Server(root, warm_up=warm_up)
     try:
         yield server
     finally:
         server.stop()
+
+
+def wait_until_idle(pid: int, timeout_s: float = 60.0) -> float:
+    """Seconds until the server used under 10 ms of CPU in a quarter second: its
+    start-up reading is over (how long a user must wait at least, after DSH started it)."""
+    started = time.perf_counter()
+    before = cpu_s(pid)
+    while time.perf_counter() - started < timeout_s:
+        time.sleep(0.25)
+        now = cpu_s(pid)
+        if now - before < 0.010:
+            return time.perf_counter() - started - 0.25
+        before = now
+    return float("nan")
+
+
+def first_load(browser: Any, server: Server, path: str, width: int, height: int) -> float:
+    """Navigation start to the load event; the board (its lanes) is in the page itself,
+    so the load event is when it is drawn (checked: a page without lanes is an error)."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    try:
+        page.goto(server.base + path, wait_until="load", timeout=120_000)
+        if not page.evaluate(f"document.querySelectorAll('{BOARD_SELECTOR} .lane').length"):
+            raise RuntimeError("the first page came without the board's lanes")
+        return navigation_ms(page)
+    finally:
+        page.close()
 
 
 class Appender:
@@ -258,18 +303,28 @@ def measure_team(
         panel_path = f"{PREFIX}/panel?session={spec.lead_id}"
         width, height = widths[0]
 
-        loads = []
+        loads, warm_loads, warm_waits = [], [], []
         for _ in range(cold_runs):
             with serving(root) as server:
-                page = browser.new_page(viewport={"width": width, "height": height})
-                page.goto(server.base + panel_path, wait_until="load", timeout=120_000)
-                loads.append(navigation_ms(page))
-                page.close()
+                loads.append(first_load(browser, server, panel_path, width, height))
+            # What a user of DSH gets: the server started with DSH, read the team that
+            # was written last, and the panel is opened once that reading is over.
+            with serving(root, warm_up=True) as server:
+                warm_waits.append(wait_until_idle(server.proc.pid))
+                warm_loads.append(first_load(browser, server, panel_path, width, height))
         figures["first_load_ms"] = statistics.median(loads)
+        figures["first_load_after_start_ms"] = statistics.median(warm_loads)
         report(
-            f"[{name}] first load of a cold server at {width}x{height} (navigation start to "
-            f"load event, median of {cold_runs}): {figures['first_load_ms']:.0f} ms "
+            f"[{name}] first load of a truly cold server (started with --no-warm-up, opened "
+            f"at once) at {width}x{height} (navigation start to load event, median of "
+            f"{cold_runs}): {figures['first_load_ms']:.0f} ms "
             f"(runs: {', '.join(f'{v:.0f}' for v in loads)})"
+        )
+        report(
+            f"[{name}] first load after start (the server read the latest team at start-up, "
+            f"{statistics.median(warm_waits):.1f} s, then the panel was opened): "
+            f"{figures['first_load_after_start_ms']:.0f} ms "
+            f"(runs: {', '.join(f'{v:.0f}' for v in warm_loads)})"
         )
 
         spec.dump(work / "spec.json")
@@ -284,13 +339,23 @@ def measure_team(
                 default = dom_counts(page)
                 zoom_fully(page, net, ZOOM_OUT, ZOOM_OUT_KEY)
                 out = dom_counts(page)
-                clicks = zoom_fully(page, net, ZOOM_IN, ZOOM_IN_KEY)
+                steps: dict[int, tuple[int, int]] = {}
+                clicks = zoom_fully(page, net, ZOOM_IN, ZOOM_IN_KEY, steps)
                 inn = dom_counts(page)
                 figures[f"dom_{w}x{h}"] = {"default": default, "out": out, "in": inn}
+                figures[f"dom_max_{w}x{h}"] = max(
+                    c[0] for c in (default, out, inn, *steps.values())
+                )
                 report(
                     f"[{name}] DOM elements at {w}x{h}, document (board): default "
                     f"{default[0]:,} ({default[1]:,}); zoomed out {out[0]:,} ({out[1]:,}); "
-                    f"zoomed in ({clicks} clicks) {inn[0]:,} ({inn[1]:,})"
+                    + "; ".join(
+                        f"x{z} {steps[z][0]:,} ({steps[z][1]:,})"
+                        for z in INTERMEDIATE_ZOOMS
+                        if z in steps
+                    )
+                    + f"; zoomed in ({clicks} clicks) {inn[0]:,} ({inn[1]:,}); "
+                    f"most at any zoom {figures[f'dom_max_{w}x{h}']:,}"
                 )
                 page.close()
 
@@ -306,10 +371,12 @@ def measure_team(
                 page.wait_for_timeout(1000)  # the first tick's poll is underway
                 net.polls.clear()
                 before = cpu_metrics(cdp)
+                server_cpu = cpu_s(server.proc.pid)
                 wall = time.perf_counter()
                 page.wait_for_timeout(seconds * 1000)
                 after = cpu_metrics(cdp)
                 wall = time.perf_counter() - wall
+                server_cpu = cpu_s(server.proc.pid) - server_cpu
             # Quiet: no more appends; the polls now find nothing new.
             live_polls = list(net.polls)
             net.polls.clear()
@@ -334,6 +401,12 @@ def measure_team(
             report(
                 f"[{name}] unchanged polls: {len(unchanged)}, statuses {statuses}, bodies "
                 f"{kb(max((p.body_bytes for p in unchanged), default=0))} at most"
+            )
+            figures["server_cpu_per_poll_ms"] = server_cpu * 1000 / max(len(live_polls), 1)
+            report(
+                f"[{name}] server CPU while live: {server_cpu / wall * 100:.1f} % of one core, "
+                f"{figures['server_cpu_per_poll_ms']:.1f} ms per poll ({len(live_polls)} polls; "
+                "the appends are written by this script, not the server)"
             )
             report(
                 f"[{name}] main thread busy while live at {width}x{height}: "

@@ -284,6 +284,16 @@
     quietDetail = true;
     window.htmx.ajax("GET", mark.getAttribute("hx-get"), { source: mark, target: detail, swap: "innerHTML" });
   }
+  // What an aggregate holds, as a list in the detail (its range on its lane).
+  function openItems(el) {
+    var lane = el.closest(".lane");
+    if (!lane || !window.htmx) return;
+    var url = document.body.getAttribute("data-prefix") + "/panel/items?session=" +
+      encodeURIComponent(document.body.getAttribute("data-session")) + "&lane=" +
+      encodeURIComponent(lane.getAttribute("data-lane")) + "&from=" + el.getAttribute("data-from") +
+      "&to=" + el.getAttribute("data-to");
+    window.htmx.ajax("GET", url, { source: el, target: detail, swap: "innerHTML" });
+  }
   function closeDetail() {
     detail.hidden = true;
     detail.textContent = "";
@@ -360,6 +370,8 @@
       if (pager) { state.listPage = Math.max(0, Number(pager.getAttribute("data-list-page")) || 0); refresh(); return; }
       var taskPager = t.closest("[data-task-page]");
       if (taskPager) { state.taskPage = Math.max(0, Number(taskPager.getAttribute("data-task-page")) || 0); refresh(); return; }
+      var aggregate = t.closest(".turn.group, .mark.cluster");
+      if (aggregate && board.contains(aggregate)) { lastOpener = aggregate; state.msg = null; openItems(aggregate); return; }
       var opener = t.closest("[hx-target='#detail']");
       if (opener) {
         lastOpener = opener;
@@ -372,6 +384,8 @@
       }
     });
     board.addEventListener("mouseover", function (ev) {
+      var aggregate = ev.target instanceof Element ? ev.target.closest(".turn.group, .mark.cluster") : null;
+      if (aggregate && !aggregate.title) aggregate.title = aggregate.getAttribute("aria-label") + " (open the list)";
       var mark = ev.target instanceof Element ? ev.target.closest(".mark") : null;
       if (mark) markTwins(mark.getAttribute("data-msg"), true);
     });

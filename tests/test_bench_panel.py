@@ -30,8 +30,12 @@ def test_the_panel_benchmark_measures_a_small_live_team() -> None:
         *("--cold-runs", "1", "--widths", "400x900"),
     )
 
-    load = re.search(r"first load of a cold server .*: (\d+) ms", out)
+    load = re.search(r"first load of a truly cold server .*: (\d+) ms", out)
     assert load is not None and int(load.group(1)) > 0, out
+    warm = re.search(r"first load after start \(.* ([\d.]+) s, then the panel .*\): (\d+) ms", out)
+    assert warm is not None and int(warm.group(2)) > 0, out
+    zooms = re.search(r"x2 [\d,]+ \([\d,]+\); x4 .* most at any zoom ([\d,]+)", out)
+    assert zooms is not None, out
 
     dom = re.search(
         r"DOM elements at 400x900, document \(board\): default ([\d,]+) \(([\d,]+)\)", out

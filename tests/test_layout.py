@@ -31,6 +31,11 @@ def _lane(board: Any, name: str) -> Any:
     return next(lane for lane in board.lanes if lane.name == name)
 
 
+def _pct(board: Any, seconds: float) -> float:
+    """Where the CSS puts a time of ``seconds`` from the origin: a share of the span."""
+    return round(seconds / board.span_s * 100, 6)
+
+
 def test_positions_are_percentages_of_the_extent() -> None:
     team = TeamBuilder(names=("lead", "a"), live=False)
     team.turn("lead", T0, T0 + 10 * MIN)  # the extent: T0 .. T0+10min
@@ -38,9 +43,9 @@ def test_positions_are_percentages_of_the_extent() -> None:
     team.message("a", "lead", T0 + 5 * MIN, "half way")
     board = layout_board(team.timeline(), View())
     bar = _lane(board, "a").turns[0]
-    assert (bar.left, bar.width) == (20.0, 50.0)
+    assert (_pct(board, bar.t), _pct(board, bar.d)) == (20.0, 50.0)
     assert [m.left for m in _lane(board, "a").marks] == [50.0]
-    assert _lane(board, "lead").turns[0].width == 100.0
+    assert _pct(board, _lane(board, "lead").turns[0].d) == 100.0
     assert (board.extent_start, board.extent_end) == (T0, T0 + 10 * MIN)
     assert board.frozen_at == T0 + 10 * MIN and board.now_left is None
 
@@ -101,7 +106,7 @@ def test_open_spans_are_clamped_to_the_now_line_while_live() -> None:
     for lane in board.lanes:
         bar = lane.turns[0]
         assert bar.open and bar.end == board.now
-        assert abs(bar.left + bar.width - board.now_left) < 0.01
+        assert abs(_pct(board, bar.t + bar.d) - board.now_left) < 0.01
     assert board.extent_end > board.now  # headroom after the now-line
 
 
@@ -272,7 +277,8 @@ def test_everything_drawn_stays_inside_the_board(
     assert board.zoom >= 1
     for lane in board.lanes:
         for bar in lane.turns:
-            assert 0 <= bar.left <= 100 and bar.width >= 0 and bar.left + bar.width <= 100.001
+            assert 0 <= _pct(board, bar.t) <= 100 and bar.d >= 0
+            assert _pct(board, bar.t + bar.d) <= 100.001
             assert bar.end >= bar.start
         for mark in lane.marks:
             assert 0 <= mark.left <= 100 and 0 <= mark.row < MARK_ROWS
@@ -293,7 +299,8 @@ def test_a_message_not_yet_delivered_is_drawn_hollow_and_says_so() -> None:
     for kind, glyph in (("sent", "▲"), ("received", "▼")):
         mark = marks[(arrived, kind)]
         assert (mark.pending, mark.glyph, mark.note) == (False, glyph, "")
-    listed = {item.msg_id: item.pending for item in board.items if item.msg_id}
+    in_list = layout_board(team.timeline(), View(listing=True))  # the list view is on
+    listed = {item.msg_id: item.pending for item in in_list.items if item.msg_id}
     assert listed == {waiting: True, arrived: False}
 
 

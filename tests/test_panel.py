@@ -70,6 +70,12 @@ def _version(html: str) -> str:
     return found.group(1).replace("&#34;", '"').replace("&quot;", '"')
 
 
+def _token(html: str) -> str:
+    found = re.search(r'id="board-token" name="b" value="([^"]*)"', html)
+    assert found
+    return found.group(1)
+
+
 # ---------------------------------------------------------------------------
 # tests
 
@@ -404,3 +410,56 @@ def test_the_task_pager_says_how_many_tasks_are_left_out() -> None:
     html = TestClient(make_app(FakeProvider(team))).get(f"{PREFIX}/panel?session=s-lead").text
     assert 'data-task-page="1">40 earlier tasks</button>' in html
     assert "later task" not in html
+
+
+def test_an_open_tasks_row_is_drawn_once_while_the_clock_moves(team: TeamBuilder) -> None:
+    """An open task's life and run reach the now-line in CSS: a poll seconds later finds
+    its row's markup unchanged and renders no row again (live polls cost what changed)."""
+    app = make_app(FakeProvider(team))
+    client = TestClient(app)
+    rows = lambda h: re.findall(r'<div class="row task.*?</div>\s*</div>', h, re.S)  # noqa: E731
+    first = client.get(f"{PREFIX}/panel/board", params={"session": "s-lead"}).text
+    rendered = len(app.panel._tasks)  # the rows' markup cache, by what a row shows
+    team.now += 37_000  # the open tasks' lives and runs grow with the clock
+    later = client.get(f"{PREFIX}/panel/board", params={"session": "s-lead"}).text
+    assert "in_progress" in first and rows(later) == rows(first) and len(rows(first)) == 3
+    assert len(app.panel._tasks) == rendered
+    # a row that shows something new is drawn again
+    team.tasks[2]["history"].append(
+        {"time": team.now - 1_000, "action": "claimed", "revision": 2,
+         "status": "in_progress", "sessionId": "s-lead", "actor": "docs"}
+    )  # fmt: skip
+    team.tasks[2]["status"] = "in_progress"
+    claimed = client.get(f"{PREFIX}/panel/board", params={"session": "s-lead"}).text
+    assert rows(claimed)[2] != rows(first)[2] and len(app.panel._tasks) == rendered + 1
+
+
+def test_through_the_real_service_a_poll_redraws_only_the_lane_whose_log_grew() -> None:
+    """The service's encoder names each lane's content by a generation; the panel keys
+    each lane's markup on it. A poll after a teammate's append lays out that lane alone,
+    and its answer draws what a fresh load of the same moment draws."""
+    from dsh_task_gantt.service import TimelineService
+    from tests.kit.fakehost import FakeContext, FakePersistence, ev, header
+
+    now = T0 + 10 * 60_000
+    persistence = FakePersistence()
+    persistence.put("lead", header("lead"), [ev("turn/start", 0, T0, {"turn": "t0"})])
+    for mate in ("m1", "m2"):
+        turns = [ev("turn/start", 0, T0 + 1_000, {"turn": "a"})]
+        turns.append(ev("turn/end", 1, T0 + 9_000, {"turn": "a"}))
+        persistence.put(mate, header(mate, parent="lead"), turns)
+    service = TimelineService(FakeContext(sessionPersistence=persistence).get, clock=lambda: now)
+    app = make_app(service)
+    client = TestClient(app)
+    board = client.get(f"{PREFIX}/panel/board", params={"session": "lead"}).text
+    drawn = dict(app.panel._lanes)
+    assert len(drawn) == 3 and all(key[0][0] == "wire" for key in drawn)  # not hashed again
+    persistence.append("m2", [ev("turn/start", 2, T0 + 60_000, {"turn": "b"})])
+    params = {"session": "lead", "v": _version(board), "b": _token(board)}
+    delta = client.get(f"{PREFIX}/panel/board", params=params)
+    assert delta.headers.get("X-Board-Delta") == "1"
+    new = {key: value for key, value in app.panel._lanes.items() if key not in drawn}
+    assert [row.lane_id for row, _ in new.values()] == ["m2"]  # the lead and m1: reused
+    assert 'class="turn c2 v0 open"' in delta.text  # m2's new, running turn
+    fresh = client.get(f"{PREFIX}/panel/board", params={"session": "lead"}).text
+    assert 'class="turn c2 v0 open"' in fresh and fresh.count('class="row lane') == 3

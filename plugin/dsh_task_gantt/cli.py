@@ -64,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
         f"${PROXY_SECRET_ENV} (how the DSH package's proxy runs it), instead of checking "
         "for a loopback Host",
     )
+    serve.add_argument(
+        "--no-warm-up",
+        dest="warm_up",
+        action="store_false",
+        help="do not read the most recently written team at start-up (by default it is "
+        "read then, so that the first panel opened on it loads warm)",
+    )
 
     timeline = sub.add_parser(
         "timeline",
@@ -101,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         demo=args.demo,
         token=args.token,
         behind_proxy=args.behind_proxy,
+        warm_up=args.warm_up,
     )
 
 

@@ -20,16 +20,18 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from .board.geometry import as_str
 from .board.model import counted
 from .board.pieces import BoardPieces, LaneShape, Piece, Shown, ShownBoards, board_delta
+from .board.view_model import task_row_key
 from .clock import now_ms
 from .fold.text import MESSAGE_BODY_CAP
 from .htmx import StopPolling, is_htmx
 from .layout import (
     DEFAULT_FOCUS_WINDOW_MS,
     Board,
+    BoardPlan,
     LaneRow,
-    TaskRow,
     View,
     find_span_time,
     finish_board,
@@ -38,7 +40,7 @@ from .layout import (
     parties,
     plan_board,
 )
-from .provider import TimelineProvider
+from .provider import TimelineProvider, TimelineResult
 from .templating import template_environment
 
 #: The vendored htmx (static/VENDORED.md records its checksum).
@@ -74,8 +76,8 @@ class Panel:
         #: Each lane's row and markup, by everything they depend on (layout.lane_key):
         #: a poll after an append lays out and renders only the lanes that changed.
         self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, LaneShape]] = OrderedDict()
-        #: Each task row's markup by the row (most polls change none of them).
-        self._tasks: OrderedDict[tuple[TaskRow, str], Piece] = OrderedDict()
+        #: Each task row's markup by what the row shows (most polls change none of them).
+        self._tasks: OrderedDict[tuple[tuple[Any, ...], str], Piece] = OrderedDict()
         #: What a browser holds, by the token its last answer carried.
         self._shown = ShownBoards()
         # Compiled now, not on a first load (compiling them all takes about 0.1 s).
@@ -85,16 +87,17 @@ class Panel:
     # -- helpers -----------------------------------------------------------------
 
     def _layout(
-        self, timeline: Mapping[str, Any], view: View, session_id: str
+        self, result: TimelineResult, view: View, session_id: str
     ) -> tuple[Board, list[LaneShape]]:
         """The board, and each lane's markup (reused when the lane did not change)."""
-        plan = plan_board(timeline, view)
+        plan = plan_board(result.data, view)
         if isinstance(plan, Board):
             return plan, []
+        versions = _lane_versions(result, plan)
         rows: list[LaneRow] = []
         pieces: list[LaneShape] = []
         for position in range(len(plan.lanes_raw)):
-            lane_key = plan.lane_key(position)
+            lane_key = plan.lane_key(position, versions[position] if versions else None)
             key = None if lane_key is None else (*lane_key, session_id)
             hit = self._lanes.get(key) if key is not None else None
             if key is not None and hit is not None:
@@ -131,7 +134,7 @@ class Panel:
         tasks: list[Piece] = []
         template = self._env.get_template("task_row.html")
         for task in board.task_rows:
-            key = (task, session_id)
+            key = (task_row_key(task), session_id)
             piece = self._tasks.get(key)
             if piece is None:
                 piece = Piece.of(task.dom_id, template.render(context, task=task))
@@ -187,7 +190,7 @@ class Panel:
                 view = View(start=at - half, end=at + half, track_px=view.track_px)
         if params.get("list") == "1":
             view = replace(view, listing=True)
-        board, lanes = self._layout(result.data, view, session_id)
+        board, lanes = self._layout(result, view, session_id)
         pieces = self._board_pieces(board, lanes, session_id)
         return self._render(
             "page.html",
@@ -202,6 +205,17 @@ class Panel:
             htmx_file=HTMX_FILE,
             poll_every=POLL_EVERY,
         )
+
+    async def warm(self, session_id: str) -> bool:
+        """Read the team and lay out the board a first load draws (fit-all at the
+        default width), so that the first page reuses each lane's markup. Whether the
+        session was found."""
+        result = await self._provider.timeline(session_id)
+        if result is None:
+            return False
+        board, lanes = self._layout(result, View(), session_id)
+        self._board_pieces(board, lanes, session_id)
+        return True
 
     async def board(self, request: Request, session_id: str) -> Response:
         """The poll target: 204 when the shown version is current (without building the
@@ -219,16 +233,17 @@ class Panel:
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
-        board, lanes = self._layout(result.data, parse_view(params), session_id)
+        board, lanes = self._layout(result, parse_view(params), session_id)
         pieces = self._board_pieces(board, lanes, session_id)
         held = self._shown.get(params.get("b")) if shown and result.live else None
-        delta = board_delta(held, pieces) if held is not None else None
+        now_shown = Shown.of(pieces)
+        delta = board_delta(held, pieces, now_shown) if held is not None else None
         context: dict[str, Any] = {
             "session_id": session_id,
             "board": board,
             "etag": result.etag,
             "drawn": now_ms(),
-            "token": self._shown.remember(Shown.of(pieces)),
+            "token": self._shown.remember(now_shown),
         }
         if delta is not None:
             response = self._render(
@@ -254,9 +269,15 @@ class Panel:
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
-        board, _ = self._layout(result.data, View(), session_id)
-        for lane in board.lanes:
-            if lane.lane_id == lane_id:
+        plan = plan_board(result.data, View())
+        raw_lanes = plan.lanes_raw if isinstance(plan, BoardPlan) else ()
+        for position, raw in enumerate(raw_lanes):
+            if isinstance(plan, BoardPlan) and as_str(raw.get("id")) == lane_id:
+                # Only this lane: its row as last drawn, or laid out alone.
+                versions = _lane_versions(result, plan)
+                lane_key = plan.lane_key(position, versions[position] if versions else None)
+                hit = self._lanes.get((*lane_key, session_id)) if lane_key is not None else None
+                lane = hit[0] if hit is not None else plan.lane_row(position)
                 turns = [t for t in lane.turns if t.start <= end and t.end >= start]
                 marks = [m for m in lane.marks if start <= m.ms <= end]
                 return self._render(
@@ -288,7 +309,7 @@ class Panel:
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
-        board, _ = self._layout(result.data, View(), session_id)
+        board, _ = self._layout(result, View(), session_id)
         for row in board.tasks:
             if row.task_id == task_id:
                 return self._render(
@@ -326,6 +347,18 @@ class Panel:
             "truncated": bool(message.get("truncated")),
             "cap": f"{MESSAGE_BODY_CAP:,}",
         }
+
+
+def _lane_versions(result: TimelineResult, plan: BoardPlan) -> tuple[int, ...] | None:
+    """Each lane's wire generation (it changes exactly when the lane's bytes do), when
+    the provider kept them for these very lanes: a cheaper key than hashing every lane
+    again at each poll."""
+    parts = result.wire.lanes if result.wire is not None else ()
+    if len(parts) != len(plan.lanes_raw) or any(
+        part.id != lane.get("id") for part, lane in zip(parts, plan.lanes_raw, strict=True)
+    ):
+        return None
+    return tuple(part.generation for part in parts)
 
 
 def _ms(value: Any) -> int | None:

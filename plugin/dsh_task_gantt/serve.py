@@ -49,6 +49,7 @@ def run_server(
     demo: bool,
     token: str | None,
     behind_proxy: bool = False,
+    warm_up: bool = True,
 ) -> int:
     proxy_secret: str | None = None
     if behind_proxy:
@@ -79,6 +80,7 @@ def run_server(
                 token=token,
                 proxy_secret=proxy_secret,
                 title=title,
+                warm=warm_up,
             )
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
             print(f"dsh-task-gantt: serving {root}", file=sys.stderr)

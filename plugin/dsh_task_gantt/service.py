@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,6 +94,13 @@ class TimelineService:
         self._teams: dict[str, _TeamCache] = {}
         #: Lanes' and tasks' bytes kept between builds, and the versions for ``since``.
         self._wire = Encoder()
+        #: One build per requested session at a time: a request that arrives while the
+        #: same team is being read (a warm-up, a second tab) waits for that read and
+        #: then finds it cached instead of decoding every log a second time. Per event
+        #: loop, because an asyncio lock belongs to the loop it first waited in.
+        self._building: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, asyncio.Lock]
+        ] = weakref.WeakKeyDictionary()
 
     # -- TimelineProvider ------------------------------------------------------------
 
@@ -132,7 +140,25 @@ class TimelineService:
             notes.append(f"the host's {name} service could not be reached ({type(exc).__name__})")
             return None
 
+    async def team_root(self, session_id: str) -> str | None:
+        """The root of the team ``session_id`` belongs to (``None``: unknown session)."""
+        services = self._services()
+        if not await self._exists(services, session_id):
+            return None
+        root, _ = await self._resolve_root(services, session_id)
+        return root
+
     async def _build(self, session_id: str) -> _TeamCache | None:
+        locks = self._building.setdefault(asyncio.get_running_loop(), {})
+        lock = locks.setdefault(session_id, asyncio.Lock())
+        try:
+            async with lock:
+                return await self._build_now(session_id)
+        finally:
+            if not lock.locked():  # forgotten when idle: ids requested once add nothing
+                locks.pop(session_id, None)
+
+    async def _build_now(self, session_id: str) -> _TeamCache | None:
         services = self._services()
         if not await self._exists(services, session_id):
             return None

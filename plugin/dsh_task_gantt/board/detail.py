@@ -5,9 +5,12 @@ A lane is drawn as chunks of a fixed time width (a power of two in ms, about
 turns and marks only, so an append redraws the chunk it lands in and nothing else.
 Within a chunk, turns closer than :data:`MERGE_PX` become one bar with a count, and a
 mark that finds no free row among :data:`MARK_ROWS` joins the nearest mark as a
-cluster with a count; both open a list of what they hold. The scale used here is the
-board's pixels per ms rounded down to a power of two, so it changes rarely while a live
-extent grows.
+cluster with a count; both open a list of what they hold. A chunk never draws more
+than one turn element per :data:`TURN_BUDGET_PX` and one mark element per
+:data:`MARK_BUDGET_PX` of its width: past that, the gaps that merge turns and the runs
+that make a cluster widen until it fits, so a board's size follows its pixels. The
+scale used here is the board's pixels per ms rounded down to a power of two, so it
+changes rarely while a live extent grows.
 """
 
 from __future__ import annotations
@@ -29,6 +32,12 @@ MARK_PX = 14
 MARK_ROWS = 3
 #: Colours shown on a cluster (its counterparts'), at most.
 CLUSTER_TONES = 3
+#: At most one turn element and one mark element per this many pixels of a chunk (at the
+#: board's rounded scale, which is at most the real one): the board's size follows its
+#: pixels at every zoom, however crowded the lane. Past it, turns merge across wider gaps
+#: and marks gather into wider clusters (each opens a list of what it holds).
+TURN_BUDGET_PX = 20
+MARK_BUDGET_PX = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,20 +83,42 @@ def chunk_index(ms: int, origin: int, chunk_ms: int) -> int:
     return (ms - origin) // chunk_ms
 
 
+def chunk_budget(chunk_ms: int, px_per_ms: float, budget_px: int) -> int:
+    """How many elements of one kind a chunk this wide may draw (at least one)."""
+    return max(1, int(chunk_ms * px_per_ms) // budget_px)
+
+
 def group_turns(
-    bars: Sequence[TurnBar], px_per_ms: float, origin: int
+    bars: Sequence[TurnBar], px_per_ms: float, origin: int, budget: int | None = None
 ) -> list[TurnBar | TurnGroup]:
     """Consecutive closed turns less than MERGE_PX apart as one group (an open turn stays
-    itself: it reaches the now-line)."""
-    gap_ms = MERGE_PX / px_per_ms
+    itself: it reaches the now-line); more than ``budget`` elements: the gap that merges
+    doubles until they fit."""
+    merge_px = MERGE_PX
+    span_ms = _span_ms(bars)
+    while True:
+        gap_ms = merge_px / px_per_ms
+        grouped = _group_turns(bars, gap_ms, origin)
+        # A gap wider than the turns' whole span already merges every closed turn.
+        if budget is None or len(grouped) <= budget or gap_ms > span_ms:
+            return grouped
+        merge_px *= 2
+
+
+def _span_ms(bars: Sequence[TurnBar]) -> int:
+    return max(bar.end for bar in bars) - min(bar.start for bar in bars) if bars else 0
+
+
+def _group_turns(bars: Sequence[TurnBar], gap_ms: float, origin: int) -> list[TurnBar | TurnGroup]:
     out: list[TurnBar | TurnGroup] = []
     run: list[TurnBar] = []
+    run_end = 0  # the latest end in the run (a run of thousands is not rescanned)
 
     def flush() -> None:
         if len(run) == 1:
             out.append(run[0])
         elif run:
-            start, end = run[0].start, max(bar.end for bar in run)
+            start, end = run[0].start, run_end
             out.append(
                 TurnGroup(
                     t=seconds(start, origin),
@@ -104,21 +135,41 @@ def group_turns(
             flush()
             out.append(bar)
             continue
-        if run and bar.start - max(b.end for b in run) >= gap_ms:
+        if run and bar.start - run_end >= gap_ms:
             flush()
+        run_end = max(run_end, bar.end) if run else bar.end
         run.append(bar)
     flush()
     return out
 
 
-def place_marks(marks: Sequence[Mark], px_per_ms: float) -> tuple[list[Mark | Cluster], int]:
+def place_marks(
+    marks: Sequence[Mark], px_per_ms: float, budget: int | None = None
+) -> tuple[list[Mark | Cluster], int]:
     """Greedy rows in time order; a mark with no free row joins the latest slot as a cluster.
 
-    A chunk denser than its rows of chips (a long team seen whole) is drawn on one row:
-    each run of marks closer than a chip's width is one cluster, so the marks drawn
+    A chunk denser than its rows of chips (a long team seen whole), or than ``budget``
+    elements, is drawn on one row: each run of marks closer than a spacing (a chip's
+    width, doubled until the runs fit the budget) is one cluster, so the marks drawn
     follow the pixels, not the messages."""
     if len(marks) > MARK_ROWS * CHUNK_PX / MARK_PX:
-        return _one_row(marks, px_per_ms), 1
+        return _within(marks, px_per_ms, budget), 1
+    placed, rows = _in_rows(marks, px_per_ms)
+    if budget is not None and len(placed) > budget:
+        return _within(marks, px_per_ms, budget), 1
+    return placed, rows
+
+
+def _within(marks: Sequence[Mark], px_per_ms: float, budget: int | None) -> list[Mark | Cluster]:
+    spacing_px: float = MARK_PX
+    while True:
+        placed = _one_row(marks, px_per_ms, spacing_px)
+        if budget is None or len(placed) <= max(budget, 1) or len(placed) <= 1:
+            return placed
+        spacing_px *= 2
+
+
+def _in_rows(marks: Sequence[Mark], px_per_ms: float) -> tuple[list[Mark | Cluster], int]:
     slots: list[list[Mark]] = []
     row_last: list[tuple[float, int]] = []  # per row: x of its last slot, that slot's index
     slot_rows: list[int] = []
@@ -148,10 +199,10 @@ def place_marks(marks: Sequence[Mark], px_per_ms: float) -> tuple[list[Mark | Cl
     return placed, max(len(row_last), 1)
 
 
-def _one_row(marks: Sequence[Mark], px_per_ms: float) -> list[Mark | Cluster]:
+def _one_row(marks: Sequence[Mark], px_per_ms: float, spacing_px: float) -> list[Mark | Cluster]:
     runs: list[list[Mark]] = []
     for mark in marks:
-        if runs and (mark.ms - runs[-1][0].ms) * px_per_ms < MARK_PX:
+        if runs and (mark.ms - runs[-1][0].ms) * px_per_ms < spacing_px:
             runs[-1].append(mark)
         else:
             runs.append([mark])
@@ -199,9 +250,11 @@ def chunk_lane(
     chunks: list[LaneChunk] = []
     placed_marks: list[Mark] = []
     rows_used = 1
+    turn_budget = chunk_budget(chunk_ms, scale.px_per_ms, TURN_BUDGET_PX)
+    mark_budget = chunk_budget(chunk_ms, scale.px_per_ms, MARK_BUDGET_PX)
     for index in sorted(by_chunk):
         chunk_turns, chunk_marks = by_chunk[index]
-        placed, rows = place_marks(chunk_marks, scale.px_per_ms)
+        placed, rows = place_marks(chunk_marks, scale.px_per_ms, mark_budget)
         for item in placed:
             placed_marks.extend(item.marks if isinstance(item, Cluster) else (item,))
         # The lane's height counts every chunk, drawn or not: it stays put while a
@@ -213,7 +266,7 @@ def chunk_lane(
             LaneChunk(
                 dom_id=f"{dom_id}-k{index}",
                 index=index,
-                turns=tuple(group_turns(chunk_turns, scale.px_per_ms, origin)),
+                turns=tuple(group_turns(chunk_turns, scale.px_per_ms, origin, turn_budget)),
                 marks=tuple(placed),
             )
         )

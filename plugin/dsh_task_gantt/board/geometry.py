@@ -201,38 +201,45 @@ def pct_width(a: int, b: int, start: int, end: int) -> float:
 
 def board_extent(timeline: Mapping[str, Any], now: int | None) -> tuple[int, int] | None:
     """``(start, end)`` of everything drawn; while live, ``end`` is the live edge."""
-    times: list[int] = []
+    # The earliest and latest time seen (a running min/max: every live poll scans every
+    # span, and a list of them all cost more than the comparisons).
+    lo: int | None = None
+    hi: int | None = None
     for lane in as_seq(timeline.get("lanes")):
         for span in as_seq(as_map(lane).get("spans")):
             if type(span) is dict:  # our builder's spans: exact types first (a hot path)
                 time, end = span.get("time"), span.get("end")
                 if type(time) is int and (end is None or type(end) is int):
-                    times.append(time)
-                    if end is not None:
-                        times.append(end)
+                    first, last = (time, time) if end is None else (min(time, end), max(time, end))
+                    if lo is None or hi is None:
+                        lo, hi = first, last
+                    else:
+                        if first < lo:
+                            lo = first
+                        if last > hi:
+                            hi = last
                     continue
             span = as_map(span)
             for key in ("time", "end"):
                 value = as_int(span.get(key))
                 if value is not None:
-                    times.append(value)
+                    lo = value if lo is None else min(lo, value)
+                    hi = value if hi is None else max(hi, value)
     for task in as_seq(timeline.get("tasks")):
         for entry in as_seq(as_map(task).get("history")):
             value = as_int(as_map(entry).get("time"))
             if value is not None:
-                times.append(value)
+                lo = value if lo is None else min(lo, value)
+                hi = value if hi is None else max(hi, value)
     rng = as_map(timeline.get("range"))
     start = as_int(rng.get("start"))
     end = as_int(rng.get("end"))
     if start is None:
-        if not times:
+        if lo is None:
             return None
-        start = min(times)
+        start = lo
     if end is None:
-        candidates = [*times, start]
-        if now is not None:
-            candidates.append(now)
-        end = max(candidates)
+        end = max(start, hi if hi is not None else start, now if now is not None else start)
         if now is not None:
             end += max(LIVE_HEADROOM_MIN_MS, int((end - start) * LIVE_HEADROOM_FRACTION))
     if end - start < MIN_EXTENT_MS:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..plurals import counted as counted  # re-exported: the panel takes it from here
+from ..timetext import format_time
 
 #: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
 DEFAULT_TRACK_PX = 300
@@ -66,14 +67,20 @@ class Party:
 
 @dataclass(frozen=True, slots=True)
 class TurnBar:
-    left: float
-    width: float
     start: int
     end: int  # clamped to now / extent end when open
     open: bool
-    label: str
     t: float  # seconds from the origin
     d: float  # seconds long (an open bar reaches the chart's --open-t instead)
+    #: When the turn ended (unclamped); ``None`` while it runs.
+    closed: int | None = None
+
+    @property
+    def label(self) -> str:
+        # Written only for the bars drawn alone: most turns of a long team are drawn in
+        # groups, and formatting two times for each of thousands of turns showed up.
+        ended = format_time(self.closed) if self.closed is not None else "now"
+        return f"turn {format_time(self.start)}–{ended}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +250,7 @@ class Board:
     ticks: tuple[Tick, ...]
     lanes: tuple[LaneRow, ...]
     tasks: tuple[TaskRow, ...]
+    #: The list's items (only when the list view is on: empty otherwise).
     items: tuple[ListItem, ...]
     notes: tuple[str, ...]
     message_count: int

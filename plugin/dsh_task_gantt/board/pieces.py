@@ -128,9 +128,10 @@ class Delta:
     appended: tuple[tuple[str, Markup], ...]
 
 
-def board_delta(old: Shown, pieces: BoardPieces) -> Delta | None:
-    """What turns the board ``old`` into ``pieces``, or ``None`` when only a whole board will."""
-    new = Shown.of(pieces)
+def board_delta(old: Shown, pieces: BoardPieces, new: Shown | None = None) -> Delta | None:
+    """What turns the board ``old`` into ``pieces`` (``new``: their ``Shown``, when the
+    caller has it), or ``None`` when only a whole board will."""
+    new = new if new is not None else Shown.of(pieces)
     if old.skeleton != new.skeleton or new.tasks[: len(old.tasks)] != old.tasks:
         return None
     replaced: list[Markup] = []

@@ -50,10 +50,11 @@ from .model import (
 PALETTE_SIZE = len(PALETTE)
 MAX_VARIANT = 3
 
-#: Below this zoom every chunk is drawn (aggregates keep it to a few screens' worth);
-#: from it on, only those near the window.
-DRAW_ALL_BELOW_ZOOM = 2
-DRAWN_MARGIN_WINDOWS = 0.5
+#: Fit-all draws every chunk; any zoom in draws only those near the window: the window
+#: and a quarter of its width on each side (scrolling past them asks for the board
+#: again), and on a live board the last quarter window before the live edge.
+DRAW_ALL_BELOW_ZOOM = 1.0001
+DRAWN_MARGIN_WINDOWS = 0.25
 #: Task rows are drawn two pages at a time (the last full page and the one filling up;
 #: page boundaries never move, so a new task is appended, not the rows redrawn).
 TASK_PAGE = 40
@@ -122,24 +123,24 @@ class _Roster:
         return self._by_name.get(name)
 
 
-def _turn_bar(time: int, stop: int, start: int, end: int, closed: int | None) -> TurnBar:
+def _turn_bar(time: int, stop: int, start: int, closed: int | None) -> TurnBar:
     return TurnBar(
-        left=pct(time, start, end),
-        width=pct_width(time, stop, start, end),
         start=time,
         end=stop,
         open=closed is None,
-        label=f"turn {format_time(time)}–" + (format_time(closed) if closed is not None else "now"),
         t=seconds(time, start),
         d=round(max(stop - time, 0) / 1000, 3),
+        closed=closed,
     )
 
 
 @functools.lru_cache(maxsize=1 << 15)
-def _closed_bar(time: int, closed: int, start: int, end: int) -> TurnBar:
+def _closed_bar(time: int, closed: int, start: int) -> TurnBar:
     """A closed turn's bar (cached: a lane that changed still has its old turns, and a
-    lead has thousands)."""
-    return _turn_bar(time, min(max(closed, time), end), start, end, closed)
+    lead has thousands). Its place is seconds from the origin, so the key holds no
+    extent end: a live extent that grows keeps the entries. The extent always reaches
+    a closed turn's end."""
+    return _turn_bar(time, max(closed, time), start, closed)
 
 
 def _lane_row(
@@ -163,9 +164,9 @@ def _lane_row(
         if kind == "turn":
             closed = as_int(span.get("end"))
             if closed is not None:
-                turns.append(_closed_bar(time, closed, start, end))
+                turns.append(_closed_bar(time, closed, start))
                 continue
-            turns.append(_turn_bar(time, min(max(clamp_to, time), end), start, end, None))
+            turns.append(_turn_bar(time, min(max(clamp_to, time), end), start, None))
         elif kind in {"message", "user-prompt"}:
             raw_marks.append((time, span))
     raw_marks.sort(key=lambda pair: pair[0])
@@ -364,6 +365,44 @@ def _task_row(
     )
 
 
+def task_row_key(row: TaskRow) -> tuple[Any, ...]:
+    """What a task row's markup shows, as a key: not what moves with the clock or the
+    extent's end and is not drawn (percentages; an open life's or run's length, which
+    reach the chart's ``--open-t`` in CSS), so an open task's row is the same at every
+    live poll. Plain tuples: it is computed for every row at every poll."""
+    return (
+        row.dom_id,
+        row.task_id,
+        row.subject,
+        row.status,
+        row.owner,
+        row.tone,
+        row.label,
+        row.life_t,
+        row.life_open,
+        None if row.life_open else row.life_d,
+        tuple(
+            (s.t, s.open, None if s.open else s.d, s.owner, s.tone, s.label) for s in row.segments
+        ),
+        tuple(
+            (m.t, m.ms, m.time_text, m.action, m.glyph, m.actor, m.status, m.revision)
+            for m in row.transitions
+        ),
+    )
+
+
+def _message_count(lanes: Sequence[LaneRow]) -> int:
+    """The messages the list holds (a message drawn on two lanes is one; prompts are not
+    messages), without building the list."""
+    kinds: dict[str, str] = {}
+    for lane in lanes:
+        for mark in lane.marks:
+            key = mark.msg_id or mark.dom_id
+            if key not in kinds or mark.kind == "sent":
+                kinds[key] = mark.kind
+    return sum(1 for kind in kinds.values() if kind != "prompt")
+
+
 def _list_items(lanes: Sequence[LaneRow], tasks: Sequence[TaskRow]) -> tuple[ListItem, ...]:
     """Messages once each (the sender's copy when drawn twice), prompts, task moves."""
     items: list[tuple[int, int, ListItem]] = []
@@ -436,16 +475,21 @@ class BoardPlan:
     #: lane's marks say of the other parties.
     roster_key: tuple[tuple[str, str, str, str], ...]
 
-    def lane_key(self, position: int) -> tuple[Any, ...] | None:
+    def lane_key(self, position: int, version: int | None = None) -> tuple[Any, ...] | None:
         """Everything a lane's markup depends on, or ``None`` when the lane cannot be
         keyed. Not "now" nor the extent's end: positions are seconds from the origin and
-        open bars reach the chart's ``--open-t`` in CSS."""
-        try:
-            content = orjson.dumps(self.lanes_raw[position], option=orjson.OPT_SORT_KEYS)
-        except (TypeError, orjson.JSONEncodeError):
-            return None
-        digest = hashlib.blake2b(content, digest_size=16).digest()
-        return (digest, position, self.extent[0], self.scale, self.drawn, self.roster_key)
+        open bars reach the chart's ``--open-t`` in CSS. ``version``: a number that names
+        the lane's content exactly (its wire generation), used instead of a digest."""
+        content: object
+        if version is not None:
+            content = ("wire", version)
+        else:
+            try:
+                raw = orjson.dumps(self.lanes_raw[position], option=orjson.OPT_SORT_KEYS)
+            except (TypeError, orjson.JSONEncodeError):
+                return None
+            content = hashlib.blake2b(raw, digest_size=16).digest()
+        return (content, position, self.extent[0], self.scale, self.drawn, self.roster_key)
 
     def lane_row(self, position: int) -> LaneRow:
         lane = self.lanes_raw[position]
@@ -494,14 +538,12 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
     scale = Scale.of(px_per_ms)
     drawn = None
     if zoom >= DRAW_ALL_BELOW_ZOOM:
-        # Deep in a long team: the window and half its width on each side (scrolling
-        # past them asks for the board again), so the board's size follows the pixels.
+        # Zoomed in: only the chunks near the window, so the board's size follows the
+        # pixels, not the history.
         margin = int((win_end - win_start) * DRAWN_MARGIN_WINDOWS)
         live_from = None
         if live_end is not None:
-            live_from = chunk_index(
-                max(live_end - (win_end - win_start), start), start, scale.chunk_ms
-            )
+            live_from = chunk_index(max(live_end - margin, start), start, scale.chunk_ms)
         drawn = Drawn(
             chunk_index(max(win_start - margin, start), start, scale.chunk_ms),
             chunk_index(min(win_end + margin, end), start, scale.chunk_ms),
@@ -555,13 +597,14 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
     drawn_to = None if plan.drawn is None else start + (plan.drawn.last + 1) * plan.scale.chunk_ms
     drawn_range = None if drawn_from is None or drawn_to is None else (drawn_from, drawn_to)
     fmt, ticks = make_ticks(start, end, win_start, win_end, view.track_px, drawn_range)
-    items = _list_items(lanes, tasks)
+    # The list's items only when the list is shown (a live poll of the chart needs none).
+    items = _list_items(lanes, tasks) if view.listing else ()
     shown_from, shown_to = task_window(len(tasks), view.task_page)
     pages = max(1, -(-len(items) // LIST_PAGE))
     page = min(view.list_page, pages - 1)
     # Page 0 is the newest: the last LIST_PAGE items, in time order.
     stop = len(items) - page * LIST_PAGE
-    page_items = items[max(stop - LIST_PAGE, 0) : stop] if view.listing else ()
+    page_items = items[max(stop - LIST_PAGE, 0) : stop]
     now = plan.now
     return Board(
         empty=False,
@@ -580,7 +623,7 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         lanes=lanes,
         tasks=tasks,
         items=items,
-        message_count=sum(1 for item in items if item.kind in {"message", "system"}),
+        message_count=_message_count(lanes),
         track_px=view.track_px,
         open_end_left=pct(plan.clamp_to, start, end),
         live_end=plan.live_end,

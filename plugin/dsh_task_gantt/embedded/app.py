@@ -9,8 +9,11 @@ on every answer. The lifespan (start-up and shut-down) has nothing to do but ans
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from ..panel import PANEL_CSP
 from ..plugin import MountedPlugin, apply
 from ..security_headers import SecurityHeaders
 from ..templating import template_environment
+from ..warm_up import warm_up
 from ..web import connection_guard
 from .guard import LoopbackConnection
 from .start_page import CARD_PATH, LIVE_PATH, StartPage
@@ -74,8 +78,12 @@ class EmbeddedHost:
         token: str | None = None,
         proxy_secret: str | None = None,
         title: str = "dsh-task-gantt",
+        warm: bool = False,
     ) -> None:
         self.sessions_root = sessions_root
+        #: Read the most recently written team when the server starts (``serve`` does).
+        self.warm = warm
+        self.warmed: asyncio.Task[str | None] | None = None
         self.web = EmbeddedWebServer()
         # Which lines its readers may leave unparsed, the plugin's service tells it.
         self.persistence = DirectorySessionPersistence(sessions_root)
@@ -104,8 +112,25 @@ class EmbeddedHost:
             ],
             redirect_slashes=False,
             default=self.web,
+            lifespan=self._lifespan,
         )
         self.app = SecurityHeaders(router, html_csp=PANEL_CSP)
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, app: object) -> AsyncIterator[None]:
+        # The warm-up runs beside the first requests (a request for the same team
+        # waits for its reads rather than reading again); it ends with the server.
+        if self.warm:
+            self.warmed = asyncio.create_task(
+                warm_up(self.persistence, self.plugin.service, self.plugin.app.panel, log)
+            )
+        try:
+            yield
+        finally:
+            if self.warmed is not None and not self.warmed.done():
+                self.warmed.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self.warmed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "lifespan"):

@@ -389,6 +389,32 @@ class DirectorySessionPersistence:
                 row["eventCount"] = reader.event_count
         return row
 
+    async def latest_session(self) -> str | None:
+        """The session whose log was written last (``None`` when the root holds none):
+        the team a panel is most likely opened on. An extra of this persistence."""
+        return await asyncio.to_thread(self._latest_session)
+
+    def _latest_session(self) -> str | None:
+        newest: tuple[int, str] | None = None
+        try:
+            root = self.root.resolve()
+            projects = [p for p in root.iterdir() if p.is_dir()]
+        except OSError:
+            return None
+        for project in projects:
+            try:
+                sessions = [s for s in project.iterdir() if s.is_dir()]
+            except OSError:
+                continue
+            for session in sessions:
+                session_id = decode_segment(session.name)
+                found = _log_in(root, session) if session_id else None
+                if session_id is None or found is None or not valid_session_id(session_id):
+                    continue
+                if newest is None or (found[1].st_mtime_ns, session_id) > newest:
+                    newest = (found[1].st_mtime_ns, session_id)
+        return None if newest is None else newest[1]
+
     async def children_of(self, parent_id: str) -> list[str]:
         """Ids of the sessions in ``parent_id``'s workspace whose header names it as
         ``parentSession`` (every workspace when the parent has no log here). An extra

@@ -1,0 +1,126 @@
+"""Reading the most recently written team when the server starts, and one read per team.
+
+Behind DSH the server starts with DSH, long before the panel is opened on the team that
+is working: the start-up read makes that first load a warm one. A request that arrives
+while the same team is being read waits for that read instead of decoding every log a
+second time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from dsh_task_gantt.embedded import EmbeddedHost
+from dsh_task_gantt.logs.persistence import DirectorySessionPersistence
+from dsh_task_gantt.service import TimelineService
+from dsh_task_gantt.warm_up import warm_up
+from tests.kit.fakehost import FakeContext, FakePersistence, ev, header
+from tests.kit.start_root import start_root
+
+PREFIX = "/plugins/dsh-task-gantt"
+
+
+def _touch_newest(path: Path) -> None:
+    """Make ``path`` the log written last (a second after every other)."""
+    newest = max(p.stat().st_mtime for p in path.parents[2].rglob("session.v4.jsonl*"))
+    os.utime(path, (newest + 1, newest + 1))
+
+
+def _log_of(root: Path, session_id: str) -> Path:
+    return next(root.rglob(f"{session_id}/session.v4.jsonl*"))
+
+
+def _last_with_a_log(spec: Any) -> str:
+    """The team's last member that has a log of its own."""
+    return str([m.id for m in spec.members if m.rel_path is not None][-1])
+
+
+def test_the_latest_session_is_the_one_whose_log_was_written_last(tmp_path: Path) -> None:
+    made = start_root(tmp_path)
+    persistence = DirectorySessionPersistence(made.root)
+    for spec in (made.teams[2], made.singles[0], made.teams[0]):
+        member = _last_with_a_log(spec)
+        _touch_newest(_log_of(made.root, member))
+        assert asyncio.run(persistence.latest_session()) == member
+    empty = DirectorySessionPersistence(tmp_path / "nowhere")
+    assert asyncio.run(empty.latest_session()) is None
+
+
+def test_the_server_reads_the_latest_team_at_start_up_and_the_first_panel_reuses_it(
+    tmp_path: Path,
+) -> None:
+    made = start_root(tmp_path)
+    team = made.teams[1]  # a "full" team: a lead and several teammates
+    teammate = _last_with_a_log(team)
+    assert teammate != team.lead_id
+    _touch_newest(_log_of(made.root, teammate))  # a teammate wrote last
+    host = EmbeddedHost(made.root, warm=True)
+    with TestClient(host, base_url="http://127.0.0.1:8765", client=("127.0.0.1", 5)) as client:
+        deadline = time.monotonic() + 60
+        while (host.warmed is None or not host.warmed.done()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert host.warmed is not None and host.warmed.result() == team.lead_id  # its root
+        panel = host.plugin.app.panel
+        drawn = dict(panel._lanes)  # each lane's markup, by what it depends on
+        assert len(drawn) >= len([m for m in team.members if m.rel_path is not None])
+        page = client.get(f"{PREFIX}/panel", params={"session": team.lead_id})
+        assert page.status_code == 200 and page.text.count('class="row lane') == len(drawn)
+        assert panel._lanes == drawn  # the first page laid out no lane again
+
+
+def test_a_server_started_without_it_reads_nothing_until_asked(tmp_path: Path) -> None:
+    made = start_root(tmp_path)
+    host = EmbeddedHost(made.root)
+    with TestClient(host, base_url="http://127.0.0.1:8765", client=("127.0.0.1", 5)):
+        assert host.warmed is None and host.plugin.app.panel._lanes == {}
+
+
+class _Broken:
+    async def latest_session(self) -> str:
+        raise OSError("the disk went away")
+
+
+def test_a_failing_warm_up_is_logged_and_never_raised(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    host = EmbeddedHost(tmp_path)
+    service, panel = host.plugin.service, host.plugin.app.panel
+    log = logging.getLogger("test-warm-up")
+    with caplog.at_level(logging.WARNING):
+        assert asyncio.run(warm_up(_Broken(), service, panel, log)) is None
+    assert "the disk went away" in caplog.text
+    # a host whose persistence cannot say which session was written last: nothing read
+    assert asyncio.run(warm_up(object(), service, panel, log)) is None
+    assert asyncio.run(warm_up(host.persistence, service, panel, log)) is None  # no logs
+
+
+def _team(persistence: FakePersistence) -> list[str]:
+    lead, mates = "lead-1", ["mate-1", "mate-2", "mate-3"]
+    persistence.put(lead, header(lead), [ev("turn/start", 0, 10_000, {"turn": "t1"})])
+    for n, mate in enumerate(mates):
+        turn = [ev("turn/start", 0, 10_100 + n, {"turn": "x"})]
+        persistence.put(mate, header(mate, parent=lead), turn)
+    return [lead, *mates]
+
+
+def test_requests_that_arrive_together_read_each_log_once() -> None:
+    persistence = FakePersistence()
+    sessions = _team(persistence)
+    service = TimelineService(FakeContext(sessionPersistence=persistence).get, clock=lambda: 1)
+
+    async def together() -> list[Any]:
+        return await asyncio.gather(*(service.timeline(sessions[0]) for _ in range(3)))
+
+    first, second, third = asyncio.run(together())
+    assert first is not None and second is first and third is first
+    assert persistence.read_calls == len(sessions)  # one read of each log, not three
+    # and a later request, on another event loop, still works
+    assert asyncio.run(service.timeline(sessions[0])) is first
