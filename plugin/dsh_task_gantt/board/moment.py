@@ -3,8 +3,8 @@
 Everything comes from the timeline's own data: a task's state at ``at`` is its last
 history entry at or before ``at`` (a task with none was not created yet); a lane was in
 a turn when one of its turns started at or before ``at`` and had not ended by then, idle
-since the end of its last turn otherwise; its last message sent and received are its
-latest marks at or before ``at``. Nothing after ``at`` is read into the answer, so the
+since the end of its last turn otherwise; its last message sent is its latest outgoing
+mark at or before ``at``, its last received the latest incoming one delivered by then. Nothing after ``at`` is read into the answer, so the
 moment of a timeline equals the moment of the same timeline cut at ``at``.
 """
 
@@ -132,13 +132,14 @@ def malformed_at(params: Mapping[str, str]) -> bool:
 
 
 def event_times(timeline: Mapping[str, Any]) -> tuple[int, ...]:
-    """Every time something happened (turn starts and ends, messages, prompts, task
-    moves), sorted, each once: what the arrow keys step between."""
+    """Every time something happened (turn starts and ends, messages sent and
+    delivered, prompts, task moves), sorted, each once: what the arrow keys step
+    between, and every time at which :func:`moment_at` can change."""
     times: set[int] = set()
     for lane in as_seq(timeline.get("lanes")):
         for span in as_seq(as_map(lane).get("spans")):
             span = as_map(span)
-            for field in ("time", "end"):
+            for field in ("time", "end", "deliveredAt"):
                 value = as_int(span.get(field))
                 if value is not None:
                     times.add(value)
@@ -195,6 +196,8 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
                 idle_since = end if idle_since is None else max(idle_since, end)
         elif kind in {"message", "user-prompt"}:
             outgoing = span.get("direction") == "outgoing"
+            if not outgoing and not _delivered_by(span, at):
+                continue
             best = sent if outgoing else received
             if best is None or time >= best[0]:
                 if outgoing:
@@ -214,6 +217,15 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
         sent=_message_at(sent, "to") if sent else None,
         received=_message_at(received, "from") if received else None,
     )
+
+
+def _delivered_by(span: Mapping[str, Any], at: int) -> bool:
+    """A message is received once delivered; a host that records no delivery (the key
+    is absent) is taken at the mark's time, one that says "pending" (null) never."""
+    if "deliveredAt" not in span:
+        return True
+    delivered = as_int(span.get("deliveredAt"))
+    return delivered is not None and delivered <= at
 
 
 def _message_at(found: tuple[int, Mapping[str, Any]], side: str) -> MessageAt:
