@@ -21,13 +21,22 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from .board.model import counted
-from .board.moment import LaneAt, Moment, MomentCache, list_page_at, malformed_at, step_from
+from .board.moment import (
+    LaneAt,
+    Moment,
+    MomentCache,
+    TaskAt,
+    list_page_at,
+    malformed_at,
+    step_from,
+)
 from .board.pieces import BoardPieces, LaneShape, Piece, Shown, ShownBoards, board_delta
 from .clock import now_ms
 from .fold.text import MESSAGE_BODY_CAP
 from .htmx import StopPolling, is_htmx
 from .layout import (
     DEFAULT_FOCUS_WINDOW_MS,
+    LIST_PAGE,
     Board,
     LaneRow,
     TaskRow,
@@ -35,7 +44,6 @@ from .layout import (
     find_span_time,
     finish_board,
     parse_time_param,
-    LIST_PAGE,
     parse_view,
     parties,
     plan_board,
@@ -78,8 +86,9 @@ class Panel:
         #: Each lane's row and markup, by everything they depend on (layout.lane_key):
         #: a poll after an append lays out and renders only the lanes that changed.
         self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, LaneShape]] = OrderedDict()
-        #: Each task row's markup by the row (most polls change none of them).
-        self._tasks: OrderedDict[tuple[TaskRow, str], Piece] = OrderedDict()
+        #: Each task row's markup by the row and the task at the replayed moment (most
+        #: polls change none of them).
+        self._tasks: OrderedDict[tuple[TaskRow, TaskAt | None, str], Piece] = OrderedDict()
         #: What a browser holds, by the token its last answer carried.
         self._shown = ShownBoards()
         #: The team at a replayed moment, by (timeline version, moment).
@@ -150,7 +159,7 @@ class Panel:
         template = self._env.get_template("task_row.html")
         for n, task in enumerate(board.task_rows, start=board.tasks_before):
             task_at = moment.tasks[n] if moment is not None and n < len(moment.tasks) else None
-            key = (task, session_id) if task_at is None else (task, task_at, session_id)
+            key = (task, task_at, session_id)
             piece = self._tasks.get(key)
             if piece is None:
                 at_context = {} if task_at is None else {"task_at": task_at}
@@ -176,7 +185,9 @@ class Panel:
             empty=board.empty,
         )
 
-    def _lane_at(self, lane: LaneShape, row: LaneRow, lane_at: LaneAt, session_id: str) -> LaneShape:
+    def _lane_at(
+        self, lane: LaneShape, row: LaneRow, lane_at: LaneAt, session_id: str
+    ) -> LaneShape:
         """The lane with its name cell saying what it was doing at the moment (the
         chunks are the same: what lies after the moment is dimmed in CSS)."""
         key = (lane.name.digest, lane_at, session_id)
@@ -225,9 +236,7 @@ class Panel:
             at = find_span_time(result.data, msg_id)
             if at is not None and view.start is None:
                 half = DEFAULT_FOCUS_WINDOW_MS // 2
-                view = View(
-                    start=at - half, end=at + half, track_px=view.track_px, at=view.at
-                )
+                view = View(start=at - half, end=at + half, track_px=view.track_px, at=view.at)
         if params.get("list") == "1":
             view = replace(view, listing=True)
         board, lanes, moment = self._replayed(result, view, session_id, to_moment=True)
@@ -361,9 +370,7 @@ class Panel:
         if to_moment and view.listing:
             page = list_page_at([item.ms for item in board.items], view.at, LIST_PAGE)
             if page != board.list_page:
-                board, lanes = self._layout(
-                    result.data, replace(view, list_page=page), session_id
-                )
+                board, lanes = self._layout(result.data, replace(view, list_page=page), session_id)
         return board, lanes, self._moments.moment(result.etag, result.data, view.at)
 
     def _answer(

@@ -4,8 +4,9 @@ Everything comes from the timeline's own data: a task's state at ``at`` is its l
 history entry at or before ``at`` (a task with none was not created yet); a lane was in
 a turn when one of its turns started at or before ``at`` and had not ended by then, idle
 since the end of its last turn otherwise; its last message sent is its latest outgoing
-mark at or before ``at``, its last received the latest incoming one delivered by then. Nothing after ``at`` is read into the answer, so the
-moment of a timeline equals the moment of the same timeline cut at ``at``.
+mark at or before ``at``, its last received the latest incoming one delivered by then.
+Nothing after ``at`` is read into the answer, so the moment of a timeline equals the
+moment of the same timeline cut at ``at``.
 """
 
 from __future__ import annotations
@@ -204,6 +205,7 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
                     sent = (time, span)
                 else:
                     received = (time, span)
+    since: int | None
     if turn_since is not None:
         doing, since = "turn", turn_since
     elif seen:
@@ -264,7 +266,9 @@ def _task_at(task: Mapping[str, Any], at: int) -> TaskAt:
             owner = actor
         elif status == "pending":
             owner = None
-    dated = sum(1 for raw in as_seq(task.get("history")) if as_int(as_map(raw).get("time")) is not None)
+    dated = sum(
+        1 for raw in as_seq(task.get("history")) if as_int(as_map(raw).get("time")) is not None
+    )
     if len(entries) == dated:
         # Every move is in: the task's own owner is the state after its last one (the
         # board may know an owner that no claim names, such as one assigned by the lead).
