@@ -345,6 +345,7 @@
     steps: [],        // event times around `shown` (sorted), for the arrow keys
     busy: false,      // a moment request is in flight
     again: false,     // the cursor moved meanwhile
+    step: null,       // "prev"/"next" asked for meanwhile (the server finds the event)
     boardBusy: false, // a board request (poll, zoom) is in flight
     dragging: null,   // the pointer id while dragging
     lastAsk: 0,       // when a request last left (drag throttle)
@@ -427,7 +428,11 @@
   // DRAG_EVERY_MS; the position when an answer lands is asked for next.
   function requestMoment(step) {
     if (!window.htmx) return;
-    if (cursor.busy || cursor.boardBusy) { cursor.again = true; return; }
+    if (cursor.busy || cursor.boardBusy) {
+      cursor.again = true;
+      if (step) cursor.step = step;
+      return;
+    }
     var wait = cursor.dragging !== null ? cursor.lastAsk + DRAG_EVERY_MS - Date.now() : 0;
     if (wait > 0) {
       cursor.again = true;
@@ -435,6 +440,8 @@
       window.setTimeout(function () { cursor.busy = false; settleMoment(); }, wait);
       return;
     }
+    step = step || cursor.step;
+    cursor.step = null;
     cursor.busy = true;
     cursor.again = false;
     cursor.lastAsk = Date.now();
@@ -457,7 +464,7 @@
   // Ask again when the rows on screen are not those of the cursor's moment.
   function settleMoment() {
     if (cursor.busy || cursor.boardBusy) return;
-    if (cursor.again || cursor.shown !== cursor.at) requestMoment();
+    if (cursor.again || cursor.step || cursor.shown !== cursor.at) requestMoment(cursor.step);
   }
 
   function setCursor(ms, step) {
@@ -477,7 +484,9 @@
     if (cursor.at === null) return;
     cursor.at = null;
     var box = document.getElementById("moment");
-    if (box) box.hidden = true;
+    if (box) { box.hidden = true; box.textContent = ""; }
+    cursor.shown = null;
+    cursor.steps = [];
     placeCursor(meta());
     syncInputs();
     syncUrl();
@@ -489,14 +498,20 @@
     if (!m) return;
     var from = cursor.at === null ? m.liveEnd : cursor.at;
     if (minutes) { setCursor(from + direction * MINUTE); return; }
-    // The steps the server sent hold the events around the moment it drew.
-    if (cursor.at !== null && cursor.shown === cursor.at && cursor.steps.length) {
+    // The steps the server sent are one unbroken run of event times: inside it, the
+    // event before or after any time is in it (so a key held down steps on at once).
+    var steps = cursor.steps;
+    var inside = cursor.at !== null && steps.length > 1 &&
+      (direction < 0 ? from > steps[0] && from <= steps[steps.length - 1]
+                     : from >= steps[0] && from < steps[steps.length - 1]);
+    if (inside) {
       var found = null;
-      cursor.steps.forEach(function (ms) {
+      steps.forEach(function (ms) {
         if (direction < 0 && ms < from) found = ms;
         if (direction > 0 && ms > from && found === null) found = ms;
       });
-      if (found !== null) { setCursor(found); return; }
+      setCursor(found);
+      return;
     }
     // None known on that side: the server finds the event (or stays put).
     setCursor(from, direction < 0 ? "prev" : "next");

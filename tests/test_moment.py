@@ -349,6 +349,12 @@ def test_the_steps_around_a_moment_are_the_nearest_events_on_each_side() -> None
     moment = moment_at(timeline, at, times)
     assert moment.before == tuple(t for t in times if t < at)[-STEP_TIMES:]
     assert moment.after == tuple(t for t in times if t > at)[:STEP_TIMES]
+    # an event's own time is in the run (the steps are one unbroken run of events)
+    on_event = moment_at(timeline, T0 + 30_000, times)
+    assert on_event.after[0] == T0 + 30_000 and on_event.before[-1] == T0 + 20_000
+    run = (*on_event.before, *on_event.after)
+    first = times.index(run[0])
+    assert run == times[first : first + len(run)]
     assert step_from(times, at, "next") == T0 + 60_000
     assert step_from(times, at, "prev") == T0 + 30_000
     assert step_from(times, times[0], "prev") == times[0]  # nothing before: stays

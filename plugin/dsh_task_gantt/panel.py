@@ -298,7 +298,9 @@ class Panel:
         board, lanes, moment = self._replayed(result, view, session_id, to_moment=True)
         pieces = self._board_pieces(board, lanes, session_id, moment)
         held = self._shown.get(params.get("b"))
-        return self._answer(result, session_id, board, pieces, moment, held, False)
+        return self._answer(
+            result, session_id, board, pieces, moment, held, False, moment_line=True
+        )
 
     async def items(self, request: Request, session_id: str) -> Response:
         """What an aggregate holds: a lane's turns, messages and prompts in a time range."""
@@ -382,13 +384,17 @@ class Panel:
         moment: Moment | None,
         held: Shown | None,
         stop_polling: bool,
+        *,
+        moment_line: bool = False,
     ) -> Response:
-        """The pieces that changed since ``held`` (out of band), else the whole board."""
+        """The pieces that changed since ``held`` (out of band), else the whole board.
+        ``moment_line``: the moment's line is sent even when empty (back to the present)."""
         delta = board_delta(held, pieces) if held is not None else None
         context: dict[str, Any] = {
             "session_id": session_id,
             "board": board,
             "moment": moment,
+            "moment_line": moment_line or moment is not None,
             "etag": result.etag,
             "drawn": now_ms(),
             "token": self._shown.remember(Shown.of(pieces)),

@@ -84,7 +84,9 @@ class Moment:
     at: int
     lanes: tuple[LaneAt, ...]
     tasks: tuple[TaskAt, ...]
-    #: Event times nearest the moment on each side (strictly before, strictly after).
+    #: Event times nearest the moment: before it, and from it on (the moment itself
+    #: when something happened then). One unbroken run of the timeline's event times,
+    #: so the browser finds the event before or after any time inside it.
     before: tuple[int, ...]
     after: tuple[int, ...]
 
@@ -171,7 +173,7 @@ def moment_at(timeline: Mapping[str, Any], at: int, times: Sequence[int] = ()) -
         lanes=lanes,
         tasks=tasks,
         before=tuple(times[max(lo - STEP_TIMES, 0) : lo]),
-        after=tuple(times[hi : hi + STEP_TIMES]),
+        after=tuple(times[lo : hi + STEP_TIMES]),
     )
 
 
