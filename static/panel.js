@@ -371,25 +371,33 @@
     return m.start + frac * (m.end - m.start);
   }
 
+  function setAttr(el, name, value) {
+    if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+  }
+
   // Where the cursor stands and what it dims; every board (whole or delta) passes here.
+  // Unset, it touches nothing that changed (no layout is read): a poll costs the same.
   function placeCursor(m) {
     var chart = document.getElementById("chart");
     var el = cursor.el;
-    if (!el || !m || m.empty) { if (el) el.hidden = true; return; }
-    el.hidden = false;
-    var at = cursor.at === null ? m.liveEnd : cursor.at;
-    var t = String((at - m.start) / 1000);
-    if (chart) {
-      chart.classList.toggle("replaying", cursor.at !== null);
-      if (cursor.at !== null && chart.style.getPropertyValue("--cursor-t") !== t) chart.style.setProperty("--cursor-t", t);
+    if (!el || !m || m.empty) { if (el && !el.hidden) el.hidden = true; return; }
+    if (el.hidden) el.hidden = false;
+    var set = cursor.at !== null;
+    if (chart && chart.classList.contains("replaying") !== set) chart.classList.toggle("replaying", set);
+    if (el.classList.contains("parked") === set) el.classList.toggle("parked", !set);
+    setAttr(el, "aria-valuemin", String(m.start));
+    setAttr(el, "aria-valuemax", String(m.end));
+    setAttr(el, "aria-valuenow", String(set ? cursor.at : m.end));
+    setAttr(el, "aria-valuetext", set ? fmt(cursor.at, "full") : "the present");
+    if (!set) {
+      // Parked at the end of the track, by the stylesheet.
+      if (el.style.left) el.style.left = "";
+      return;
     }
-    el.classList.toggle("parked", cursor.at === null);
-    var left = trackOffset() + (Math.min(Math.max(at, m.start), m.end) - m.start) / Math.max(m.end - m.start, 1) * trackWidth();
-    el.style.left = left + "px";
-    el.setAttribute("aria-valuemin", String(m.start));
-    el.setAttribute("aria-valuemax", String(m.end));
-    el.setAttribute("aria-valuenow", String(Math.round(at)));
-    el.setAttribute("aria-valuetext", cursor.at === null ? "the present" : fmt(cursor.at, "full"));
+    var t = String((cursor.at - m.start) / 1000);
+    if (chart && chart.style.getPropertyValue("--cursor-t") !== t) chart.style.setProperty("--cursor-t", t);
+    var frac = (Math.min(Math.max(cursor.at, m.start), m.end) - m.start) / Math.max(m.end - m.start, 1);
+    el.style.left = (trackOffset() + frac * trackWidth()) + "px";
     placeListAt();
   }
 
@@ -488,6 +496,7 @@
     cursor.shown = null;
     cursor.steps = [];
     placeCursor(meta());
+    placeListAt();
     syncInputs();
     syncUrl();
     if (!quiet) requestMoment();
