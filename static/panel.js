@@ -391,13 +391,16 @@
     setAttr(el, "aria-valuetext", set ? fmt(cursor.at, "full") : "the present");
     if (!set) {
       // Parked at the end of the track, by the stylesheet.
-      if (el.style.left) el.style.left = "";
+      if (el.style.left) { el.style.left = ""; el.style.height = ""; }
       return;
     }
     var t = String((cursor.at - m.start) / 1000);
     if (chart && chart.style.getPropertyValue("--cursor-t") !== t) chart.style.setProperty("--cursor-t", t);
     var frac = (Math.min(Math.max(cursor.at, m.start), m.end) - m.start) / Math.max(m.end - m.start, 1);
     el.style.left = (trackOffset() + frac * trackWidth()) + "px";
+    // As tall as the chart (the scroller may be taller: it fills the window).
+    var height = chart ? chart.offsetHeight + "px" : "";
+    if (el.style.height !== height) el.style.height = height;
     placeListAt();
   }
 
