@@ -256,7 +256,8 @@
     state.listPage = 0;
     document.body.classList.toggle("list-mode", state.list);
     apply();
-    refresh();
+    // Replaying: the list opens on the page holding the moment.
+    if (cursor.at !== null) { cursor.asked = null; cursor.listScrolled = null; requestMoment(); } else refresh();
   }
 
   // The window follows the scroll at once, so a board that arrives meanwhile (a poll,
@@ -346,6 +347,7 @@
     busy: false,      // a moment request is in flight
     again: false,     // the cursor moved meanwhile
     step: null,       // "prev"/"next" asked for meanwhile (the server finds the event)
+    asked: null,      // the moment last asked for (an answer that failed is not retried)
     boardBusy: false, // a board request (poll, zoom) is in flight
     dragging: null,   // the pointer id while dragging
     lastAsk: 0,       // when a request last left (drag throttle)
@@ -453,6 +455,7 @@
     }
     step = step || cursor.step;
     cursor.step = null;
+    cursor.asked = cursor.at;
     cursor.busy = true;
     cursor.again = false;
     cursor.lastAsk = Date.now();
@@ -475,7 +478,8 @@
   // Ask again when the rows on screen are not those of the cursor's moment.
   function settleMoment() {
     if (cursor.busy || cursor.boardBusy) return;
-    if (cursor.again || cursor.step || cursor.shown !== cursor.at) requestMoment(cursor.step);
+    var unanswered = cursor.shown !== cursor.at && cursor.asked !== cursor.at;
+    if (cursor.again || cursor.step || unanswered) requestMoment(cursor.step);
   }
 
   function setCursor(ms, step) {
@@ -589,6 +593,7 @@
     document.body.addEventListener("htmx:afterRequest", function (ev) {
       if (ev.detail.elt !== board) return;
       cursor.boardBusy = false;
+      if (cursor.at === null && cursor.shown === null && !cursor.again) return;  // unset: nothing to do
       readMoment();
       placeCursor(meta());
       settleMoment();

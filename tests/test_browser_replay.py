@@ -57,7 +57,10 @@ def _x_of(page: Any, ms: int) -> float:
 def _wait_drawn_at(page: Any, at: int | None) -> None:
     """Until the rows on screen are those of the moment ``at`` (None: the present)."""
     if at is None:
-        page.wait_for_function("() => !document.getElementById('moment-data')")
+        page.wait_for_function(
+            "() => !document.getElementById('moment-data')"
+            " && !document.querySelector('.at-task, .at-msg, .state.at-turn, .state.at-idle')"
+        )
     else:
         page.wait_for_function(
             "at => { const d = document.getElementById('moment-data');"
@@ -234,6 +237,15 @@ def test_the_list_view_scrolls_to_the_moment(watched: Watched) -> None:
         assert 0 <= box["y"] <= page.viewport_size["height"]
         after = page.locator("#list .item.after")
         assert after.count() > 0 and "note 61" in after.first.inner_text()
+        # the chart, then the list again: it opens on the moment's page (not the newest)
+        page.locator("#list-toggle").click()
+        page.evaluate("window.scrollTo(0, 0)")
+        page.locator("#list-toggle").click()
+        page.wait_for_function(
+            "() => { const c = document.querySelector('#list .item[aria-current=time]');"
+            " return c && c.textContent.includes('note 60'); }"
+        )
+        assert page.evaluate("window.scrollY") > 0
     assert watched.errors == []
 
 
