@@ -50,10 +50,11 @@ from bench_panel import (  # the same host, browser, appender and network log
     CHROMIUM,
     CHROMIUM_ARGS,
     PREFIX,
-    Appender,
+    LiveWindow,
     NetworkLog,
     cpu_metrics,
     kb,
+    live_window,
     percentile,
     serving,
 )
@@ -187,34 +188,24 @@ def measure_browser(
         " d ? Number(d.dataset.at) : null]; })()"
     )
 
-    def busy(metric: str, a: dict[str, float], b: dict[str, float], span: float) -> float:
-        return (b.get(metric, 0.0) - a.get(metric, 0.0)) / span * 100
-
+    drag = LiveWindow(wall, before, after, 0)
     report(
         f"drag at 400x900: {steps} pointer moves over {wall:.1f} s, {sent} moment requests "
         f"({sent / wall:.1f} per second; {len(moments) - sent} more after the drag), main "
-        f"thread busy {busy('TaskDuration', before, after, wall):.1f} % of one core; rows "
+        f"thread busy {drag.busy('TaskDuration'):.1f} % of one core; rows "
         f"at the end are those of the cursor: {landed[0] == landed[1]}"
     )
 
-    net.polls.clear()
-    with Appender(live) as appender:
-        page.wait_for_timeout(1000)
-        net.polls.clear()
-        before = cpu_metrics(cdp)
-        wall = time.perf_counter()
-        page.wait_for_timeout(seconds * 1000)
-        after = cpu_metrics(cdp)
-        wall = time.perf_counter() - wall
+    window = live_window(page, cdp, net, live, seconds)
     changed = [p.body_bytes for p in net.polls if p.status == 200]
     still = page.evaluate("document.getElementById('moment-data').dataset.at")
     page.close()
     report(
-        f"live polls with the cursor set, {wall:.0f} s ({appender.ticks} appends): "
+        f"live polls with the cursor set, {window.wall:.0f} s ({window.appends} appends): "
         f"{len(net.polls)} polls, {len(changed)} with changes; body after an append: median "
         f"{kb(statistics.median(changed) if changed else 0)}, p90 "
         f"{kb(percentile(changed, 0.9))}; main thread busy "
-        f"{busy('TaskDuration', before, after, wall):.1f} % of one core; the cursor stayed "
+        f"{window.busy('TaskDuration'):.1f} % of one core; the cursor stayed "
         f"at its moment: {int(still) == landed[0]}"
     )
 

@@ -7,8 +7,6 @@ poll while replaying, the list view, and Escape.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -16,6 +14,7 @@ import pytest
 
 from dsh_task_gantt.board.moment import MINUTE_MS, event_times
 from tests.kit import browser as browser_kit
+from tests.kit import fixture_team
 from tests.kit.boardteams import T0, FakeProvider, TeamBuilder, demo_team, make_app
 from tests.kit.browser import CHROMIUM, ONE_POLL_MS, Server, Watched
 
@@ -27,10 +26,6 @@ pytestmark = [
 browser = browser_kit.browser
 watched = browser_kit.watched
 watched_each = browser_kit.watched_each
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-embedded = pytest.importorskip("dsh_task_gantt.embedded", reason="the embedded host is missing")
-fixturegen = pytest.importorskip("dsh_task_gantt.fixturegen", reason="fixturegen is missing")
 
 #: In the demo team: "Log reader" was reopened by verify at 16 min and claimed at 17.
 REOPENED_AT = T0 + 16 * MINUTE_MS + 30_000
@@ -253,17 +248,8 @@ def test_the_list_view_scrolls_to_the_moment(watched: Watched) -> None:
 # the committed fixture team, through the embedded host reading its real logs
 
 
-@pytest.fixture(scope="module")
-def alpha() -> Any:
-    return fixturegen.TeamSpec.load(
-        FIXTURES / "specs" / "alpha.json", root=str(FIXTURES / "sessions")
-    )
-
-
-@pytest.fixture(scope="module")
-def alpha_server() -> Iterator[Server]:
-    with Server(embedded.EmbeddedHost(FIXTURES / "sessions")) as server:
-        yield server
+alpha = fixture_team.alpha
+alpha_server = fixture_team.alpha_server
 
 
 def test_a_deep_link_shows_the_fixture_teams_rows_and_lanes_at_a_known_moment(

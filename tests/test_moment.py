@@ -14,9 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
-import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,10 +30,11 @@ from dsh_task_gantt.board.moment import (
     moment_at,
     step_from,
 )
-from dsh_task_gantt.events import LogEvent, SessionHeader, coerce_header, parse_line
+from dsh_task_gantt.events import LogEvent, SessionHeader
 from dsh_task_gantt.fixturegen import TeamSpec, generate_team
 from dsh_task_gantt.fold import fold_lane
 from dsh_task_gantt.logs.persistence import LOG_NAMES
+from dsh_task_gantt.logs.reader import LogReader
 from dsh_task_gantt.timeline import LaneSource, TeamSnapshot, build_timeline
 from tests.kit.boardteams import T0, TeamBuilder
 
@@ -49,13 +48,11 @@ Logs = dict[str, tuple[SessionHeader | None, list[LogEvent]]]
 
 
 def _read(folder: Path) -> tuple[SessionHeader | None, list[LogEvent]]:
+    """A session's log, whole, through the product's own reader."""
     path = next(folder / name for name in LOG_NAMES if (folder / name).is_file())
-    raw = path.read_bytes()
-    if path.suffix == ".zstd":
-        raw = zstandard.ZstdDecompressor().decompressobj(read_across_frames=True).decompress(raw)
-    lines = raw.splitlines()
-    events = [e for i, line in enumerate(lines[1:]) if (e := parse_line(line, i)) is not None]
-    return coerce_header(orjson.loads(lines[0])), events
+    reader = LogReader(path)
+    events = [e for e in reader.read_new().events if isinstance(e, LogEvent)]
+    return reader.header, events
 
 
 def _team_logs(root: Path, lead_id: str) -> Logs:
