@@ -152,9 +152,8 @@ class Panel:
     ) -> BoardPieces:
         context = {"board": board, "prefix": self._prefix, "session_id": session_id}
         if moment is not None and not board.empty:
-            lanes = [self._lane_at(lane, row, a, session_id) for lane, row, a in zip(
-                lanes, board.lanes, moment.lanes, strict=True
-            )]  # fmt: skip
+            rows_then = zip(lanes, board.lanes, moment.lanes, strict=True)
+            lanes = [self._lane_at(lane, row, then, session_id) for lane, row, then in rows_then]
         tasks: list[Piece] = []
         template = self._env.get_template("task_row.html")
         for n, task in enumerate(board.task_rows, start=board.tasks_before):
