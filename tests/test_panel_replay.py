@@ -71,7 +71,8 @@ def test_the_page_at_a_moment_shows_the_board_as_it_stood_then() -> None:
     # the lanes: in a turn since, idle since, their last messages
     assert re.search(r'class="state at-idle"[^>]*>idle <span class="sr">since </span>'
                      r'<time data-ms="\d+" data-fmt="hms">15:38:40</time>', html)  # fmt: skip
-    assert "last sent</span> to host-data" in html
+    assert re.search(r'last sent at </span><time data-ms="\d+" data-fmt="hms">15:42:58</time>'
+                     r" to host-data</span>", html)  # fmt: skip
 
 
 def test_a_task_not_created_yet_says_so() -> None:
