@@ -95,6 +95,9 @@ class Panel:
         self._moments = MomentCache()
         #: Lane name cells at a moment, by (the name cell's digest, the lane then).
         self._names_at: OrderedDict[tuple[bytes, LaneAt, str], Piece] = OrderedDict()
+        #: The last board laid out, by its timeline (the very build), view and session:
+        #: a cursor dragged over one version of the timeline lays the board out once.
+        self._last_layout: tuple[tuple[Any, ...], Board, list[LaneShape]] | None = None
         # Compiled now, not on a first load (compiling them all takes about 0.1 s).
         for name in self._env.list_templates(extensions=["html"]):
             self._env.get_template(name)
@@ -365,14 +368,28 @@ class Panel:
     ) -> tuple[Board, list[LaneShape], Moment | None]:
         """The board, its lanes, and the team at the view's moment (``None``: the
         present). ``to_moment``: the list view turns to the page holding the moment."""
-        board, lanes = self._layout(result.data, view, session_id)
-        if view.at is None:
+        board, lanes = self._layout_once(result, view, session_id)
+        at = view.at
+        if at is None:
             return board, lanes, None
         if to_moment and view.listing:
-            page = list_page_at([item.ms for item in board.items], view.at, LIST_PAGE)
+            page = list_page_at([item.ms for item in board.items], at, LIST_PAGE)
             if page != board.list_page:
-                board, lanes = self._layout(result.data, replace(view, list_page=page), session_id)
-        return board, lanes, self._moments.moment(result.etag, result.data, view.at)
+                board, lanes = self._layout_once(result, replace(view, list_page=page), session_id)
+        return board, lanes, self._moments.moment(result.etag, result.data, at)
+
+    def _layout_once(
+        self, result: TimelineResult, view: View, session_id: str
+    ) -> tuple[Board, list[LaneShape]]:
+        """The layout does not depend on the moment: the same build of the timeline (the
+        very object) seen through the same view is laid out once."""
+        key = (result.data, result.etag, replace(view, at=None), session_id)
+        last = self._last_layout
+        if last is not None and last[0][0] is result.data and last[0][1:] == key[1:]:
+            return last[1], last[2]
+        board, lanes = self._layout(result.data, view, session_id)
+        self._last_layout = (key, board, lanes)
+        return board, lanes
 
     def _answer(
         self,
