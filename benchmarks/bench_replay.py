@@ -159,7 +159,14 @@ def measure_browser(
     page = browser.new_page(viewport={"width": 400, "height": 900})
     net.attach(page)
     moments: list[str] = []
+    answers: list[int] = []
     page.on("request", lambda r: moments.append(r.url) if "/panel/moment" in r.url else None)
+    page.on(
+        "requestfinished",
+        lambda r: (
+            answers.append(int(r.sizes()["responseBodySize"])) if "/panel/moment" in r.url else None
+        ),
+    )
     page.goto(f"{base}{PREFIX}/panel?session={quote(session)}&at={start_at}", timeout=120_000)
     net.settle(page)
     cdp = page.context.new_cdp_session(page)
@@ -171,6 +178,7 @@ def measure_browser(
     page.mouse.down()
     steps = max(int(drag_seconds * 60), 2)
     moments.clear()
+    answers.clear()
     before = cpu_metrics(cdp)
     wall = time.perf_counter()
     for n in range(steps):
@@ -191,9 +199,12 @@ def measure_browser(
     drag = LiveWindow(wall, before, after, 0)
     report(
         f"drag at 400x900: {steps} pointer moves over {wall:.1f} s, {sent} moment requests "
-        f"({sent / wall:.1f} per second; {len(moments) - sent} more after the drag), main "
-        f"thread busy {drag.busy('TaskDuration'):.1f} % of one core; rows "
-        f"at the end are those of the cursor: {landed[0] == landed[1]}"
+        f"({sent / wall:.1f} per second; {len(moments) - sent} more after the drag), answers "
+        f"median {kb(statistics.median(answers) if answers else 0)}; main thread busy "
+        f"{drag.busy('TaskDuration'):.1f} % of one core (script "
+        f"{drag.busy('ScriptDuration'):.1f} %, layout {drag.busy('LayoutDuration'):.1f} %, "
+        f"style {drag.busy('RecalcStyleDuration'):.1f} %); rows at the end are those of "
+        f"the cursor: {landed[0] == landed[1]}"
     )
 
     window = live_window(page, cdp, net, live, seconds)

@@ -379,6 +379,10 @@ def test_malformed_moments_are_told_apart_from_absent_ones() -> None:
     assert not malformed_at({"at": "2025-11-29T15:26:40Z"})
     assert malformed_at({"at": "yesterday"})
     assert malformed_at({"at": "12abc"})
+    # numbers no clock can show (past the year 9999, before the year 1)
+    assert malformed_at({"at": "9999999999999999"})
+    assert malformed_at({"at": "-9999999999999999"})
+    assert not malformed_at({"at": "-1"})
 
 
 def test_the_list_page_holding_a_moment() -> None:

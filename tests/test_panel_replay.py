@@ -37,7 +37,9 @@ def _task_texts(html: str) -> list[str]:
 
 
 @pytest.mark.parametrize("route", ["/panel", "/panel/board", "/panel/moment"])
-@pytest.mark.parametrize("at", ["yesterday", "12abc", "2025-13-45T00:00:00Z"])
+@pytest.mark.parametrize(
+    "at", ["yesterday", "12abc", "2025-13-45T00:00:00Z", "9999999999999999", "-9999999999999999"]
+)
 def test_a_malformed_moment_is_a_400(route: str, at: str) -> None:
     response = _client(demo_team(live=False)).get(f"{PREFIX}{route}?session=s-lead&at={at}")
     assert response.status_code == 400

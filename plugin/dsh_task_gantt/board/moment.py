@@ -21,8 +21,12 @@ from ..timetext import format_time
 from .geometry import as_int, as_map, as_seq, as_str, parse_time_param
 from .model import counted
 
-#: Event times sent on each side of the moment, so the arrow keys step without asking.
-STEP_TIMES = 32
+#: Event times sent on each side of the moment, so the arrow keys step without asking
+#: (each answer centres them on its moment again).
+STEP_TIMES = 16
+#: The moments a page can name: a date from year 1 to 9999 (the clock's range).
+EARLIEST_MS = -62_135_596_800_000
+LATEST_MS = 253_402_300_799_999
 #: What the arrow keys step between with Shift held.
 MINUTE_MS = 60_000
 
@@ -129,9 +133,13 @@ class Moment:
 
 
 def malformed_at(params: Mapping[str, str]) -> bool:
-    """``at=`` is given but is neither epoch ms nor an ISO 8601 instant."""
+    """``at=`` is given but is neither epoch ms nor an ISO 8601 instant of a year from
+    1 to 9999."""
     raw = params.get("at")
-    return raw is not None and raw != "" and parse_time_param(raw) is None
+    if raw is None or raw == "":
+        return False
+    at = parse_time_param(raw)
+    return at is None or not EARLIEST_MS <= at <= LATEST_MS
 
 
 def event_times(timeline: Mapping[str, Any]) -> tuple[int, ...]:
