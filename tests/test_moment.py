@@ -9,6 +9,7 @@ of the whole timeline says at T.
 from __future__ import annotations
 
 import bisect
+import copy
 import functools
 from collections.abc import Mapping
 from pathlib import Path
@@ -150,7 +151,7 @@ def _lane_now(lane: Mapping[str, Any]) -> tuple[Any, ...]:
         doing = ("none", None)
 
     def last(of: list[dict[str, Any]]) -> str | None:
-        return max(enumerate(of), key=lambda p: (p[1]["time"], p[0]))[1]["id"] if of else None
+        return max(of, key=lambda span: (span["time"], span["id"]))["id"] if of else None
 
     marks = [s for s in spans if s["kind"] != "turn"]
     sent = [s for s in marks if s["direction"] == "outgoing"]
@@ -283,6 +284,67 @@ def test_every_task_transition_is_the_tasks_last_action_at_its_moment() -> None:
             assert prior.revision != revision.revision
             checked += 1
     assert checked >= 20
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_team_and_moment(), st.randoms(use_true_random=False))
+def test_a_moment_does_not_depend_on_the_order_of_spans_and_history(
+    case: tuple[int, str, int], shuffler: Any
+) -> None:
+    """Lanes list their spans, and tasks their history, in whatever order (a host may
+    append late records); duplicates of a span or an entry change nothing either."""
+    seed, shape, at = case
+    _, whole, _ = _whole(seed, shape)
+    shuffled = copy.deepcopy(whole)
+    for lane in shuffled["lanes"]:
+        lane["spans"] = lane["spans"] + lane["spans"][: len(lane["spans"]) // 3]
+        shuffler.shuffle(lane["spans"])
+    for task in shuffled["tasks"]:
+        task["history"] = task["history"] + task["history"][-1:]
+        shuffler.shuffle(task["history"])
+    assert moment_at(shuffled, at) == moment_at(whole, at)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=10,
+)
+_SPAN_KEYS = st.sampled_from(
+    ["kind", "time", "end", "direction", "deliveredAt", "from", "to", "id", "preview"]
+)
+
+
+@st.composite
+def _hostile_timeline(draw: st.DrawFn) -> Any:
+    """Timeline-shaped values whose every field may be of the wrong type or missing."""
+    span = st.dictionaries(_SPAN_KEYS, _JSON | st.sampled_from(["turn", "message", "outgoing"]))
+    lane = st.dictionaries(st.sampled_from(["id", "spans"]), st.lists(span, max_size=5) | _JSON)
+    entry = st.dictionaries(
+        st.sampled_from(["time", "action", "status", "revision", "actor"]), _JSON
+    )
+    task = st.dictionaries(
+        st.sampled_from(["id", "history", "ownerName"]), st.lists(entry, max_size=4) | _JSON
+    )
+    return draw(
+        st.dictionaries(
+            st.sampled_from(["lanes", "tasks"]),
+            st.lists(lane | _JSON, max_size=4) | st.lists(task | _JSON, max_size=4) | _JSON,
+        )
+    )
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_hostile_timeline(), st.integers(min_value=-(2**53), max_value=2**53))
+def test_hostile_timelines_never_raise_and_the_steps_stay_sorted(timeline: Any, at: int) -> None:
+    times = event_times(timeline)
+    assert list(times) == sorted(set(times))
+    moment = moment_at(timeline, at, times)
+    assert isinstance(moment.summary, str) and isinstance(moment.steps_text, str)
+    run = (*moment.before, *moment.after)
+    assert list(run) == sorted(run) and all(t < at for t in moment.before)
 
 
 # ---------------------------------------------------------------------------

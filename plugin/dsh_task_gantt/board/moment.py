@@ -189,8 +189,10 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
     turn_since: int | None = None
     idle_since: int | None = None
     seen = False
-    sent: tuple[int, Mapping[str, Any]] | None = None
-    received: tuple[int, Mapping[str, Any]] | None = None
+    # The latest by (time, id): two messages in the same millisecond are told apart the
+    # same way whatever order the lane lists them in.
+    sent: tuple[int, str, Mapping[str, Any]] | None = None
+    received: tuple[int, str, Mapping[str, Any]] | None = None
     for raw in as_seq(lane.get("spans")):
         span = as_map(raw)
         time = as_int(span.get("time"))
@@ -209,12 +211,13 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
             outgoing = span.get("direction") == "outgoing"
             if not outgoing and not _delivered_by(span, at):
                 continue
+            found = (time, as_str(span.get("id")), span)
             best = sent if outgoing else received
-            if best is None or time >= best[0]:
+            if best is None or found[:2] > best[:2]:
                 if outgoing:
-                    sent = (time, span)
+                    sent = found
                 else:
-                    received = (time, span)
+                    received = found
     since: int | None
     if turn_since is not None:
         doing, since = "turn", turn_since
@@ -240,8 +243,8 @@ def _delivered_by(span: Mapping[str, Any], at: int) -> bool:
     return delivered is not None and delivered <= at
 
 
-def _message_at(found: tuple[int, Mapping[str, Any]], side: str) -> MessageAt:
-    time, span = found
+def _message_at(found: tuple[int, str, Mapping[str, Any]], side: str) -> MessageAt:
+    time, _, span = found
     other = as_map(span.get(side))
     prompt = span.get("kind") == "user-prompt" or other.get("kind") == "user"
     name = "you" if prompt else as_str(other.get("name")) or as_str(other.get("id")) or "?"
@@ -255,10 +258,11 @@ def _message_at(found: tuple[int, Mapping[str, Any]], side: str) -> MessageAt:
 
 
 def _task_at(task: Mapping[str, Any], at: int) -> TaskAt:
+    # In time order, and by revision within a millisecond (whatever the list's order).
     entries = sorted(
         (
-            (time, n, entry)
-            for n, raw in enumerate(as_seq(task.get("history")))
+            (time, as_int(entry.get("revision")) or 0, entry)
+            for raw in as_seq(task.get("history"))
             if (time := as_int((entry := as_map(raw)).get("time"))) is not None and time <= at
         ),
         key=lambda item: (item[0], item[1]),
