@@ -128,7 +128,10 @@ def test_a_click_on_the_axis_sets_the_cursor_and_escape_clears_it(watched_each: 
     assert watched.errors == []
 
 
-def test_the_keys_step_between_events_by_a_minute_and_to_either_end(watched: Watched) -> None:
+def test_the_keys_step_between_events_by_a_minute_and_to_either_end(
+    watched_each: Watched,
+) -> None:
+    watched = watched_each
     team = demo_team(live=False)
     times = event_times(team.timeline())
     at = T0 + 10 * MINUTE_MS + 1
