@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from dsh_task_gantt.board.moment import MINUTE_MS, event_times
+from dsh_task_gantt.board.moment import event_times
 from tests.kit import browser as browser_kit
 from tests.kit import fixture_team
 from tests.kit.boardteams import T0, FakeProvider, TeamBuilder, demo_team, make_app
@@ -27,6 +27,8 @@ browser = browser_kit.browser
 watched = browser_kit.watched
 watched_each = browser_kit.watched_each
 
+#: Shift with an arrow key moves the cursor by a minute.
+MINUTE_MS = 60_000
 #: In the demo team: "Log reader" was reopened by verify at 16 min and claimed at 17.
 REOPENED_AT = T0 + 16 * MINUTE_MS + 30_000
 

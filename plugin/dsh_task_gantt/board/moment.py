@@ -27,8 +27,6 @@ STEP_TIMES = 16
 #: The moments a page can name: a date from year 1 to 9999 (the clock's range).
 EARLIEST_MS = -62_135_596_800_000
 LATEST_MS = 253_402_300_799_999
-#: What the arrow keys step between with Shift held.
-MINUTE_MS = 60_000
 
 #: The order statuses are counted in, in the summary (others follow by name).
 _STATUS_ORDER = ("pending", "in_progress", "completed", "deleted")
