@@ -471,7 +471,7 @@
     if (step && cursor.shown !== null) cursor.at = cursor.shown;
     apply();
     syncInputs();
-    syncUrl();
+    if (cursor.dragging === null) syncUrl();
     settleMoment();
   }
 
@@ -490,7 +490,8 @@
     state.follow = false;
     placeCursor(m);
     syncInputs();
-    syncUrl();
+    // A drag writes the URL when it ends (browsers throttle frequent history writes).
+    if (cursor.dragging === null) syncUrl();
     requestMoment(step);
   }
 
@@ -562,6 +563,7 @@
   function endDrag(ev) {
     if (cursor.dragging !== ev.pointerId) return;
     cursor.dragging = null;
+    syncUrl();
     settleMoment();
   }
 
