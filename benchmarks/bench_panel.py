@@ -276,6 +276,47 @@ class Appender:
         self._thread.join(timeout=30)
 
 
+@dataclass
+class LiveWindow:
+    """The browser's CPU metrics at both ends of a live window, and its length."""
+
+    wall: float
+    before: dict[str, float]
+    after: dict[str, float]
+    appends: int
+    #: The server's CPU seconds over the window (0 when no server pid was given).
+    server_cpu: float = 0.0
+
+    def busy(self, metric: str) -> float:
+        """The metric's share of one core over the window, in %."""
+        return (self.after.get(metric, 0.0) - self.before.get(metric, 0.0)) / self.wall * 100
+
+
+def live_window(
+    page: Any,
+    cdp: Any,
+    net: NetworkLog,
+    live: LiveTeam,
+    seconds: float,
+    server_pid: int | None = None,
+) -> LiveWindow:
+    """``seconds`` of live polling while ``live`` is appended to every 2 s; ``net.polls``
+    then holds that window's polls."""
+    net.polls.clear()
+    with Appender(live) as appender:
+        page.wait_for_timeout(1000)  # the first tick's poll is underway
+        net.polls.clear()
+        before = cpu_metrics(cdp)
+        server_cpu = cpu_s(server_pid) if server_pid is not None else 0.0
+        wall = time.perf_counter()
+        page.wait_for_timeout(seconds * 1000)
+        after = cpu_metrics(cdp)
+        wall = time.perf_counter() - wall
+        if server_pid is not None:
+            server_cpu = cpu_s(server_pid) - server_cpu
+    return LiveWindow(wall, before, after, appender.ticks, server_cpu)
+
+
 def measure_team(
     browser: Any,
     name: str,
@@ -366,17 +407,9 @@ def measure_team(
             net.settle(page)
             cdp = page.context.new_cdp_session(page)
             cdp.send("Performance.enable")
-            net.polls.clear()
-            with Appender(live) as appender:
-                page.wait_for_timeout(1000)  # the first tick's poll is underway
-                net.polls.clear()
-                before = cpu_metrics(cdp)
-                server_cpu = cpu_s(server.proc.pid)
-                wall = time.perf_counter()
-                page.wait_for_timeout(seconds * 1000)
-                after = cpu_metrics(cdp)
-                wall = time.perf_counter() - wall
-                server_cpu = cpu_s(server.proc.pid) - server_cpu
+            window = live_window(page, cdp, net, live, seconds, server.proc.pid)
+            wall = window.wall
+            server_cpu = window.server_cpu
             # Quiet: no more appends; the polls now find nothing new.
             live_polls = list(net.polls)
             net.polls.clear()
@@ -384,9 +417,7 @@ def measure_team(
             quiet_polls = net.polls[1:]  # the first may still carry the last append
             page.close()
 
-            def busy(metric: str) -> float:
-                return (after.get(metric, 0.0) - before.get(metric, 0.0)) / wall * 100
-
+            busy = window.busy
             changed = [p.body_bytes for p in live_polls if p.status == 200]
             unchanged = [p for p in live_polls + quiet_polls if p.status != 200]
             statuses = sorted({p.status for p in unchanged})
@@ -394,7 +425,7 @@ def measure_team(
             figures["poll_p90"] = percentile(changed, 0.9)
             figures["busy"] = busy("TaskDuration")
             report(
-                f"[{name}] polls while live for {wall:.0f} s ({appender.ticks} appends): "
+                f"[{name}] polls while live for {wall:.0f} s ({window.appends} appends): "
                 f"{len(live_polls)} polls, {len(changed)} with a new board; body after an "
                 f"append: median {kb(figures['poll_median'])}, p90 {kb(figures['poll_p90'])}"
             )

@@ -2,7 +2,8 @@
 
 Needs: the package installed (``pip install -e '.[test]'``: uvicorn and the playwright
 Python package) and Debian's Chromium at ``/usr/bin/chromium`` (no browser download).
-Takes about 15 s and writes PNGs into ``docs/screenshots/`` (``--out`` to change).
+Takes about 15 s and writes PNGs into ``docs/screenshots/`` (``--out`` to change;
+``--only live|fixtures|replay`` for one group).
 
 Two embedded hosts on 127.0.0.1 (free ports), both reading real zstd logs:
 
@@ -10,8 +11,9 @@ Two embedded hosts on 127.0.0.1 (free ports), both reading real zstd logs:
   now, in a temporary copy, with a background thread appending to it) for
   ``panel-sidebar.png`` — sidebar width, live, a message open — the README's picture;
 - the committed fixtures ``fixtures/sessions`` (frozen) for the full-window and list
-  views of the "invoices" team (a lead and three teammates adding a CSV export), and
-  the start page (``start-page.png``: teams, then the single sessions opened).
+  views of the "invoices" team (a lead and three teammates adding a CSV export), the
+  start page (``start-page.png``: teams, then the single sessions opened), and the
+  same team replayed at a past moment (``panel-replay.png``, ``panel-replay-wide.png``).
 
 Every panel picture in light and dark (``-dark`` suffix). Chinese text needs a CJK font
 (Debian: ``fonts-noto-cjk``), or the pictures show boxes.
@@ -85,6 +87,29 @@ def fixture_views(browser: Browser, out: Path) -> None:
         start_page(browser, out, f"http://127.0.0.1:{server.port}/")
 
 
+def replayed_moment(browser: Browser, out: Path) -> None:
+    """The "invoices" team replayed at the moment its second task was claimed: the
+    rows and lanes as they stood then, what followed dimmed (``panel-replay.png``)."""
+    from dsh_task_gantt.embedded import EmbeddedHost
+    from dsh_task_gantt.fixturegen import TeamSpec
+
+    sessions = ROOT / "fixtures" / "sessions"
+    team = TeamSpec.load(ROOT / "fixtures" / "specs" / "invoices.json", root=str(sessions))
+    claims = sorted(
+        r.time for t in team.tasks for r in t.revisions if r.expected_action == "claimed"
+    )
+    at = claims[min(1, len(claims) - 1)] + 1_000
+    with serve(EmbeddedHost(sessions)) as port:
+        url = f"http://127.0.0.1:{port}{PREFIX}/panel?session={team.lead_id}&at={at}"
+        for scheme, suffix in (("light", ""), ("dark", "-dark")):
+            page = _page(browser, SIDEBAR, scheme, url)
+            page.locator("#moment-data").wait_for(state="attached")
+            _shoot(page, out / f"panel-replay{suffix}.png")
+        page = _page(browser, WIDE, "light", url)
+        page.locator("#moment-data").wait_for(state="attached")
+        _shoot(page, out / "panel-replay-wide.png")
+
+
 def start_page(browser: Browser, out: Path, url: str) -> None:
     """The start page: teams by workspace, then the single sessions (opened), filled."""
     page = browser.new_page(viewport={"width": 1100, "height": 900})
@@ -102,6 +127,9 @@ def start_page(browser: Browser, out: Path, url: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument(
+        "--only", choices=("live", "fixtures", "replay"), help="one group of pictures"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if not CHROMIUM.exists():
@@ -109,8 +137,12 @@ def main() -> None:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            live_sidebar(browser, args.out)
-            fixture_views(browser, args.out)
+            if args.only in (None, "live"):
+                live_sidebar(browser, args.out)
+            if args.only in (None, "fixtures"):
+                fixture_views(browser, args.out)
+            if args.only in (None, "replay"):
+                replayed_moment(browser, args.out)
         finally:
             browser.close()
 

@@ -16,6 +16,8 @@
   // with (null while the whole extent fits). A scroll position that differs from it was
   // the user's, whether its scroll event has fired yet or not.
   var placed = null;
+  // A board asked for by the user (zoom, pages): it goes out even while a moment is asked for.
+  var refreshing = false;
 
   function pad(n) { return n < 10 ? "0" + n : String(n); }
   var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -142,6 +144,7 @@
   function apply() {
     var m = meta();
     placeChart(m);
+    placeCursor(m);
     if (!m || document.body.classList.contains("list-mode")) {
       if (board.style.getPropertyValue("--zoom") !== "1") board.style.setProperty("--zoom", "1");
       placed = null;
@@ -175,11 +178,14 @@
     viewForm.elements.list.value = state.list ? "1" : "";
     viewForm.elements.lp.value = state.listPage ? String(state.listPage) : "";
     viewForm.elements.tp.value = state.taskPage ? String(state.taskPage) : "";
+    // Unset, the moment is left out of every request (disabled inputs are not sent).
+    viewForm.elements.at.value = cursor.at === null ? "" : String(cursor.at);
+    viewForm.elements.at.disabled = cursor.at === null;
   }
 
   function syncUrl() {
     var url = new URL(window.location.href);
-    ["from", "to", "follow", "t", "msg", "list"].forEach(function (k) { url.searchParams.delete(k); });
+    ["from", "to", "follow", "t", "msg", "list", "at"].forEach(function (k) { url.searchParams.delete(k); });
     if (state.from !== null && state.to !== null) {
       url.searchParams.set("from", String(Math.round(state.from)));
       url.searchParams.set("to", String(Math.round(state.to)));
@@ -187,6 +193,7 @@
     if (state.follow) url.searchParams.set("follow", "1");
     if (state.msg) url.searchParams.set("msg", state.msg);
     if (state.list) url.searchParams.set("list", "1");
+    if (cursor.at !== null) url.searchParams.set("at", String(cursor.at));
     window.history.replaceState(null, "", url.toString());
     var follow = document.getElementById("follow");
     if (follow) follow.setAttribute("aria-pressed", state.follow ? "true" : "false");
@@ -197,6 +204,7 @@
   // Ask for the board again with the new view (ticks depend on the zoom); the cleared
   // version makes the server answer with a board rather than "unchanged".
   function refresh() {
+    refreshing = true;
     syncInputs();
     syncUrl();
     var version = document.getElementById("board-version");
@@ -204,6 +212,7 @@
     var token = document.getElementById("board-token");
     if (token) token.value = "";
     if (window.htmx) window.htmx.ajax("GET", board.getAttribute("hx-get"), { source: board, target: board, swap: "innerHTML" });
+    refreshing = false;
   }
 
   function currentWindow(m) {
@@ -230,6 +239,8 @@
   function toggleFollow() {
     var m = meta();
     if (!m || !m.live) return;
+    // "Now" while replaying: back to the present, following it.
+    if (cursor.at !== null) { state.follow = false; clearCursor(true); }
     state.follow = !state.follow;
     if (state.follow && state.from === null) {
       var width = Math.max((m.end - m.start) / 4, m.minWindow);
@@ -245,7 +256,8 @@
     state.listPage = 0;
     document.body.classList.toggle("list-mode", state.list);
     apply();
-    refresh();
+    // Replaying: the list opens on the page holding the moment.
+    if (cursor.at !== null) { cursor.asked = null; cursor.listScrolled = null; requestMoment(); } else refresh();
   }
 
   // The window follows the scroll at once, so a board that arrives meanwhile (a poll,
@@ -330,6 +342,276 @@
     if (target) target.focus({ preventScroll: true });
   }
 
+  // -- replay: a time cursor over the chart --------------------------------------
+  // One explicit state. The server says what held at the moment (rows, lanes, the
+  // summary) and which events lie around it; this code only moves the cursor, dims
+  // what follows it (the chart's --cursor-t and class) and asks for the moment, one
+  // request at a time: the position at the time an answer lands is asked for next.
+  var MINUTE = 60000;
+  var DRAG_EVERY_MS = 80;
+  var cursor = {
+    el: null,
+    at: null,         // the moment (epoch ms); null: the present
+    shown: null,      // the moment the rows on screen were drawn for
+    steps: [],        // event times around `shown` (sorted), for the arrow keys
+    busy: false,      // a moment request is in flight
+    again: false,     // the cursor moved meanwhile
+    step: null,       // "prev"/"next" asked for meanwhile (the server finds the event)
+    asked: null,      // the moment last asked for (an answer that failed is not retried)
+    boardBusy: false, // a board request (poll, zoom) is in flight
+    dragging: null,   // the pointer id while dragging
+    lastAsk: 0,       // when a request last left (drag throttle)
+    listScrolled: null // the moment the list was last scrolled to
+  };
+
+  function readMoment() {
+    var data = document.getElementById("moment-data");
+    var box = document.getElementById("moment");
+    cursor.shown = data ? Number(data.getAttribute("data-at")) : null;
+    cursor.steps = data ? (data.getAttribute("data-steps") || "").split(" ").filter(Boolean).map(Number) : [];
+    if (data && data.getAttribute("data-list-page")) state.listPage = Number(data.getAttribute("data-list-page")) || 0;
+    // An answer for a moment the user has left (or for none) is not shown as current.
+    if (box) box.hidden = cursor.at === null || !data;
+  }
+
+  function msAtX(clientX) {
+    var m = meta();
+    var track = board.querySelector(".row > .track");
+    if (!m || !track) return null;
+    var rect = track.getBoundingClientRect();
+    var frac = Math.min(Math.max((clientX - rect.left) / Math.max(rect.width, 1), 0), 1);
+    return m.start + frac * (m.end - m.start);
+  }
+
+  function setAttr(el, name, value) {
+    if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+  }
+
+  // Where the cursor stands and what it dims; every board (whole or delta) passes here.
+  // Unset, it touches nothing that changed (no layout is read): a poll costs the same.
+  function placeCursor(m) {
+    var chart = document.getElementById("chart");
+    var el = cursor.el;
+    if (!el || !m || m.empty) { if (el && !el.hidden) el.hidden = true; return; }
+    if (el.hidden) el.hidden = false;
+    var set = cursor.at !== null;
+    if (chart && chart.classList.contains("replaying") !== set) chart.classList.toggle("replaying", set);
+    if (el.classList.contains("parked") === set) el.classList.toggle("parked", !set);
+    setAttr(el, "aria-valuemin", String(m.start));
+    setAttr(el, "aria-valuemax", String(m.end));
+    setAttr(el, "aria-valuenow", String(set ? cursor.at : m.end));
+    setAttr(el, "aria-valuetext", set ? fmt(cursor.at, "full") : "the present");
+    if (!set) {
+      // Parked at the end of the track, by the stylesheet.
+      if (el.style.left) { el.style.left = ""; el.style.height = ""; }
+      return;
+    }
+    var t = String((cursor.at - m.start) / 1000);
+    if (chart && chart.style.getPropertyValue("--cursor-t") !== t) chart.style.setProperty("--cursor-t", t);
+    var frac = (Math.min(Math.max(cursor.at, m.start), m.end) - m.start) / Math.max(m.end - m.start, 1);
+    el.style.left = (trackOffset() + frac * trackWidth()) + "px";
+    // As tall as the chart (the scroller may be taller: it fills the window).
+    var height = chart ? chart.offsetHeight + "px" : "";
+    if (el.style.height !== height) el.style.height = height;
+    placeListAt();
+  }
+
+  // The list view: what follows the moment is dimmed, and the list scrolls to it once.
+  function placeListAt() {
+    if (!document.body.classList.contains("list-mode")) return;
+    var last = null;
+    document.querySelectorAll("#list .item").forEach(function (item) {
+      var time = item.querySelector("time[data-ms]");
+      var after = cursor.at !== null && time && Number(time.getAttribute("data-ms")) > cursor.at;
+      item.classList.toggle("after", !!after);
+      item.removeAttribute("aria-current");
+      if (cursor.at !== null && !after) last = item;
+    });
+    if (last) last.setAttribute("aria-current", "time");
+    if (last && cursor.listScrolled !== cursor.shown) {
+      cursor.listScrolled = cursor.shown;
+      last.scrollIntoView({ block: "center" });
+    }
+  }
+
+  function momentValues(step) {
+    var values = {};
+    if (viewForm) {
+      Array.prototype.forEach.call(viewForm.elements, function (input) {
+        if (input.name && !input.disabled && input.value !== "") values[input.name] = input.value;
+      });
+    }
+    var token = document.getElementById("board-token");
+    if (token && token.value) values.b = token.value;
+    if (step) values.step = step;
+    return values;
+  }
+
+  // Ask for the board at the cursor: one request at a time; a drag asks at most every
+  // DRAG_EVERY_MS; the position when an answer lands is asked for next.
+  function requestMoment(step) {
+    if (!window.htmx) return;
+    if (cursor.busy || cursor.boardBusy) {
+      cursor.again = true;
+      if (step) cursor.step = step;
+      return;
+    }
+    var wait = cursor.dragging !== null ? cursor.lastAsk + DRAG_EVERY_MS - Date.now() : 0;
+    if (wait > 0) {
+      cursor.again = true;
+      cursor.busy = true;
+      window.setTimeout(function () { cursor.busy = false; settleMoment(); }, wait);
+      return;
+    }
+    step = step || cursor.step;
+    cursor.step = null;
+    cursor.asked = cursor.at;
+    cursor.busy = true;
+    cursor.again = false;
+    cursor.lastAsk = Date.now();
+    syncInputs();
+    var url = board.getAttribute("hx-get").replace("/panel/board?", "/panel/moment?");
+    window.htmx.ajax("GET", url, { source: cursor.el, target: board, swap: "innerHTML", values: momentValues(step) })
+      .then(function () { cursor.busy = false; afterMoment(step); }, function () { cursor.busy = false; });
+  }
+
+  function afterMoment(step) {
+    readMoment();
+    // A step the server resolved: the cursor goes to the event it found.
+    if (step && cursor.shown !== null) cursor.at = cursor.shown;
+    apply();
+    syncInputs();
+    if (cursor.dragging === null) syncUrl();
+    settleMoment();
+  }
+
+  // Ask again when the rows on screen are not those of the cursor's moment.
+  function settleMoment() {
+    if (cursor.busy || cursor.boardBusy) return;
+    var unanswered = cursor.shown !== cursor.at && cursor.asked !== cursor.at;
+    if (cursor.again || cursor.step || unanswered) requestMoment(cursor.step);
+  }
+
+  function setCursor(ms, step) {
+    var m = meta();
+    if (ms === null || !m || m.empty) return;
+    cursor.at = Math.round(Math.min(Math.max(ms, m.start), m.end));
+    // The cursor stays where it was put: the window no longer slides to "now".
+    state.follow = false;
+    placeCursor(m);
+    syncInputs();
+    // A drag writes the URL when it ends (browsers throttle frequent history writes).
+    if (cursor.dragging === null) syncUrl();
+    requestMoment(step);
+  }
+
+  // Back to the present: the rows and lanes say what holds now.
+  function clearCursor(quiet) {
+    if (cursor.at === null) return;
+    cursor.at = null;
+    var box = document.getElementById("moment");
+    if (box) { box.hidden = true; box.textContent = ""; }
+    cursor.shown = null;
+    cursor.steps = [];
+    placeCursor(meta());
+    placeListAt();
+    syncInputs();
+    syncUrl();
+    if (!quiet) requestMoment();
+  }
+
+  function stepCursor(direction, minutes) {
+    var m = meta();
+    if (!m) return;
+    var from = cursor.at === null ? m.liveEnd : cursor.at;
+    if (minutes) { setCursor(from + direction * MINUTE); return; }
+    // The steps the server sent are one unbroken run of event times: inside it, the
+    // event before or after any time is in it (so a key held down steps on at once).
+    var steps = cursor.steps;
+    var inside = cursor.at !== null && steps.length > 1 &&
+      (direction < 0 ? from > steps[0] && from <= steps[steps.length - 1]
+                     : from >= steps[0] && from < steps[steps.length - 1]);
+    if (inside) {
+      var found = null;
+      steps.forEach(function (ms) {
+        if (direction < 0 && ms < from) found = ms;
+        if (direction > 0 && ms > from && found === null) found = ms;
+      });
+      setCursor(found);
+      return;
+    }
+    // None known on that side: the server finds the event (or stays put).
+    setCursor(from, direction < 0 ? "prev" : "next");
+  }
+
+  function onCursorKey(ev) {
+    var m = meta();
+    if (!m || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    var keys = {
+      ArrowLeft: function () { stepCursor(-1, ev.shiftKey); },
+      ArrowRight: function () { stepCursor(1, ev.shiftKey); },
+      Home: function () { setCursor(m.start); },
+      End: function () { setCursor(m.end); }
+    };
+    if (keys[ev.key]) { ev.preventDefault(); keys[ev.key](); }
+  }
+
+  // The arrow keys go on from where a click put the cursor.
+  function focusCursor() { if (cursor.el) cursor.el.focus({ preventScroll: true }); }
+
+  function onCursorDrag(ev) {
+    if (cursor.dragging !== ev.pointerId) return;
+    setCursor(msAtX(ev.clientX));
+  }
+  function startDrag(ev) {
+    if (ev.button !== 0) return;
+    cursor.dragging = ev.pointerId;
+    cursor.el.setPointerCapture(ev.pointerId);
+    focusCursor();
+    ev.preventDefault();
+  }
+  function endDrag(ev) {
+    if (cursor.dragging !== ev.pointerId) return;
+    cursor.dragging = null;
+    syncUrl();
+    settleMoment();
+  }
+
+  function initCursor() {
+    cursor.el = document.getElementById("cursor");
+    if (!cursor.el) return;
+    var input = viewForm && viewForm.elements.at;
+    cursor.at = input && !input.disabled && input.value !== "" ? Number(input.value) : null;
+    readMoment();
+    cursor.el.addEventListener("keydown", onCursorKey);
+    cursor.el.addEventListener("pointerdown", startDrag);
+    cursor.el.addEventListener("pointermove", onCursorDrag);
+    cursor.el.addEventListener("pointerup", endDrag);
+    cursor.el.addEventListener("pointercancel", endDrag);
+    // Escape closes an open detail first (its own handler), then leaves the moment.
+    document.addEventListener("keydown", function (ev) {
+      if (ev.key !== "Escape" || ev.defaultPrevented || cursor.at === null || !detail.hidden) return;
+      var t = ev.target;
+      if (t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement) return;
+      ev.preventDefault();
+      clearCursor();
+    });
+    // A poll waits while a moment is asked for, and a moment while a board is.
+    document.body.addEventListener("htmx:beforeRequest", function (ev) {
+      if (ev.detail.elt !== board) return;
+      if (cursor.busy && !refreshing) { ev.preventDefault(); return; }
+      cursor.boardBusy = true;
+    });
+    document.body.addEventListener("htmx:afterRequest", function (ev) {
+      if (ev.detail.elt !== board) return;
+      cursor.boardBusy = false;
+      if (cursor.at === null && cursor.shown === null && !cursor.again) return;  // unset: nothing to do
+      readMoment();
+      placeCursor(meta());
+      settleMoment();
+    });
+  }
+
   function init() {
     board = document.getElementById("board");
     scroller = document.getElementById("scroller");
@@ -347,6 +629,7 @@
     state.follow = !!(m && m.live && params.get("follow") === "1");
     state.msg = detail.hidden ? null : params.get("msg");
     localize(document);
+    initCursor();
     apply();
     syncInputs();
     syncUrl();
@@ -366,6 +649,9 @@
       var t = ev.target instanceof Element ? ev.target : null;
       if (!t) return;
       if (t.closest("[data-close]")) { closeDetail(); return; }
+      if (t.closest("[data-cursor-clear]")) { clearCursor(); return; }
+      // The axis, or a lane's empty track: the moment under the pointer.
+      if (!t.closest("button") && t.closest("#axis, .lane > .track")) { focusCursor(); setCursor(msAtX(ev.clientX)); return; }
       var pager = t.closest("[data-list-page]");
       if (pager) { state.listPage = Math.max(0, Number(pager.getAttribute("data-list-page")) || 0); refresh(); return; }
       var taskPager = t.closest("[data-task-page]");

@@ -10,13 +10,13 @@ bounded (5 s by default), so the file stays well under a minute.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.kit import browser as browser_kit
+from tests.kit import fixture_team
 from tests.kit.boardteams import T0, FakeProvider, TeamBuilder, demo_team, make_app
 from tests.kit.browser import CHROMIUM, ONE_POLL_MS, Server, Watched
 
@@ -342,24 +342,13 @@ def test_a_board_arriving_in_the_same_frame_as_a_scroll_keeps_the_scroll(
 # ---------------------------------------------------------------------------
 # the real stack: the embedded host reading real logs
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 embedded = pytest.importorskip("dsh_task_gantt.embedded", reason="the embedded host is missing")
 fixturegen = pytest.importorskip("dsh_task_gantt.fixturegen", reason="fixturegen is missing")
 demo = pytest.importorskip("dsh_task_gantt.demo", reason="the demo teams are missing")
 
 
-@pytest.fixture(scope="module")
-def alpha() -> Any:
-    """The committed fixture team's ground truth (written by its generator)."""
-    return fixturegen.TeamSpec.load(
-        FIXTURES / "specs" / "alpha.json", root=str(FIXTURES / "sessions")
-    )
-
-
-@pytest.fixture(scope="module")
-def alpha_server() -> Iterator[Server]:
-    with Server(embedded.EmbeddedHost(FIXTURES / "sessions")) as server:
-        yield server
+alpha = fixture_team.alpha
+alpha_server = fixture_team.alpha_server
 
 
 def _open_alpha(watched: Watched, server: Server, alpha: Any, extra: str = "") -> Any:

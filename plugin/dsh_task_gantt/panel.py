@@ -22,6 +22,15 @@ from starlette.responses import HTMLResponse, Response
 
 from .board.geometry import as_str
 from .board.model import counted
+from .board.moment import (
+    LaneAt,
+    Moment,
+    MomentCache,
+    TaskAt,
+    list_page_at,
+    malformed_at,
+    step_from,
+)
 from .board.pieces import BoardPieces, LaneShape, Piece, Shown, ShownBoards, board_delta
 from .board.view_model import task_row_key
 from .clock import now_ms
@@ -29,6 +38,7 @@ from .fold.text import MESSAGE_BODY_CAP
 from .htmx import StopPolling, is_htmx
 from .layout import (
     DEFAULT_FOCUS_WINDOW_MS,
+    LIST_PAGE,
     Board,
     BoardPlan,
     LaneRow,
@@ -62,6 +72,8 @@ PANEL_CSP = (
 LANE_CACHE_SIZE = 256
 #: Rendered task rows kept for reuse.
 TASK_CACHE_SIZE = 1024
+#: Lane name cells at a replayed moment kept for reuse (a drag revisits moments).
+NAME_AT_CACHE_SIZE = 1024
 
 #: The Content-Security-Policy (PANEL_CSP) is added by the security-headers middleware.
 _HEADERS = {"Cache-Control": "no-store", "Vary": "HX-Request"}
@@ -76,10 +88,18 @@ class Panel:
         #: Each lane's row and markup, by everything they depend on (layout.lane_key):
         #: a poll after an append lays out and renders only the lanes that changed.
         self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, LaneShape]] = OrderedDict()
-        #: Each task row's markup by what the row shows (most polls change none of them).
-        self._tasks: OrderedDict[tuple[tuple[Any, ...], str], Piece] = OrderedDict()
+        #: Each task row's markup by what the row shows and the task at the replayed
+        #: moment (most polls change none of them).
+        self._tasks: OrderedDict[tuple[tuple[Any, ...], TaskAt | None, str], Piece] = OrderedDict()
         #: What a browser holds, by the token its last answer carried.
         self._shown = ShownBoards()
+        #: The team at a replayed moment, by (timeline version, moment).
+        self._moments = MomentCache()
+        #: Lane name cells at a moment, by (the name cell's digest, the lane then).
+        self._names_at: OrderedDict[tuple[bytes, LaneAt, str], Piece] = OrderedDict()
+        #: The last board laid out, by its timeline (the very build), view and session:
+        #: a cursor dragged over one version of the timeline lays the board out once.
+        self._last_layout: tuple[tuple[Any, ...], Board, list[LaneShape]] | None = None
         # Compiled now, not on a first load (compiling them all takes about 0.1 s).
         for name in self._env.list_templates(extensions=["html"]):
             self._env.get_template(name)
@@ -129,15 +149,26 @@ class Panel:
         )
         return LaneShape(row.dom_id, row.lane_id, row.rows, name, chunks, Markup(whole))
 
-    def _board_pieces(self, board: Board, lanes: list[LaneShape], session_id: str) -> BoardPieces:
+    def _board_pieces(
+        self,
+        board: Board,
+        lanes: list[LaneShape],
+        session_id: str,
+        moment: Moment | None = None,
+    ) -> BoardPieces:
         context = {"board": board, "prefix": self._prefix, "session_id": session_id}
+        if moment is not None and not board.empty:
+            rows_then = zip(lanes, board.lanes, moment.lanes, strict=True)
+            lanes = [self._lane_at(lane, row, then, session_id) for lane, row, then in rows_then]
         tasks: list[Piece] = []
         template = self._env.get_template("task_row.html")
-        for task in board.task_rows:
-            key = (task_row_key(task), session_id)
+        for n, task in enumerate(board.task_rows, start=board.tasks_before):
+            task_at = moment.tasks[n] if moment is not None and n < len(moment.tasks) else None
+            key = (task_row_key(task), task_at, session_id)
             piece = self._tasks.get(key)
             if piece is None:
-                piece = Piece.of(task.dom_id, template.render(context, task=task))
+                at_context = {} if task_at is None else {"task_at": task_at}
+                piece = Piece.of(task.dom_id, template.render(context, task=task, **at_context))
                 self._tasks[key] = piece
                 if len(self._tasks) > TASK_CACHE_SIZE:
                     self._tasks.popitem(last=False)
@@ -159,6 +190,26 @@ class Panel:
             empty=board.empty,
         )
 
+    def _lane_at(
+        self, lane: LaneShape, row: LaneRow, lane_at: LaneAt, session_id: str
+    ) -> LaneShape:
+        """The lane with its name cell saying what it was doing at the moment (the
+        chunks are the same: what lies after the moment is dimmed in CSS)."""
+        key = (lane.name.digest, lane_at, session_id)
+        name = self._names_at.get(key)
+        if name is None:
+            context = {"lane": row, "prefix": self._prefix, "session_id": session_id}
+            html = self._env.get_template("lane_name.html").render(context, lane_at=lane_at)
+            name = self._names_at[key] = Piece.of(lane.name.id, html)
+            if len(self._names_at) > NAME_AT_CACHE_SIZE:
+                self._names_at.popitem(last=False)
+        else:
+            self._names_at.move_to_end(key)
+        whole = self._env.get_template("lane.html").render(
+            lane=row, name_html=name.html, chunks_html=[c.html for c in lane.chunks]
+        )
+        return replace(lane, name=name, whole=Markup(whole))
+
     def _render(
         self, name: str, status: int = 200, *, stop_polling: bool = False, **context: Any
     ) -> HTMLResponse:
@@ -174,11 +225,14 @@ class Panel:
     # -- endpoints ---------------------------------------------------------------
 
     async def page(self, request: Request, session_id: str) -> Response:
-        """The whole panel; ``msg=`` opens on a message, ``t=``/``from``/``to`` on a time."""
+        """The whole panel; ``msg=`` opens on a message, ``t=``/``from``/``to`` on a time,
+        ``at=`` on a replayed moment."""
+        params = request.query_params
+        if malformed_at(params):
+            return _bad_at()
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
-        params = request.query_params
         view = parse_view(params)
         msg_id = params.get("msg") or None
         message = None
@@ -187,16 +241,17 @@ class Panel:
             at = find_span_time(result.data, msg_id)
             if at is not None and view.start is None:
                 half = DEFAULT_FOCUS_WINDOW_MS // 2
-                view = View(start=at - half, end=at + half, track_px=view.track_px)
+                view = View(start=at - half, end=at + half, track_px=view.track_px, at=view.at)
         if params.get("list") == "1":
             view = replace(view, listing=True)
-        board, lanes = self._layout(result, view, session_id)
-        pieces = self._board_pieces(board, lanes, session_id)
+        board, lanes, moment = self._replayed(result, view, session_id, to_moment=True)
+        pieces = self._board_pieces(board, lanes, session_id, moment)
         return self._render(
             "page.html",
             session_id=session_id,
             board=board,
             pieces=pieces,
+            moment=moment,
             token=self._shown.remember(Shown.of(pieces)),
             etag=result.etag,
             drawn=now_ms(),
@@ -223,6 +278,8 @@ class Panel:
         board the browser holds (its token), else the whole board; 286 with the final
         board when frozen."""
         params = request.query_params
+        if malformed_at(params):
+            return _bad_at()
         shown = params.get("v") or request.headers.get("X-Board-Version") or ""
         if shown:
             current = await self._provider.current_etag(session_id)
@@ -233,28 +290,32 @@ class Panel:
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
-        board, lanes = self._layout(result, parse_view(params), session_id)
-        pieces = self._board_pieces(board, lanes, session_id)
+        board, lanes, moment = self._replayed(result, parse_view(params), session_id)
+        pieces = self._board_pieces(board, lanes, session_id, moment)
         held = self._shown.get(params.get("b")) if shown and result.live else None
-        now_shown = Shown.of(pieces)
-        delta = board_delta(held, pieces, now_shown) if held is not None else None
-        context: dict[str, Any] = {
-            "session_id": session_id,
-            "board": board,
-            "etag": result.etag,
-            "drawn": now_ms(),
-            "token": self._shown.remember(now_shown),
-        }
-        if delta is not None:
-            response = self._render(
-                "delta.html", replaced=delta.replaced, appended=delta.appended, **context
-            )
-            # The board element itself stays: only the out-of-band pieces are swapped.
-            response.headers["HX-Reswap"] = "none"
-            response.headers["X-Board-Delta"] = "1"
-            return response
-        return self._render(
-            "board.html", stop_polling=not result.live, pieces=pieces, status_oob=True, **context
+        return self._answer(result, session_id, board, pieces, moment, held, not result.live)
+
+    async def moment(self, request: Request, session_id: str) -> Response:
+        """The board at the moment ``at`` (or the present without it), as the pieces that
+        changed since the board the browser holds; ``step=prev|next`` moves the moment to
+        the event before or after it first. Never stops polling: a cursor moves on a
+        frozen board too."""
+        params = request.query_params
+        step = params.get("step") or None
+        if malformed_at(params) or step not in {None, "prev", "next"}:
+            return _bad_at()
+        result = await self._provider.timeline(session_id)
+        if result is None:
+            return self._not_found(request, "session")
+        view = parse_view(params)
+        if view.at is not None and step is not None:
+            times = self._moments.times(result.etag, result.data)
+            view = replace(view, at=step_from(times, view.at, step))
+        board, lanes, moment = self._replayed(result, view, session_id, to_moment=True)
+        pieces = self._board_pieces(board, lanes, session_id, moment)
+        held = self._shown.get(params.get("b"))
+        return self._answer(
+            result, session_id, board, pieces, moment, held, False, moment_line=True
         )
 
     async def items(self, request: Request, session_id: str) -> Response:
@@ -320,6 +381,73 @@ class Panel:
                 )
         return self._not_found(request, "task")
 
+    # -- replay ------------------------------------------------------------------
+
+    def _replayed(
+        self, result: TimelineResult, view: View, session_id: str, *, to_moment: bool = False
+    ) -> tuple[Board, list[LaneShape], Moment | None]:
+        """The board, its lanes, and the team at the view's moment (``None``: the
+        present). ``to_moment``: the list view turns to the page holding the moment."""
+        board, lanes = self._layout_once(result, view, session_id)
+        at = view.at
+        if at is None:
+            return board, lanes, None
+        if to_moment and view.listing:
+            page = list_page_at([item.ms for item in board.items], at, LIST_PAGE)
+            if page != board.list_page:
+                board, lanes = self._layout_once(result, replace(view, list_page=page), session_id)
+        return board, lanes, self._moments.moment(result.etag, result.data, at)
+
+    def _layout_once(
+        self, result: TimelineResult, view: View, session_id: str
+    ) -> tuple[Board, list[LaneShape]]:
+        """The layout does not depend on the moment: the same build of the timeline (the
+        very object) seen through the same view is laid out once."""
+        key = (result.data, result.etag, replace(view, at=None), session_id)
+        last = self._last_layout
+        if last is not None and last[0][0] is result.data and last[0][1:] == key[1:]:
+            return last[1], last[2]
+        board, lanes = self._layout(result, view, session_id)
+        self._last_layout = (key, board, lanes)
+        return board, lanes
+
+    def _answer(
+        self,
+        result: TimelineResult,
+        session_id: str,
+        board: Board,
+        pieces: BoardPieces,
+        moment: Moment | None,
+        held: Shown | None,
+        stop_polling: bool,
+        *,
+        moment_line: bool = False,
+    ) -> Response:
+        """The pieces that changed since ``held`` (out of band), else the whole board.
+        ``moment_line``: the moment's line is sent even when empty (back to the present)."""
+        now_shown = Shown.of(pieces)
+        delta = board_delta(held, pieces, now_shown) if held is not None else None
+        context: dict[str, Any] = {
+            "session_id": session_id,
+            "board": board,
+            "moment": moment,
+            "moment_line": moment_line or moment is not None,
+            "etag": result.etag,
+            "drawn": now_ms(),
+            "token": self._shown.remember(now_shown),
+        }
+        if delta is not None:
+            response = self._render(
+                "delta.html", replaced=delta.replaced, appended=delta.appended, **context
+            )
+            # The board element itself stays: only the out-of-band pieces are swapped.
+            response.headers["HX-Reswap"] = "none"
+            response.headers["X-Board-Delta"] = "1"
+            return response
+        return self._render(
+            "board.html", stop_polling=stop_polling, pieces=pieces, status_oob=True, **context
+        )
+
     # -- pieces ------------------------------------------------------------------
 
     @staticmethod
@@ -359,6 +487,14 @@ def _lane_versions(result: TimelineResult, plan: BoardPlan) -> tuple[int, ...] |
     ):
         return None
     return tuple(part.generation for part in parts)
+
+
+def _bad_at() -> HTMLResponse:
+    return HTMLResponse(
+        "<p>at must be a time (epoch ms or ISO 8601), step prev or next.</p>",
+        400,
+        headers=dict(_HEADERS),
+    )
 
 
 def _ms(value: Any) -> int | None:

@@ -175,6 +175,7 @@ class GanttApp:
                 team_route("/api/messages/{message_id:gantt_id}", self.message, name="message"),
                 team_route("/panel", self.panel_page, name="panel"),
                 team_route("/panel/board", self.panel_board, name="board"),
+                team_route("/panel/moment", self.panel_moment, name="moment"),
                 team_route("/panel/items", self.panel_items, name="items"),
                 team_route("/panel/tasks/{task_id:gantt_id}", self.panel_task, name="task"),
                 Route("/static/{name:gantt_segment}", self.static, name="static"),
@@ -310,6 +311,9 @@ class GanttApp:
 
     async def panel_board(self, request: Request, session_id: str) -> Response:
         return await self.panel.board(request, session_id)
+
+    async def panel_moment(self, request: Request, session_id: str) -> Response:
+        return await self.panel.moment(request, session_id)
 
     async def panel_items(self, request: Request, session_id: str) -> Response:
         return await self.panel.items(request, session_id)

@@ -83,7 +83,7 @@ def parse_time_param(raw: str | None) -> int | None:
 
 
 def parse_view(params: Mapping[str, str]) -> View:
-    """The view from URL parameters ``from``, ``to``, ``follow``, ``t`` and ``w``.
+    """The view from URL parameters ``from``, ``to``, ``follow``, ``t``, ``w`` and ``at``.
 
     ``t`` centres the window on a time (keeping ``to - from`` when given); a window
     that is backwards or incomplete means fit-all. Never raises.
@@ -111,6 +111,7 @@ def parse_view(params: Mapping[str, str]) -> View:
         listing=params.get("list") in {"1", "true"},
         list_page=min(int(raw_page), 1_000_000) if raw_page.isdigit() else 0,
         task_page=min(int(raw_tasks), 1_000_000) if raw_tasks.isdigit() else 0,
+        at=parse_time_param(params.get("at")),
     )
 
 

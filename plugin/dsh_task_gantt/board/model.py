@@ -33,6 +33,8 @@ class View:
     list_page: int = 0
     #: Which task rows are drawn (0: the newest); a long run has hundreds of tasks.
     task_page: int = 0
+    #: The replayed moment (epoch ms): rows say what held then; ``None``: the present.
+    at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
