@@ -661,31 +661,21 @@
       var opener = t.closest("[hx-target='#detail']");
       if (opener) {
         lastOpener = opener;
-        var mark = opener.closest(".mark");
-        state.msg = mark ? mark.getAttribute("data-msg") : null;
-        if (!mark) {
-          var m2 = (opener.getAttribute("hx-get") || "").match(/\/api\/messages\/([^?]+)/);
-          state.msg = m2 ? decodeURIComponent(m2[1]) : null;
-        }
+        // Every message opener (a mark, a list row) names its message in data-msg.
+        state.msg = opener.getAttribute("data-msg");
       }
     });
+    // An aggregate's tooltip is written when first hovered, not sent with every board.
     board.addEventListener("mouseover", function (ev) {
       var aggregate = ev.target instanceof Element ? ev.target.closest(".turn.group, .mark.cluster") : null;
       if (aggregate && !aggregate.title) aggregate.title = aggregate.getAttribute("aria-label") + " (open the list)";
-      var mark = ev.target instanceof Element ? ev.target.closest(".mark") : null;
-      if (mark) markTwins(mark.getAttribute("data-msg"), true);
     });
-    board.addEventListener("mouseout", function (ev) {
-      var mark = ev.target instanceof Element ? ev.target.closest(".mark") : null;
-      if (mark) markTwins(mark.getAttribute("data-msg"), false);
-    });
-    board.addEventListener("focusin", function (ev) {
-      var mark = ev.target instanceof Element ? ev.target.closest(".mark") : null;
-      if (mark) markTwins(mark.getAttribute("data-msg"), true);
-    });
-    board.addEventListener("focusout", function (ev) {
-      var mark = ev.target instanceof Element ? ev.target.closest(".mark") : null;
-      if (mark) markTwins(mark.getAttribute("data-msg"), false);
+    // A message's two marks (sent, received) light up together, by pointer or by focus.
+    [["mouseover", true], ["mouseout", false], ["focusin", true], ["focusout", false]].forEach(function (pair) {
+      board.addEventListener(pair[0], function (ev) {
+        var mark = ev.target instanceof Element ? ev.target.closest(".mark") : null;
+        if (mark) markTwins(mark.getAttribute("data-msg"), pair[1]);
+      });
     });
 
     document.addEventListener("keydown", function (ev) {

@@ -282,7 +282,11 @@ def test_a_message_not_yet_delivered_says_delivery_pending(
 ) -> None:
     msg = team.message("docs", "perf", T0 + 61_000, "on its way", msg_id="waiting", delivered=False)
     html = client.get(f"{PREFIX}/panel", params={"session": "s-lead", "list": "1"}).text
-    marks = [dict(attrs) for tag, attrs in _elements(html) if dict(attrs).get("data-msg") == msg]
+    marks = [
+        dict(attrs)
+        for tag, attrs in _elements(html)
+        if dict(attrs).get("data-msg") == msg and "mark" in (dict(attrs).get("class") or "").split()
+    ]
     assert len(marks) == 2
     for mark in marks:
         assert "pending" in (mark["class"] or "").split()
