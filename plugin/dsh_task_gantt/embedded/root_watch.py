@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..logs.project_key import decode_segment
+from .teams import has_header
 
 #: What changes when a folder gains or loses an entry.
 FolderIdentity = tuple[int, int, int, int, int]
@@ -114,12 +115,14 @@ class RootWatch:
 
     def listed(self, rows: Iterable[Mapping[str, object]], looked: Signature) -> Signature:
         """Remember which sessions a listing made after the look ``looked`` found a log
-        for; the signature that listing stands for (a later look equals it while
+        with a header for; the signature that listing stands for (a later look equals it while
         nothing changed). A folder it found no log in is watched on its own from then
         on, from its identity at ``looked``: a log created meanwhile is not missed."""
         found: set[tuple[str, str]] = set()
         for row in rows:
             workspace, session_id = row.get("project"), row.get("id")
+            if not has_header(row):
+                continue  # a log without its header yet says nothing: still waiting
             if isinstance(workspace, str) and isinstance(session_id, str):
                 found.add((workspace, session_id))
         self._found = frozenset(found)

@@ -48,6 +48,7 @@ from .teams import (
     TeamStub,
     WorkspaceGroup,
     by_workspace,
+    has_header,
     last_activity,
     listing,
     newest_first,
@@ -138,8 +139,10 @@ class StartPage:
         self.title = title
         self._summarised: dict[str, Summarised] = {}
         self._watch = RootWatch(sessions_root)
-        #: The last listing, and the root's folder signature it stands for.
-        self._listed: tuple[Signature, Listing] | None = None
+        #: The last listing, and the root's folder signature it stands for (``None``:
+        #: listed again at the next look, as while a log has no header yet: writing
+        #: it changes no folder).
+        self._listed: tuple[Signature | None, Listing] | None = None
         #: Each listed session's folder and log file.
         self._log_paths: dict[str, tuple[str, str]] = {}
 
@@ -221,7 +224,8 @@ class StartPage:
                 paths[session_id] = (folder_path, os.path.join(folder_path, name))
         self._log_paths = paths
         found = listing(rows)
-        self._listed = (signature, found)
+        complete = all(has_header(row) for row in rows)
+        self._listed = (signature if complete else None, found)
         return found
 
     def log_states(self, found: Listing, lead: str) -> tuple[LogState, ...] | None:
