@@ -8,7 +8,9 @@ every log in it (the cost of a full listing on a root of months: tens of ms).
 
 A session folder whose log was not there yet at the last listing (a writer creates the
 folder first, then the file) is watched on its own until its log shows up: the file's
-creation changes that folder's identity. Nothing here is keyed by time.
+creation changes that folder's identity, and which of the log names exist in it (the
+identity alone can miss it: a modification time as coarse as the older kernels' leaves
+it equal within one tick). Nothing here is keyed by time.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..logs.persistence import LOG_NAMES
 from ..logs.project_key import decode_segment
 from .teams import has_header
 
@@ -34,6 +37,15 @@ def _identity(path: str) -> FolderIdentity | None:
         return folder_identity(os.stat(path))
     except OSError:
         return None
+
+
+def _log_names_in(folder: str) -> tuple[str, ...]:
+    """Which of the log names exist in a session folder."""
+    return tuple(name for name in LOG_NAMES if os.path.lexists(os.path.join(folder, name)))
+
+
+#: ``(workspace, folder, identity, log names present)`` of a folder waiting for its log.
+Waiting = tuple[str, str, FolderIdentity | None, tuple[str, ...]]
 
 
 def _subfolders(path: str) -> tuple[str, ...]:
@@ -69,9 +81,9 @@ class Signature:
 
     #: The root's identity, then each workspace folder's name and identity.
     structure: tuple[object, ...]
-    #: ``(workspace, folder, identity)`` of each session folder the last listing found
-    #: no log in (or that it did not see: a folder newer than the listing).
-    waiting: tuple[tuple[str, str, FolderIdentity | None], ...]
+    #: Each session folder the last listing found no log with a header in (or that it
+    #: did not see: a folder newer than the listing).
+    waiting: tuple[Waiting, ...]
 
 
 @dataclass(slots=True)
@@ -95,7 +107,7 @@ class RootWatch:
             for name in gone:
                 del self._workspaces[name]
         structure: list[object] = [identity]
-        waiting: list[tuple[str, str, FolderIdentity | None]] = []
+        waiting: list[Waiting] = []
         for name in self._root.subfolders:
             path = os.path.join(root, name)
             ws_identity = _identity(path)
@@ -105,7 +117,10 @@ class RootWatch:
             structure.append((name, ws_identity))
             for session_id, folder in known.ids.items():
                 if (name, session_id) not in self._found:
-                    waiting.append((name, folder, _identity(os.path.join(path, folder))))
+                    folder_path = os.path.join(path, folder)
+                    waiting.append(
+                        (name, folder, _identity(folder_path), _log_names_in(folder_path))
+                    )
         return Signature(tuple(structure), tuple(waiting))
 
     def folder_of(self, workspace: str, session_id: str) -> str | None:
@@ -127,8 +142,6 @@ class RootWatch:
                 found.add((workspace, session_id))
         self._found = frozenset(found)
         still = tuple(
-            (workspace, folder, identity)
-            for workspace, folder, identity in looked.waiting
-            if (workspace, decode_segment(folder)) not in found
+            entry for entry in looked.waiting if (entry[0], decode_segment(entry[1])) not in found
         )
         return Signature(looked.structure, still)
