@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..ids import valid_session_id
 from ..logs.persistence import LOG_NAMES
 from ..logs.project_key import decode_segment
 from .teams import has_header
@@ -69,7 +70,8 @@ class _Folder:
         ids: dict[str, str] = {}
         for name in names:
             session_id = decode_segment(name)
-            if session_id is not None:
+            # As the listing: a folder that cannot be a session's waits for no log.
+            if session_id is not None and valid_session_id(session_id):
                 ids.setdefault(session_id, name)
         return cls(identity, names, ids)
 
