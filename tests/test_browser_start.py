@@ -356,3 +356,44 @@ def test_an_empty_root_shows_the_first_team_when_it_appears(browser: Any, tmp_pa
         assert page.locator("#empty").is_hidden()
         assert page.locator("#team-filter").is_visible()
         assert page.locator("#singles").is_hidden()
+
+
+#: Holds each poll's request 6 s (longer than the page's 5 s between polls) and counts
+#: the polls in flight at once.
+SLOW_POLLS = """
+(() => {
+  const realFetch = window.fetch.bind(window);
+  window.polls = { inFlight: 0, peak: 0, done: 0 };
+  window.fetch = async (url, options) => {
+    if (!String(url).includes("/start/live")) return realFetch(url, options);
+    window.polls.inFlight += 1;
+    window.polls.peak = Math.max(window.polls.peak, window.polls.inFlight);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 6000));
+      return await realFetch(url, options);
+    } finally {
+      window.polls.inFlight -= 1;
+      window.polls.done += 1;
+    }
+  };
+})();
+"""
+
+
+def test_a_slow_poll_is_never_overlapped_by_the_next(browser: Any, made: StartRoot) -> None:
+    """Answers that overlap can arrive out of order and move cards back: the next poll
+    starts only after the last one ended."""
+    watched = Watched(browser, WIDE)
+    try:
+        page = watched.page
+        page.clock.install()
+        page.add_init_script(SLOW_POLLS)
+        with Server(EmbeddedHost(made.root)) as server:
+            page.goto(f"http://127.0.0.1:{server.port}/")
+            for polls in (1, 2):
+                page.clock.run_for(20_000)  # four intervals of 5 s, each poll held 6 s
+                page.wait_for_function(f"() => window.polls.done >= {polls}", timeout=15_000)
+            assert page.evaluate("window.polls.peak") == 1
+        assert watched.errors == [], watched.errors
+    finally:
+        watched.close()
