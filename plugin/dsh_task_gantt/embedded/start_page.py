@@ -35,7 +35,7 @@ from starlette.types import Receive, Scope, Send
 from .. import ROUTE_PREFIX, __version__
 from ..events import coerce_header
 from ..ids import valid_session_id
-from ..logs.persistence import DirectorySessionPersistence
+from ..logs.persistence import DirectorySessionPersistence, revision_of
 from ..provider import TimelineProvider
 from ..web import Guard, bad_session_id, request_refusal
 from .guard import TOKEN_COOKIE, LoopbackConnection
@@ -92,14 +92,13 @@ class StartPageView:
 
 
 #: One log's state: its session folder's identity (a newer log file beside it changes
-#: it) and the file's (identity, size, modification time); ``None`` when it is not
-#: where the listing found it.
-LogState = tuple[FolderIdentity, tuple[int, int, int, int]] | None
+#: it) and the file's revision (identity, size, modification time); ``None`` when it is
+#: not where the listing found it.
+LogState = tuple[FolderIdentity, str] | None
 
 
 def _log_state(folder: str, path: str) -> LogState:
-    st = os.stat(path)
-    return folder_identity(os.stat(folder)), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    return folder_identity(os.stat(folder)), revision_of(os.stat(path))
 
 
 @dataclass(frozen=True, slots=True)
