@@ -739,6 +739,15 @@ def test_a_log_without_its_header_yet_is_not_listed_and_joins_its_team_once_writ
     which changes no folder) the next poll puts it in its lead's team."""
     made = start_root(tmp_path)
     client, host, _ = _start_host(made.root)
+    persistence = host.start_page.persistence
+    lists: list[int] = []
+    real_list = persistence.list
+
+    async def counted_list() -> list[dict[str, Any]]:
+        lists.append(1)
+        return await real_list()
+
+    persistence.list = counted_list  # type: ignore[method-assign]
     before = client.get(f"{PREFIX}/start/live").json()
     lone = made.singles[0]
     lead_header = asyncio.run(host.start_page.persistence.stat(lone.lead_id))["header"]
@@ -748,6 +757,8 @@ def test_a_log_without_its_header_yet_is_not_listed_and_joins_its_team_once_writ
     log_file = folder / "session.v4.jsonl"
     log_file.write_bytes(b"")
     assert client.get(f"{PREFIX}/start/live").json() == before  # nothing to place yet
+    assert client.get(f"{PREFIX}/start/live").json() == before
+    assert len(lists) == 2  # a log that stays as it was is not listed again
     header = {
         "type": "session",
         "id": "session-joining",
@@ -757,6 +768,7 @@ def test_a_log_without_its_header_yet_is_not_listed_and_joins_its_team_once_writ
     }
     log_file.write_text(json.dumps(header) + "\n")
     after = client.get(f"{PREFIX}/start/live").json()
+    assert len(lists) == 3
     assert lone.lead_id not in after["singles"]
     assert lone.lead_id in [lead for group in after["groups"] for lead in group["leads"]]
     assert "session-joining" not in after["singles"]

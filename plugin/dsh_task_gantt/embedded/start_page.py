@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
@@ -138,10 +138,11 @@ class StartPage:
         self.title = title
         self._summarised: dict[str, Summarised] = {}
         self._watch = RootWatch(sessions_root)
-        #: The last listing, and the root's folder signature it stands for (``None``:
-        #: listed again at the next look, as while a log has no header yet: writing
-        #: it changes no folder).
-        self._listed: tuple[Signature | None, Listing] | None = None
+        #: The last listing, and the root's folder signature it stands for.
+        self._listed: tuple[Signature, Listing] | None = None
+        #: Each log the last listing read no header in, with its revision then: writing
+        #: the header changes no folder, only the file, so these are stat-ed each look.
+        self._headerless: dict[str, str] = {}
         #: Each listed session's folder and log file.
         self._log_paths: dict[str, tuple[str, str]] = {}
 
@@ -203,9 +204,14 @@ class StartPage:
 
     async def listing(self) -> Listing:
         """The teams and single sessions under the root, from headers and stats only;
-        the last one again while no workspace or session folder came or went."""
+        the last one again while no workspace or session folder came or went and no
+        log it found without a header changed."""
         signature = self._watch.look()
-        if self._listed is not None and self._listed[0] == signature:
+        if (
+            self._listed is not None
+            and self._listed[0] == signature
+            and self._headerless == self._revisions(self._headerless)
+        ):
             return self._listed[1]
         try:
             rows = await self.persistence.list()
@@ -223,9 +229,24 @@ class StartPage:
                 paths[session_id] = (folder_path, os.path.join(folder_path, name))
         self._log_paths = paths
         found = listing(rows)
-        complete = all(has_header(row) for row in rows)
-        self._listed = (signature if complete else None, found)
+        self._headerless = {
+            session_id: str(row.get("revision"))
+            for row in rows
+            if not has_header(row) and isinstance(session_id := row.get("id"), str)
+            if session_id in paths
+        }
+        self._listed = (signature, found)
         return found
+
+    def _revisions(self, session_ids: Iterable[str]) -> dict[str, str]:
+        """Each log's revision now (``""``: gone)."""
+        now: dict[str, str] = {}
+        for session_id in session_ids:
+            try:
+                now[session_id] = revision_of(os.stat(self._log_paths[session_id][1]))
+            except (OSError, KeyError):
+                now[session_id] = ""
+        return now
 
     def log_states(self, found: Listing, lead: str) -> tuple[LogState, ...] | None:
         """The state of each of the team's logs, from two stats per log (no decoding)."""
