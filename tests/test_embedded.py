@@ -191,11 +191,8 @@ def test_live_states_are_answered_from_a_listing_until_a_log_changes(tmp_path: P
     assert counting.asked == [made.live_team.lead_id]
 
 
-def test_an_unchanged_live_poll_lists_nothing_and_a_new_session_is_placed(
-    tmp_path: Path,
-) -> None:
-    made = start_root(tmp_path)
-    client, host, _ = _start_host(made.root)
+def _count_lists(host: EmbeddedHost) -> list[int]:
+    """A list that grows by one at each listing of the root the start page makes."""
     persistence = host.start_page.persistence
     lists: list[int] = []
     real_list = persistence.list
@@ -205,6 +202,15 @@ def test_an_unchanged_live_poll_lists_nothing_and_a_new_session_is_placed(
         return await real_list()
 
     persistence.list = counted_list  # type: ignore[method-assign]
+    return lists
+
+
+def test_an_unchanged_live_poll_lists_nothing_and_a_new_session_is_placed(
+    tmp_path: Path,
+) -> None:
+    made = start_root(tmp_path)
+    client, host, _ = _start_host(made.root)
+    lists = _count_lists(host)
     page = client.get("/")
     answer = client.get(f"{PREFIX}/start/live").json()
     assert len(lists) == 1  # the page's listing, kept for the poll
@@ -739,15 +745,7 @@ def test_a_log_without_its_header_yet_is_not_listed_and_joins_its_team_once_writ
     which changes no folder) the next poll puts it in its lead's team."""
     made = start_root(tmp_path)
     client, host, _ = _start_host(made.root)
-    persistence = host.start_page.persistence
-    lists: list[int] = []
-    real_list = persistence.list
-
-    async def counted_list() -> list[dict[str, Any]]:
-        lists.append(1)
-        return await real_list()
-
-    persistence.list = counted_list  # type: ignore[method-assign]
+    lists = _count_lists(host)
     before = client.get(f"{PREFIX}/start/live").json()
     lone = made.singles[0]
     lead_header = asyncio.run(host.start_page.persistence.stat(lone.lead_id))["header"]
