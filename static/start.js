@@ -319,6 +319,15 @@
     }
     apply();
   }
-  setInterval(poll, LIVE_POLL_MS);
+  // One poll at a time, the next one LIVE_POLL_MS after the last one ended: answers
+  // never overlap, so a slow older answer cannot arrive last and move cards back.
+  async function pollThenWait() {
+    try {
+      await poll();
+    } finally {
+      setTimeout(pollThenWait, LIVE_POLL_MS);
+    }
+  }
+  setTimeout(pollThenWait, LIVE_POLL_MS);
   apply();
 })();

@@ -275,6 +275,16 @@ def wait_placed(page: Any, expected: list[tuple[str, list[str]]]) -> None:
     )
 
 
+def wait_singles(page: Any, expected: list[str]) -> None:
+    """Until the single sessions' section holds exactly ``expected``, in that order."""
+    page.wait_for_function(
+        """expected => JSON.stringify(Array.from(document.querySelectorAll("#singles li.team"))
+                .map(c => c.dataset.lead)) === JSON.stringify(expected)""",
+        arg=expected,
+        timeout=POLLED_MS,
+    )
+
+
 ATLAS = "/home/dev/atlas"
 BOREALIS = "/home/dev/borealis"
 CASCADE = "/home/dev/cascade"
@@ -295,7 +305,10 @@ def test_cards_move_when_a_team_goes_live_keeping_the_focus(browser: Any, tmp_pa
         # live first, so it moves to the top of its workspace.
         LiveTeam(root, old).tick(old.last_event_time + 60_000)
         wait_placed(page, [(ATLAS, [old.lead_id, new.lead_id]), (BOREALIS, [mid.lead_id])])
-        assert page.locator(f"li.team[data-lead='{old.lead_id}'] .badge").inner_text() == "LIVE"
+        # Placed by the poll; the card's own summary (its badge) is fetched after it.
+        live_card = page.locator(f"li.team[data-lead='{old.lead_id}'][data-live='true']")
+        live_card.wait_for(timeout=POLLED_MS)
+        assert live_card.locator(".badge").inner_text() == "LIVE"
         # The reader is on a card when another team comes alive later than all: its
         # workspace moves first, and the focus stays where it was.
         page.locator(f"li.team[data-lead='{new.lead_id}'] a").focus()
@@ -331,8 +344,9 @@ def test_new_teams_and_single_sessions_appear_in_place_without_a_reload(
             assert member.aliases[-1] in text
         heading = page.locator(f"section.workspace[data-workspace='{CASCADE}'] h2")
         assert heading.inner_text().startswith("cascade")
-        # The new single session joins its section, newest first, counted.
-        assert leads(page, "#singles li.team") == [later.lead_id, solo.lead_id]
+        # The new single session joins its section, newest first, counted (the same
+        # poll places it, but wait for it rather than assume the order of the updates).
+        wait_singles(page, [later.lead_id, solo.lead_id])
         assert page.locator("#singles .count").inner_text() == "2"
         assert (
             page.locator("#summary")
@@ -356,3 +370,44 @@ def test_an_empty_root_shows_the_first_team_when_it_appears(browser: Any, tmp_pa
         assert page.locator("#empty").is_hidden()
         assert page.locator("#team-filter").is_visible()
         assert page.locator("#singles").is_hidden()
+
+
+#: Holds each poll's request 6 s (longer than the page's 5 s between polls) and counts
+#: the polls in flight at once.
+SLOW_POLLS = """
+(() => {
+  const realFetch = window.fetch.bind(window);
+  window.polls = { inFlight: 0, peak: 0, done: 0 };
+  window.fetch = async (url, options) => {
+    if (!String(url).includes("/start/live")) return realFetch(url, options);
+    window.polls.inFlight += 1;
+    window.polls.peak = Math.max(window.polls.peak, window.polls.inFlight);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 6000));
+      return await realFetch(url, options);
+    } finally {
+      window.polls.inFlight -= 1;
+      window.polls.done += 1;
+    }
+  };
+})();
+"""
+
+
+def test_a_slow_poll_is_never_overlapped_by_the_next(browser: Any, made: StartRoot) -> None:
+    """Answers that overlap can arrive out of order and move cards back: the next poll
+    starts only after the last one ended."""
+    watched = Watched(browser, WIDE)
+    try:
+        page = watched.page
+        page.clock.install()
+        page.add_init_script(SLOW_POLLS)
+        with Server(EmbeddedHost(made.root)) as server:
+            page.goto(f"http://127.0.0.1:{server.port}/")
+            for polls in (1, 2):
+                page.clock.run_for(20_000)  # four intervals of 5 s, each poll held 6 s
+                page.wait_for_function(f"() => window.polls.done >= {polls}", timeout=15_000)
+            assert page.evaluate("window.polls.peak") == 1
+        assert watched.errors == [], watched.errors
+    finally:
+        watched.close()

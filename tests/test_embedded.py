@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import os
 import re
 import shutil
@@ -190,11 +191,8 @@ def test_live_states_are_answered_from_a_listing_until_a_log_changes(tmp_path: P
     assert counting.asked == [made.live_team.lead_id]
 
 
-def test_an_unchanged_live_poll_lists_nothing_and_a_new_session_is_placed(
-    tmp_path: Path,
-) -> None:
-    made = start_root(tmp_path)
-    client, host, _ = _start_host(made.root)
+def _count_lists(host: EmbeddedHost) -> list[int]:
+    """A list that grows by one at each listing of the root the start page makes."""
     persistence = host.start_page.persistence
     lists: list[int] = []
     real_list = persistence.list
@@ -204,6 +202,15 @@ def test_an_unchanged_live_poll_lists_nothing_and_a_new_session_is_placed(
         return await real_list()
 
     persistence.list = counted_list  # type: ignore[method-assign]
+    return lists
+
+
+def test_an_unchanged_live_poll_lists_nothing_and_a_new_session_is_placed(
+    tmp_path: Path,
+) -> None:
+    made = start_root(tmp_path)
+    client, host, _ = _start_host(made.root)
+    lists = _count_lists(host)
     page = client.get("/")
     answer = client.get(f"{PREFIX}/start/live").json()
     assert len(lists) == 1  # the page's listing, kept for the poll
@@ -728,3 +735,39 @@ def test_counts_are_formatted_for_reading() -> None:
 
     assert counted(1_204, "message") == "1,204 messages"
     assert counted(1, "turn") == "1 turn"
+
+
+def test_a_log_without_its_header_yet_is_not_listed_and_joins_its_team_once_written(
+    tmp_path: Path,
+) -> None:
+    """A member's log is created empty (or its first zstd frame is not flushed yet):
+    it is no single session of its own, and once the header is written (an append,
+    which changes no folder) the next poll puts it in its lead's team."""
+    made = start_root(tmp_path)
+    client, host, _ = _start_host(made.root)
+    lists = _count_lists(host)
+    before = client.get(f"{PREFIX}/start/live").json()
+    lone = made.singles[0]
+    lead_header = asyncio.run(host.start_page.persistence.stat(lone.lead_id))["header"]
+    lead_log = made.root / lone.member(lone.lead_id).rel_path  # type: ignore[operator]
+    folder = lead_log.parent.parent / "session-joining"
+    folder.mkdir()
+    log_file = folder / "session.v4.jsonl"
+    log_file.write_bytes(b"")
+    assert client.get(f"{PREFIX}/start/live").json() == before  # nothing to place yet
+    assert client.get(f"{PREFIX}/start/live").json() == before
+    assert len(lists) == 2  # a log that stays as it was is not listed again
+    header = {
+        "type": "session",
+        "id": "session-joining",
+        "createdAt": lead_header["createdAt"] + 1,
+        "cwd": lead_header["cwd"],
+        "parentSession": lone.lead_id,
+    }
+    log_file.write_text(json.dumps(header) + "\n")
+    after = client.get(f"{PREFIX}/start/live").json()
+    assert len(lists) == 3
+    assert lone.lead_id not in after["singles"]
+    assert lone.lead_id in [lead for group in after["groups"] for lead in group["leads"]]
+    assert "session-joining" not in after["singles"]
+    assert after["summary"] == "4 teams in 2 workspaces · 1 single session"

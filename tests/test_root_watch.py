@@ -80,3 +80,32 @@ def test_a_log_created_while_the_root_is_listed_is_not_missed(tmp_path: Path) ->
     rows = asyncio.run(DirectorySessionPersistence(made.root).list())  # no log yet
     (folder / "session.v4.jsonl").write_text('{"type":"session","id":"session-racing"}\n')
     assert watch.look() != watch.listed(rows, looked)
+
+
+def test_a_log_created_within_the_folders_modification_time_tick_is_noticed(
+    tmp_path: Path,
+) -> None:
+    """On a kernel whose modification times are coarse, a log created in the same tick
+    as the look leaves its folder's identity as it was: which log names exist says it."""
+    made = start_root(tmp_path / "sessions")
+    watch = RootWatch(made.root)
+    folder = next(p for p in made.root.iterdir() if p.is_dir()) / "session-same-tick"
+    folder.mkdir()
+    waiting = listed(watch, made.root)
+    before = os.stat(folder)
+    (folder / "session.v4.jsonl").write_text('{"type":"session","id":"session-same-tick"}\n')
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))  # the same tick
+    assert watch.look() != waiting
+
+
+def test_a_folder_that_cannot_be_a_session_is_not_waited_on(tmp_path: Path) -> None:
+    """The listing skips a subfolder whose name is no session id; the watch does too,
+    so a change inside it (another tool's files) lists nothing again."""
+    made = start_root(tmp_path / "sessions")
+    watch = RootWatch(made.root)
+    other = next(p for p in made.root.iterdir() if p.is_dir()) / "notes and drafts"
+    other.mkdir()
+    signature = listed(watch, made.root)
+    assert signature.waiting == ()
+    (other / "draft.txt").write_text("a note\n")
+    assert watch.look() == signature

@@ -124,3 +124,59 @@ def test_requests_that_arrive_together_read_each_log_once() -> None:
     assert persistence.read_calls == len(sessions)  # one read of each log, not three
     # and a later request, on another event loop, still works
     assert asyncio.run(service.timeline(sessions[0])) is first
+
+
+def test_a_request_arriving_while_the_second_build_runs_still_waits_its_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Staggered requests: the first build ends while the second waits, then a third
+    arrives while the second reads. It must queue behind the second, not start a read
+    of its own next to it."""
+    persistence = FakePersistence()
+    sessions = _team(persistence)
+    service = TimelineService(FakeContext(sessionPersistence=persistence).get, clock=lambda: 1)
+    build_now = service._build_now
+    gates: list[asyncio.Event] = []
+    running = peak = 0
+
+    async def held_build(session_id: str) -> Any:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        try:
+            gate = asyncio.Event()
+            gates.append(gate)
+            await gate.wait()
+            return await build_now(session_id)
+        finally:
+            running -= 1
+
+    monkeypatch.setattr(service, "_build_now", held_build)
+
+    async def settle() -> None:
+        for _ in range(20):
+            await asyncio.sleep(0)
+
+    async def staggered() -> list[Any]:
+        tasks = [asyncio.create_task(service.timeline(sessions[0]))]
+        await settle()
+        tasks.append(asyncio.create_task(service.timeline(sessions[0])))
+        await settle()
+        gates[0].set()  # the first build ends while the second request waits
+        await asyncio.wait_for(tasks[0], 30)  # its reads run in threads
+        await settle()
+        for _ in range(3):  # more requests while the second build is held open
+            tasks.append(asyncio.create_task(service.timeline(sessions[0])))
+            await settle()
+        while not all(task.done() for task in tasks):
+            for gate in gates:
+                gate.set()
+            await asyncio.sleep(0.01)
+        return [task.result() for task in tasks]
+
+    results = asyncio.run(staggered())
+    assert peak == 1  # never two builds of one team at once
+    assert len(gates) == len(results) == 5
+    assert all(result is results[0] for result in results)  # later ones found it cached
+    assert persistence.read_calls == len(sessions)  # each log read once
+    assert service._building and not any(service._building.values())  # nothing kept

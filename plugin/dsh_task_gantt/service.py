@@ -84,6 +84,14 @@ class _Services:
         return None if host.AGENT_TEAMS in self.broken else self.teams
 
 
+@dataclass(slots=True)
+class _BuildLock:
+    """One session's build lock and how many requests hold or await it."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
+
+
 class TimelineService:
     """Implements :class:`provider.TimelineProvider` over the host services."""
 
@@ -98,8 +106,11 @@ class TimelineService:
         #: same team is being read (a warm-up, a second tab) waits for that read and
         #: then finds it cached instead of decoding every log a second time. Per event
         #: loop, because an asyncio lock belongs to the loop it first waited in.
+        #: Each lock counts the requests holding or awaiting it, so it is forgotten
+        #: only when none is left (a released lock is not "locked" while its next
+        #: waiter is still being woken).
         self._building: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[str, asyncio.Lock]
+            asyncio.AbstractEventLoop, dict[str, _BuildLock]
         ] = weakref.WeakKeyDictionary()
 
     # -- TimelineProvider ------------------------------------------------------------
@@ -150,13 +161,17 @@ class TimelineService:
 
     async def _build(self, session_id: str) -> _TeamCache | None:
         locks = self._building.setdefault(asyncio.get_running_loop(), {})
-        lock = locks.setdefault(session_id, asyncio.Lock())
+        entry = locks.get(session_id)
+        if entry is None:
+            entry = locks[session_id] = _BuildLock()
+        entry.users += 1
         try:
-            async with lock:
+            async with entry.lock:
                 return await self._build_now(session_id)
         finally:
-            if not lock.locked():  # forgotten when idle: ids requested once add nothing
-                locks.pop(session_id, None)
+            entry.users -= 1
+            if entry.users == 0:  # forgotten when idle: ids requested once add nothing
+                del locks[session_id]
 
     async def _build_now(self, session_id: str) -> _TeamCache | None:
         services = self._services()

@@ -8,7 +8,9 @@ every log in it (the cost of a full listing on a root of months: tens of ms).
 
 A session folder whose log was not there yet at the last listing (a writer creates the
 folder first, then the file) is watched on its own until its log shows up: the file's
-creation changes that folder's identity. Nothing here is keyed by time.
+creation changes that folder's identity, and which of the log names exist in it (the
+identity alone can miss it: a modification time as coarse as the older kernels' leaves
+it equal within one tick). Nothing here is keyed by time.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..ids import valid_session_id
+from ..logs.persistence import LOG_NAMES
 from ..logs.project_key import decode_segment
+from .teams import has_header
 
 #: What changes when a folder gains or loses an entry.
 FolderIdentity = tuple[int, int, int, int, int]
@@ -33,6 +38,15 @@ def _identity(path: str) -> FolderIdentity | None:
         return folder_identity(os.stat(path))
     except OSError:
         return None
+
+
+def _log_names_in(folder: str) -> tuple[str, ...]:
+    """Which of the log names exist in a session folder."""
+    return tuple(name for name in LOG_NAMES if os.path.lexists(os.path.join(folder, name)))
+
+
+#: ``(workspace, folder, identity, log names present)`` of a folder waiting for its log.
+Waiting = tuple[str, str, FolderIdentity | None, tuple[str, ...]]
 
 
 def _subfolders(path: str) -> tuple[str, ...]:
@@ -56,7 +70,8 @@ class _Folder:
         ids: dict[str, str] = {}
         for name in names:
             session_id = decode_segment(name)
-            if session_id is not None:
+            # As the listing: a folder that cannot be a session's waits for no log.
+            if session_id is not None and valid_session_id(session_id):
                 ids.setdefault(session_id, name)
         return cls(identity, names, ids)
 
@@ -68,9 +83,9 @@ class Signature:
 
     #: The root's identity, then each workspace folder's name and identity.
     structure: tuple[object, ...]
-    #: ``(workspace, folder, identity)`` of each session folder the last listing found
-    #: no log in (or that it did not see: a folder newer than the listing).
-    waiting: tuple[tuple[str, str, FolderIdentity | None], ...]
+    #: Each session folder the last listing found no log with a header in (or that it
+    #: did not see: a folder newer than the listing).
+    waiting: tuple[Waiting, ...]
 
 
 @dataclass(slots=True)
@@ -94,7 +109,7 @@ class RootWatch:
             for name in gone:
                 del self._workspaces[name]
         structure: list[object] = [identity]
-        waiting: list[tuple[str, str, FolderIdentity | None]] = []
+        waiting: list[Waiting] = []
         for name in self._root.subfolders:
             path = os.path.join(root, name)
             ws_identity = _identity(path)
@@ -104,7 +119,10 @@ class RootWatch:
             structure.append((name, ws_identity))
             for session_id, folder in known.ids.items():
                 if (name, session_id) not in self._found:
-                    waiting.append((name, folder, _identity(os.path.join(path, folder))))
+                    folder_path = os.path.join(path, folder)
+                    waiting.append(
+                        (name, folder, _identity(folder_path), _log_names_in(folder_path))
+                    )
         return Signature(tuple(structure), tuple(waiting))
 
     def folder_of(self, workspace: str, session_id: str) -> str | None:
@@ -114,18 +132,18 @@ class RootWatch:
 
     def listed(self, rows: Iterable[Mapping[str, object]], looked: Signature) -> Signature:
         """Remember which sessions a listing made after the look ``looked`` found a log
-        for; the signature that listing stands for (a later look equals it while
+        with a header for; the signature that listing stands for (a later look equals it while
         nothing changed). A folder it found no log in is watched on its own from then
         on, from its identity at ``looked``: a log created meanwhile is not missed."""
         found: set[tuple[str, str]] = set()
         for row in rows:
             workspace, session_id = row.get("project"), row.get("id")
+            if not has_header(row):
+                continue  # a log without its header yet says nothing: still waiting
             if isinstance(workspace, str) and isinstance(session_id, str):
                 found.add((workspace, session_id))
         self._found = frozenset(found)
         still = tuple(
-            (workspace, folder, identity)
-            for workspace, folder, identity in looked.waiting
-            if (workspace, decode_segment(folder)) not in found
+            entry for entry in looked.waiting if (entry[0], decode_segment(entry[1])) not in found
         )
         return Signature(looked.structure, still)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
@@ -35,7 +35,7 @@ from starlette.types import Receive, Scope, Send
 from .. import ROUTE_PREFIX, __version__
 from ..events import coerce_header
 from ..ids import valid_session_id
-from ..logs.persistence import DirectorySessionPersistence
+from ..logs.persistence import DirectorySessionPersistence, revision_of
 from ..provider import TimelineProvider
 from ..web import Guard, bad_session_id, request_refusal
 from .guard import TOKEN_COOKIE, LoopbackConnection
@@ -48,6 +48,7 @@ from .teams import (
     TeamStub,
     WorkspaceGroup,
     by_workspace,
+    has_header,
     last_activity,
     listing,
     newest_first,
@@ -91,14 +92,13 @@ class StartPageView:
 
 
 #: One log's state: its session folder's identity (a newer log file beside it changes
-#: it) and the file's (identity, size, modification time); ``None`` when it is not
-#: where the listing found it.
-LogState = tuple[FolderIdentity, tuple[int, int, int, int]] | None
+#: it) and the file's revision (identity, size, modification time); ``None`` when it is
+#: not where the listing found it.
+LogState = tuple[FolderIdentity, str] | None
 
 
 def _log_state(folder: str, path: str) -> LogState:
-    st = os.stat(path)
-    return folder_identity(os.stat(folder)), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    return folder_identity(os.stat(folder)), revision_of(os.stat(path))
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +140,9 @@ class StartPage:
         self._watch = RootWatch(sessions_root)
         #: The last listing, and the root's folder signature it stands for.
         self._listed: tuple[Signature, Listing] | None = None
+        #: Each log the last listing read no header in, with its revision then: writing
+        #: the header changes no folder, only the file, so these are stat-ed each look.
+        self._headerless: dict[str, str] = {}
         #: Each listed session's folder and log file.
         self._log_paths: dict[str, tuple[str, str]] = {}
 
@@ -201,9 +204,14 @@ class StartPage:
 
     async def listing(self) -> Listing:
         """The teams and single sessions under the root, from headers and stats only;
-        the last one again while no workspace or session folder came or went."""
+        the last one again while no workspace or session folder came or went and no
+        log it found without a header changed."""
         signature = self._watch.look()
-        if self._listed is not None and self._listed[0] == signature:
+        if (
+            self._listed is not None
+            and self._listed[0] == signature
+            and self._headerless == self._revisions(self._headerless)
+        ):
             return self._listed[1]
         try:
             rows = await self.persistence.list()
@@ -221,8 +229,24 @@ class StartPage:
                 paths[session_id] = (folder_path, os.path.join(folder_path, name))
         self._log_paths = paths
         found = listing(rows)
+        self._headerless = {
+            session_id: str(row.get("revision"))
+            for row in rows
+            if not has_header(row) and isinstance(session_id := row.get("id"), str)
+            if session_id in paths
+        }
         self._listed = (signature, found)
         return found
+
+    def _revisions(self, session_ids: Iterable[str]) -> dict[str, str]:
+        """Each log's revision now (``""``: gone)."""
+        now: dict[str, str] = {}
+        for session_id in session_ids:
+            try:
+                now[session_id] = revision_of(os.stat(self._log_paths[session_id][1]))
+            except (OSError, KeyError):
+                now[session_id] = ""
+        return now
 
     def log_states(self, found: Listing, lead: str) -> tuple[LogState, ...] | None:
         """The state of each of the team's logs, from two stats per log (no decoding)."""

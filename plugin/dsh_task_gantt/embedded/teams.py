@@ -138,13 +138,22 @@ def workspace_name(workspace: str) -> str:
     return workspace.rstrip("/").rsplit("/", 1)[-1] or workspace
 
 
+def has_header(row: Mapping[str, Any]) -> bool:
+    """Whether the listing read a header for the row: a log just created (empty, or
+    its first zstd frame not flushed yet) has none, and says nothing about its team."""
+    return bool(row.get("header"))
+
+
 def listing(rows: Iterable[Mapping[str, Any]]) -> Listing:
     """Every lead among the persisted sessions, newest first: a lead with member
     sessions is a team, one without is a single session. A member whose lead is
-    listed is part of that team; one whose lead is missing is a lead itself."""
+    listed is part of that team; one whose lead is missing is a lead itself. A log
+    without a header yet is left out until its header is written."""
     headers: dict[str, SessionHeader] = {}
     for row in rows:
-        header = coerce_header(row.get("header") or {})
+        if not has_header(row):
+            continue
+        header = coerce_header(row["header"])
         session_id = row.get("id")
         if isinstance(session_id, str) and header is not None:
             headers[session_id] = header

@@ -103,7 +103,9 @@ def member_order(
         )
         if i
     }
-    order: list[str] = []
+    # Insertion-ordered, so membership is a hash look-up: a team read from months of
+    # logs offers thousands of hints and children.
+    order: dict[str, None] = {}
     live_names: dict[str, str] = {}
     for index, row in enumerate(live_members or ()):
         if not isinstance(row, Mapping):
@@ -118,17 +120,16 @@ def member_order(
         name = text(row.get("name"))
         if name:
             live_names.setdefault(row_id, name)
-        if row_id not in order:
-            order.append(row_id)
+        order.setdefault(row_id)
     team_ids = frozenset(lead_ids)
     hints = {h.id: h for h in member_hints(lead.fold, seed_cut(lead), team_ids)}
     for hint_id in hints:
-        if hint_id not in order and hint_id not in lead_ids:
-            order.append(hint_id)
+        if hint_id not in lead_ids:
+            order.setdefault(hint_id)
     for child in extra:
         child_id = key(child)
-        if child_id and child_id not in order and child_id not in lead_ids:
-            order.append(child_id)
+        if child_id and child_id not in lead_ids:
+            order.setdefault(child_id)
     return MemberOrder(team_ids, tuple(order), live_names, hints)
 
 
