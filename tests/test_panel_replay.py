@@ -38,7 +38,17 @@ def _task_texts(html: str) -> list[str]:
 
 @pytest.mark.parametrize("route", ["/panel", "/panel/board", "/panel/moment"])
 @pytest.mark.parametrize(
-    "at", ["yesterday", "12abc", "2025-13-45T00:00:00Z", "9999999999999999", "-9999999999999999"]
+    "at",
+    [
+        "yesterday",
+        "12abc",
+        "2025-13-45T00:00:00Z",
+        "9999999999999999",
+        "-9999999999999999",
+        "--5",  # more than one sign
+        "%C2%B2",  # "²": a digit to str.isdigit, not to int()
+        "%D9%A3",  # "٣", an Arabic-Indic digit
+    ],
 )
 def test_a_malformed_moment_is_a_400(route: str, at: str) -> None:
     response = _client(demo_team(live=False)).get(f"{PREFIX}{route}?session=s-lead&at={at}")
