@@ -742,7 +742,11 @@
       var notes = document.querySelector("#status details.notes");
       notesOpen = !!(notes && notes.open);
     });
+    // The replay line comes out of band too, with every board: its time in local time
+    // like the slider's, not the server's UTC.
     document.body.addEventListener("htmx:oobAfterSwap", function () {
+      var line = document.getElementById("moment");
+      if (line) localize(line);
       var status = document.getElementById("status");
       if (!status) return;
       localize(status);

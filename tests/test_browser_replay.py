@@ -223,6 +223,33 @@ def test_the_cursor_survives_a_live_poll_and_now_returns_to_the_present(watched:
     assert watched.errors == []
 
 
+def test_the_moment_line_stays_in_local_time_across_a_poll(browser: Any) -> None:
+    """The replay line is swapped out of band with each board: it keeps the viewer's
+    time zone (here five and a half hours from UTC), as the slider does."""
+    team = demo_team(live=True)
+    context = browser.new_context(viewport=browser_kit.SIDEBAR, timezone_id="Asia/Kolkata")
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        with Server(make_app(FakeProvider(team))) as server:
+            page.goto(server.url(f"session=s-lead&at={REOPENED_AT}"))
+            _wait_drawn_at(page, REOPENED_AT)
+            line_time = page.locator("#moment .moment-line time")
+            slider_text = page.locator("#cursor").get_attribute("aria-valuetext")
+            assert line_time.inner_text() == slider_text
+            team.now += 5_000
+            team.message("docs", "perf", team.now - 1_000, "late news", msg_id="fresh-1")
+            page.locator('.mark[data-msg="fresh-1"]').first.wait_for(
+                state="attached", timeout=ONE_POLL_MS
+            )
+            assert _cursor_at(page) == REOPENED_AT
+            assert line_time.inner_text() == slider_text
+        assert errors == []
+    finally:
+        context.close()
+
+
 def test_the_list_view_scrolls_to_the_moment(watched: Watched) -> None:
     team = TeamBuilder(names=("lead", "ui"), live=False)
     for n in range(120):
