@@ -6,6 +6,7 @@ poll while replaying, the list view, and Escape.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -248,6 +249,56 @@ def test_the_moment_line_stays_in_local_time_across_a_poll(browser: Any) -> None
         assert errors == []
     finally:
         context.close()
+
+
+def test_a_late_moment_answer_does_not_undo_a_zoom(watched: Watched) -> None:
+    """The moment is asked for, then the user zooms while the server is still on it: the
+    zoom's board lands first, and the moment's late answer (built for the old window)
+    must not put the old window back. It is dropped and the moment asked again."""
+    app = make_app(FakeProvider(demo_team(live=False)))
+    answer_moment = app.panel.moment
+
+    async def slow_moment(request: Any, session_id: str) -> Any:
+        await asyncio.sleep(1.0)
+        return await answer_moment(request, session_id)
+
+    app.panel.moment = slow_moment  # type: ignore[method-assign]
+    times = event_times(demo_team(live=False).timeline())
+    after = min(t for t in times if t > REOPENED_AT)
+    page = watched.page
+    with Server(app) as server:
+        page.goto(server.url(f"session=s-lead&at={REOPENED_AT}"))
+        _wait_drawn_at(page, REOPENED_AT)
+        # counts the moment answers the page has finished with (swapped or not)
+        page.evaluate(
+            "document.body.addEventListener('htmx:afterRequest', e => {"
+            " const c = e.detail.requestConfig;"
+            " if (c && c.path.includes('/panel/moment'))"
+            " window.momentsDone = (window.momentsDone || 0) + 1; })"
+        )
+        page.locator("#cursor").focus()
+        with page.expect_request(lambda r: "/panel/moment" in r.url):
+            page.keyboard.press("ArrowRight")  # the server takes a second over it
+        for _ in range(4):
+            page.keyboard.press("+")  # each zoom asks for a board at once
+        page.wait_for_function("() => window.momentsDone >= 1", timeout=10_000)
+        _wait_drawn_at(page, after)
+        # the chart shows the window the user zoomed to, and the rows of the new moment
+        window = page.evaluate(
+            "(() => { const m = document.getElementById('board-meta').dataset;"
+            " const f = document.getElementById('view').elements;"
+            " return [m.windowStart, m.windowEnd, f.from.value, f.to.value, m.drawnFrom]; })()"
+        )
+        start, end = _extent(page)
+        assert window[:2] == window[2:4], window
+        assert int(window[1]) - int(window[0]) < (end - start) / 8  # zoomed in, four times
+        assert window[4] != ""  # only part of the extent is drawn
+        assert _cursor_at(page) == after
+        # the question asked again has its answer before the server stops
+        page.wait_for_function(
+            "n => window.momentsDone >= n", arg=_moment_requests(watched), timeout=10_000
+        )
+    assert watched.errors == []
 
 
 def test_the_list_view_scrolls_to_the_moment(watched: Watched) -> None:
