@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -69,6 +71,20 @@ def _wait_drawn_at(page: Any, at: int | None) -> None:
 
 def _cursor_at(page: Any) -> int:
     return int(page.locator("#cursor").get_attribute("aria-valuenow"))
+
+
+@contextmanager
+def _moment_answered(page: Any) -> Iterator[None]:
+    """Until the page is done with the answer to the moment the block asks for (shown,
+    or dropped): the response, then htmx's end of that request in the page."""
+    page.evaluate(
+        "() => { window.momentHandled = new Promise(done => document.body.addEventListener("
+        "'htmx:afterRequest', e => { const c = e.detail.requestConfig;"
+        " if (c && c.path.includes('/panel/moment')) done(true); })); }"
+    )
+    with page.expect_response(lambda r: "/panel/moment" in r.url):
+        yield
+    page.evaluate("window.momentHandled")
 
 
 def _moment_requests(watched: Watched) -> int:
@@ -161,8 +177,9 @@ def test_the_keys_step_between_events_by_a_minute_and_to_either_end(
         page.keyboard.press("Home")
         _wait_drawn_at(page, start)
         assert page.locator(".at-task").all_inner_texts() == ["not created yet"] * 3
-        page.keyboard.press("ArrowLeft")  # nothing before the first event: it stays
-        page.wait_for_timeout(300)
+        with _moment_answered(page):
+            page.keyboard.press("ArrowLeft")  # nothing before the first event: it stays
+        assert int(page.locator("#moment-data").get_attribute("data-at")) == start
         assert _cursor_at(page) == start
         page.keyboard.press("End")
         _wait_drawn_at(page, end)
@@ -325,9 +342,11 @@ def test_the_list_view_scrolls_to_the_moment(watched: Watched) -> None:
         after = page.locator("#list .item.after")
         assert after.count() > 0 and "note 61" in after.first.inner_text()
         # the chart, then the list again: it opens on the moment's page (not the newest)
-        page.locator("#list-toggle").click()
+        with _moment_answered(page):
+            page.locator("#list-toggle").click()
         page.evaluate("window.scrollTo(0, 0)")
-        page.locator("#list-toggle").click()
+        with _moment_answered(page):
+            page.locator("#list-toggle").click()
         page.wait_for_function(
             "() => { const c = document.querySelector('#list .item[aria-current=time]');"
             " return c && c.textContent.includes('note 60'); }"
