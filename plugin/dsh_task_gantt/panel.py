@@ -205,10 +205,10 @@ class Panel:
                 self._names_at.popitem(last=False)
         else:
             self._names_at.move_to_end(key)
-        whole = self._env.get_template("lane.html").render(
-            lane=row, name_html=name.html, chunks_html=[c.html for c in lane.chunks]
-        )
-        return replace(lane, name=name, whole=Markup(whole))
+        # The row as drawn, with the name cell (its first piece) swapped: rendering
+        # lane.html again would cost a template pass per lane per answer.
+        whole = Markup(lane.whole.replace(lane.name.html, name.html, 1))
+        return replace(lane, name=name, whole=whole)
 
     def _render(
         self, name: str, status: int = 200, *, stop_polling: bool = False, **context: Any
