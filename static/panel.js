@@ -18,6 +18,9 @@
   var placed = null;
   // A board asked for by the user (zoom, pages): it goes out even while a moment is asked for.
   var refreshing = false;
+  // Bumped by every such board: a moment answer built for an older view (window, pages)
+  // that lands after it would put the old view back.
+  var viewGeneration = 0;
 
   function pad(n) { return n < 10 ? "0" + n : String(n); }
   var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -205,6 +208,7 @@
   // version makes the server answer with a board rather than "unchanged".
   function refresh() {
     refreshing = true;
+    viewGeneration++;
     syncInputs();
     syncUrl();
     var version = document.getElementById("board-version");
@@ -358,6 +362,8 @@
     again: false,     // the cursor moved meanwhile
     step: null,       // "prev"/"next" asked for meanwhile (the server finds the event)
     asked: null,      // the moment last asked for (an answer that failed is not retried)
+    generation: 0,    // the view generation the request in flight was built for
+    stale: false,     // its answer came for an older view and was dropped
     boardBusy: false, // a board request (poll, zoom) is in flight
     dragging: null,   // the pointer id while dragging
     lastAsk: 0,       // when a request last left (drag throttle)
@@ -466,6 +472,8 @@
     step = step || cursor.step;
     cursor.step = null;
     cursor.asked = cursor.at;
+    cursor.generation = viewGeneration;
+    cursor.stale = false;
     cursor.busy = true;
     cursor.again = false;
     cursor.lastAsk = Date.now();
@@ -475,7 +483,21 @@
       .then(function () { cursor.busy = false; afterMoment(step); }, function () { cursor.busy = false; });
   }
 
+  // htmx names the board, not the cursor, as the element of a moment request: the path tells.
+  function isMomentAnswer(detail) {
+    var config = detail.requestConfig;
+    return !!(config && config.path && config.path.indexOf("/panel/moment?") >= 0);
+  }
+
   function afterMoment(step) {
+    if (cursor.stale) {
+      // Dropped: the same question again, for the view on screen now.
+      cursor.stale = false;
+      cursor.again = true;
+      if (step && !cursor.step) cursor.step = step;
+      settleMoment();
+      return;
+    }
     readMoment();
     // A step the server resolved: the cursor goes to the event it found.
     if (step && cursor.shown !== null) cursor.at = cursor.shown;
@@ -689,6 +711,11 @@
     });
 
     document.body.addEventListener("htmx:beforeSwap", function (ev) {
+      if (isMomentAnswer(ev.detail) && cursor.generation !== viewGeneration) {
+        ev.detail.shouldSwap = false;
+        cursor.stale = true;
+        return;
+      }
       if (ev.detail.target === board) focusKey = keyOf(document.activeElement);
       // A message or task the logs no longer hold: show the server's "Not found" card
       // (htmx leaves 4xx answers unswapped) rather than nothing at all.
@@ -732,7 +759,11 @@
       var notes = document.querySelector("#status details.notes");
       notesOpen = !!(notes && notes.open);
     });
+    // The replay line comes out of band too, with every board: its time in local time
+    // like the slider's, not the server's UTC.
     document.body.addEventListener("htmx:oobAfterSwap", function () {
+      var line = document.getElementById("moment");
+      if (line) localize(line);
       var status = document.getElementById("status");
       if (!status) return;
       localize(status);

@@ -6,7 +6,10 @@ poll while replaying, the list view, and Escape.
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -68,6 +71,20 @@ def _wait_drawn_at(page: Any, at: int | None) -> None:
 
 def _cursor_at(page: Any) -> int:
     return int(page.locator("#cursor").get_attribute("aria-valuenow"))
+
+
+@contextmanager
+def _moment_answered(page: Any) -> Iterator[None]:
+    """Until the page is done with the answer to the moment the block asks for (shown,
+    or dropped): the response, then htmx's end of that request in the page."""
+    page.evaluate(
+        "() => { window.momentHandled = new Promise(done => document.body.addEventListener("
+        "'htmx:afterRequest', e => { const c = e.detail.requestConfig;"
+        " if (c && c.path.includes('/panel/moment')) done(true); })); }"
+    )
+    with page.expect_response(lambda r: "/panel/moment" in r.url):
+        yield
+    page.evaluate("window.momentHandled")
 
 
 def _moment_requests(watched: Watched) -> int:
@@ -160,8 +177,9 @@ def test_the_keys_step_between_events_by_a_minute_and_to_either_end(
         page.keyboard.press("Home")
         _wait_drawn_at(page, start)
         assert page.locator(".at-task").all_inner_texts() == ["not created yet"] * 3
-        page.keyboard.press("ArrowLeft")  # nothing before the first event: it stays
-        page.wait_for_timeout(300)
+        with _moment_answered(page):
+            page.keyboard.press("ArrowLeft")  # nothing before the first event: it stays
+        assert int(page.locator("#moment-data").get_attribute("data-at")) == start
         assert _cursor_at(page) == start
         page.keyboard.press("End")
         _wait_drawn_at(page, end)
@@ -223,6 +241,92 @@ def test_the_cursor_survives_a_live_poll_and_now_returns_to_the_present(watched:
     assert watched.errors == []
 
 
+def test_the_moment_line_stays_in_local_time_across_a_poll(browser: Any) -> None:
+    """The replay line is swapped out of band with each board: it keeps the viewer's
+    time zone (here five and a half hours from UTC), as the slider does."""
+    team = demo_team(live=True)
+    context = browser.new_context(viewport=browser_kit.SIDEBAR, timezone_id="Asia/Kolkata")
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        with Server(make_app(FakeProvider(team))) as server:
+            page.goto(server.url(f"session=s-lead&at={REOPENED_AT}"))
+            _wait_drawn_at(page, REOPENED_AT)
+            line_time = page.locator("#moment .moment-line time")
+            slider_text = page.locator("#cursor").get_attribute("aria-valuetext")
+            assert line_time.inner_text() == slider_text
+            team.now += 5_000
+            team.message("docs", "perf", team.now - 1_000, "late news", msg_id="fresh-1")
+            page.locator('.mark[data-msg="fresh-1"]').first.wait_for(
+                state="attached", timeout=ONE_POLL_MS
+            )
+            assert _cursor_at(page) == REOPENED_AT
+            assert line_time.inner_text() == slider_text
+        assert errors == []
+    finally:
+        context.close()
+
+
+#: The board drawn for the view the user asked for (the form the next request sends)
+#: and for the moment ``at``.
+SHOWS_THE_ZOOMED_WINDOW_AT = (
+    "at => { const m = document.getElementById('board-meta').dataset;"
+    " const f = document.getElementById('view').elements;"
+    " const d = document.getElementById('moment-data');"
+    " return !!f.from.value && m.windowStart === f.from.value && m.windowEnd === f.to.value"
+    " && !!d && Number(d.dataset.at) === at; }"
+)
+
+
+def test_a_late_moment_answer_does_not_undo_a_zoom(watched: Watched) -> None:
+    """The moment is asked for, then the user zooms while the server is still on it: the
+    zoom's board lands first, and the moment's late answer (built for the old window)
+    must not put the old window back. It is dropped and the moment asked again."""
+    app = make_app(FakeProvider(demo_team(live=False)))
+    answer_moment = app.panel.moment
+
+    async def slow_moment(request: Any, session_id: str) -> Any:
+        await asyncio.sleep(1.0)
+        return await answer_moment(request, session_id)
+
+    app.panel.moment = slow_moment  # type: ignore[method-assign]
+    times = event_times(demo_team(live=False).timeline())
+    after = min(t for t in times if t > REOPENED_AT)
+    page = watched.page
+    with Server(app) as server:
+        page.goto(server.url(f"session=s-lead&at={REOPENED_AT}"))
+        _wait_drawn_at(page, REOPENED_AT)
+        # counts the moment answers the page has finished with (swapped or not)
+        page.evaluate(
+            "document.body.addEventListener('htmx:afterRequest', e => {"
+            " const c = e.detail.requestConfig;"
+            " if (c && c.path.includes('/panel/moment'))"
+            " window.momentsDone = (window.momentsDone || 0) + 1; })"
+        )
+        page.locator("#cursor").focus()
+        with page.expect_request(lambda r: "/panel/moment" in r.url):
+            page.keyboard.press("ArrowRight")  # the server takes a second over it
+        for _ in range(4):
+            page.keyboard.press("+")  # each zoom asks for a board at once
+        # the moment's late answer is dropped and asked again: the chart settles on the
+        # window the user zoomed to (never back to the whole extent), at the new moment
+        page.wait_for_function(SHOWS_THE_ZOOMED_WINDOW_AT, arg=after, timeout=10_000)
+        page.wait_for_function(
+            "n => window.momentsDone >= n", arg=_moment_requests(watched), timeout=10_000
+        )
+        assert page.evaluate(SHOWS_THE_ZOOMED_WINDOW_AT, after)
+        meta = page.locator("#board-meta")
+        start, end = _extent(page)
+        width = int(meta.get_attribute("data-window-end")) - int(
+            meta.get_attribute("data-window-start")
+        )
+        assert width < (end - start) / 8  # zoomed in, four times
+        assert meta.get_attribute("data-drawn-from")  # only part of the extent is drawn
+        assert _cursor_at(page) == after
+    assert watched.errors == []
+
+
 def test_the_list_view_scrolls_to_the_moment(watched: Watched) -> None:
     team = TeamBuilder(names=("lead", "ui"), live=False)
     for n in range(120):
@@ -238,9 +342,11 @@ def test_the_list_view_scrolls_to_the_moment(watched: Watched) -> None:
         after = page.locator("#list .item.after")
         assert after.count() > 0 and "note 61" in after.first.inner_text()
         # the chart, then the list again: it opens on the moment's page (not the newest)
-        page.locator("#list-toggle").click()
+        with _moment_answered(page):
+            page.locator("#list-toggle").click()
         page.evaluate("window.scrollTo(0, 0)")
-        page.locator("#list-toggle").click()
+        with _moment_answered(page):
+            page.locator("#list-toggle").click()
         page.wait_for_function(
             "() => { const c = document.querySelector('#list .item[aria-current=time]');"
             " return c && c.textContent.includes('note 60'); }"

@@ -243,7 +243,23 @@ def test_stepping_forward_then_back_returns_to_the_same_state(case: tuple[int, s
     before, after = moment_at(whole, at, times), moment_at(whole, back, times)
     assert (after.lanes, after.tasks) == (before.lanes, before.tasks)
     # and the event stepped to is one where something changed
-    assert moment_at(whole, there, times) != moment_at(whole, back, times)
+    stepped, left = moment_at(whole, there, times), moment_at(whole, back, times)
+    assert (stepped.lanes, stepped.tasks) != (left.lanes, left.tasks)
+
+
+@pytest.mark.parametrize("shape", ["full", "pair", "story"])
+@pytest.mark.parametrize("seed", range(1, 7))
+def test_every_event_time_changes_the_team_or_the_board(seed: int, shape: str) -> None:
+    """The arrow keys step between event times: none of them may be a step where
+    nothing the user sees changes (a delivery time on the sender's mark was one)."""
+    _, whole, _ = _whole(seed, shape)
+    times = event_times(whole)
+    first = moment_at(whole, times[0] - 1)
+    previous = (first.lanes, first.tasks)
+    for at in times:
+        moment = moment_at(whole, at)
+        assert (moment.lanes, moment.tasks) != previous, at
+        previous = (moment.lanes, moment.tasks)
 
 
 def test_at_every_task_transition_of_the_fixture_team_the_board_is_the_cut_one() -> None:

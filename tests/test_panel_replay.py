@@ -38,7 +38,17 @@ def _task_texts(html: str) -> list[str]:
 
 @pytest.mark.parametrize("route", ["/panel", "/panel/board", "/panel/moment"])
 @pytest.mark.parametrize(
-    "at", ["yesterday", "12abc", "2025-13-45T00:00:00Z", "9999999999999999", "-9999999999999999"]
+    "at",
+    [
+        "yesterday",
+        "12abc",
+        "2025-13-45T00:00:00Z",
+        "9999999999999999",
+        "-9999999999999999",
+        "--5",  # more than one sign
+        "%C2%B2",  # "²": a digit to str.isdigit, not to int()
+        "%D9%A3",  # "٣", an Arabic-Indic digit
+    ],
 )
 def test_a_malformed_moment_is_a_400(route: str, at: str) -> None:
     response = _client(demo_team(live=False)).get(f"{PREFIX}{route}?session=s-lead&at={at}")
@@ -180,3 +190,14 @@ def test_names_and_previews_at_a_moment_are_escaped() -> None:
     html = _client(team).get(f"{PREFIX}/panel?session=s-lead&at={T0 + 5_000}").text
     assert "<img src=x" not in html and "<script>alert" not in html and "<b>bold" not in html
     assert "to &lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in html
+
+
+def test_a_lane_state_says_utc_only_when_it_names_a_time() -> None:
+    client = _client(demo_team(live=False))
+    titles: list[str] = []
+    for at in (T0 - MINUTE, T0 + 5 * MINUTE, REOPENED_AT):
+        html = client.get(f"{PREFIX}/panel?session=s-lead&at={at}").text
+        titles += re.findall(r'<span class="state at-\w+" title="([^"]*)"', html)
+    assert any(not title.endswith(" UTC") for title in titles)  # "nothing yet" is there
+    for title in titles:
+        assert title.endswith(" UTC") == bool(re.search(r"\d\d:\d\d:\d\d", title)), title

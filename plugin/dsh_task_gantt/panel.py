@@ -20,7 +20,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from .board.geometry import as_str
+from .board.geometry import as_str, parse_count
 from .board.model import counted
 from .board.moment import (
     LaneAt,
@@ -205,10 +205,10 @@ class Panel:
                 self._names_at.popitem(last=False)
         else:
             self._names_at.move_to_end(key)
-        whole = self._env.get_template("lane.html").render(
-            lane=row, name_html=name.html, chunks_html=[c.html for c in lane.chunks]
-        )
-        return replace(lane, name=name, whole=Markup(whole))
+        # The row as drawn, with the name cell (its first piece) swapped: rendering
+        # lane.html again would cost a template pass per lane per answer.
+        whole = Markup(lane.whole.replace(lane.name.html, name.html, 1))
+        return replace(lane, name=name, whole=whole)
 
     def _render(
         self, name: str, status: int = 200, *, stop_polling: bool = False, **context: Any
@@ -454,9 +454,10 @@ class Panel:
     def _stale(drawn: str | None) -> bool:
         """Whether the board the browser shows was drawn long enough ago (server clock)
         that its now-line should move (only while live: a frozen board is never polled)."""
-        if not drawn or not drawn.isdigit():
+        drawn_ms = parse_count(drawn)
+        if drawn_ms is None:
             return False
-        return now_ms() - int(drawn) >= REDRAW_AFTER_MS
+        return now_ms() - drawn_ms >= REDRAW_AFTER_MS
 
     @staticmethod
     def _message_context(timeline: Mapping[str, Any], message: Mapping[str, Any]) -> dict[str, Any]:

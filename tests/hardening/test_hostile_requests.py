@@ -210,6 +210,32 @@ def test_odd_query_strings_never_5xx(client: TestClient, root: Path, query: str)
         clean(client.get(f"{PREFIX}{route}?{query}"), root)
 
 
+#: Numbers ``str.isdigit`` takes and ``int`` refuses, and signs ``int`` refuses.
+NOT_QUITE_NUMBERS = ["--5", "-+5", "%C2%B2", "%D9%A3", "%EF%BC%95", "5%C2%B2", "-"]
+VIEW_PARAMS = ["from", "to", "t", "w", "lp", "tp", "drawn"]
+
+
+@pytest.mark.parametrize("route", [*ROUTES, "/panel/moment"])
+@pytest.mark.parametrize("value", NOT_QUITE_NUMBERS)
+def test_view_numbers_that_are_not_ascii_digits_are_ignored_never_5xx(
+    client: TestClient, root: Path, route: str, value: str
+) -> None:
+    for param in VIEW_PARAMS:
+        response = client.get(f"{PREFIX}{route}?session={LEAD}&list=1&at={T0}&{param}={value}")
+        clean(response, root)
+        assert response.status_code in (200, 286), (param, response.status_code)
+
+
+@pytest.mark.parametrize("route", ["/panel", "/panel/board", "/panel/moment"])
+@pytest.mark.parametrize("value", NOT_QUITE_NUMBERS)
+def test_a_moment_that_is_not_ascii_digits_is_a_400(
+    client: TestClient, root: Path, route: str, value: str
+) -> None:
+    response = client.get(f"{PREFIX}{route}?session={LEAD}&at={value}")
+    clean(response, root)
+    assert response.status_code == 400
+
+
 def test_static_files_cannot_be_escaped(client: TestClient, root: Path) -> None:
     for name in ("..%2F..%2Fpyproject.toml", "%2e%2e", "panel.css%00.js", "..", "VENDORED.md/x"):
         response = client.get(f"{PREFIX}/static/{name}")

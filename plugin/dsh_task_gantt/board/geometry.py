@@ -61,7 +61,15 @@ def as_seq(value: Any) -> Sequence[Any]:
 # views
 
 
-_ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T")
+_ISO_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T")
+#: ASCII digits only: ``str.isdigit`` also takes "²" or "٣", which ``int`` refuses.
+_EPOCH_MS_RE = re.compile(r"-?[0-9]{1,16}")
+_COUNT_RE = re.compile(r"[0-9]+")
+
+
+def parse_count(raw: str | None) -> int | None:
+    """A non-negative whole number written in ASCII digits; anything else is ``None``."""
+    return int(raw) if raw and _COUNT_RE.fullmatch(raw) else None
 
 
 def parse_time_param(raw: str | None) -> int | None:
@@ -69,7 +77,7 @@ def parse_time_param(raw: str | None) -> int | None:
     if not raw:
         return None
     raw = raw.strip()
-    if raw.lstrip("-").isdigit() and len(raw) <= 16:
+    if _EPOCH_MS_RE.fullmatch(raw):
         return int(raw)
     if _ISO_RE.match(raw):
         try:
@@ -92,25 +100,25 @@ def parse_view(params: Mapping[str, str]) -> View:
     end = parse_time_param(params.get("to"))
     follow = params.get("follow") in {"1", "true", "yes", "on"}
     track_px = DEFAULT_TRACK_PX
-    raw_w = params.get("w", "")
-    if raw_w.isdigit():
-        track_px = min(max(int(raw_w), 80), 100_000)
+    width_px = parse_count(params.get("w"))
+    if width_px is not None:
+        track_px = min(max(width_px, 80), 100_000)
     if start is None or end is None or end <= start:
         start = end = None
     focus = parse_time_param(params.get("t"))
     if focus is not None:
         width = (end - start) if start is not None and end is not None else DEFAULT_FOCUS_WINDOW_MS
         start, end, follow = focus - width // 2, focus + (width - width // 2), False
-    raw_page = params.get("lp", "")
-    raw_tasks = params.get("tp", "")
+    list_page = parse_count(params.get("lp"))
+    task_page = parse_count(params.get("tp"))
     return View(
         start=start,
         end=end,
         follow=follow,
         track_px=track_px,
         listing=params.get("list") in {"1", "true"},
-        list_page=min(int(raw_page), 1_000_000) if raw_page.isdigit() else 0,
-        task_page=min(int(raw_tasks), 1_000_000) if raw_tasks.isdigit() else 0,
+        list_page=min(list_page, 1_000_000) if list_page is not None else 0,
+        task_page=min(task_page, 1_000_000) if task_page is not None else 0,
         at=parse_time_param(params.get("at")),
     )
 

@@ -148,7 +148,12 @@ def event_times(timeline: Mapping[str, Any]) -> tuple[int, ...]:
     for lane in as_seq(timeline.get("lanes")):
         for span in as_seq(as_map(lane).get("spans")):
             span = as_map(span)
-            for field in ("time", "end", "deliveredAt"):
+            fields = ["time", "end"]
+            # A delivery changes what the recipient received; the sender's mark of the
+            # same message carries the time too, but nothing of its lane changes then.
+            if span.get("direction") != "outgoing":
+                fields.append("deliveredAt")
+            for field in fields:
                 value = as_int(span.get(field))
                 if value is not None:
                     times.add(value)
