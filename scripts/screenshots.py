@@ -99,8 +99,8 @@ def replayed_moment(browser: Browser, out: Path) -> None:
         r.time for t in team.tasks for r in t.revisions if r.expected_action == "claimed"
     )
     at = claims[min(1, len(claims) - 1)] + 1_000
-    with serve(EmbeddedHost(sessions)) as port:
-        url = f"http://127.0.0.1:{port}{PREFIX}/panel?session={team.lead_id}&at={at}"
+    with Server(EmbeddedHost(sessions)) as server:
+        url = server.url(f"session={team.lead_id}&at={at}")
         for scheme, suffix in (("light", ""), ("dark", "-dark")):
             page = _page(browser, SIDEBAR, scheme, url)
             page.locator("#moment-data").wait_for(state="attached")
