@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from playwright.sync_api import expect
 
 from dsh_task_gantt.board.moment import event_times
 from tests.kit import browser as browser_kit
@@ -334,11 +335,13 @@ def test_the_list_view_scrolls_to_the_moment(watched: Watched) -> None:
     with Server(make_app(FakeProvider(team))) as server:
         page = watched.page
         page.goto(server.url(f"session=s-lead&list=1&at={T0 + 60 * 10_000 + 5}"))
+        # A board may still be on its way (the page asks again for its real width): the
+        # checks below retry until the page has settled, never read a row mid-swap.
+        page.wait_for_load_state("networkidle")
         current = page.locator('#list .item[aria-current="time"]')
-        assert "note 60" in current.inner_text()
-        assert current.is_visible() and page.evaluate("window.scrollY") > 0
-        box = current.bounding_box()
-        assert 0 <= box["y"] <= page.viewport_size["height"]
+        expect(current).to_contain_text("note 60")
+        expect(current).to_be_in_viewport()
+        page.wait_for_function("window.scrollY > 0")
         after = page.locator("#list .item.after")
         assert after.count() > 0 and "note 61" in after.first.inner_text()
         # the chart, then the list again: it opens on the moment's page (not the newest)
