@@ -407,7 +407,7 @@ class TimelineService:
     async def _read_lane(self, services: _Services, session_id: str) -> _LaneCache:
         """Read one lane, folding only what is new since the last read of it."""
         fetched = await self._fetch_lane(services, session_id)
-        return fetched if isinstance(fetched, _LaneCache) else self._fold_lane(*fetched)
+        return fetched if isinstance(fetched, _LaneCache) else self._fold_new(services, fetched)
 
     async def _read_lanes(
         self, services: _Services, session_ids: Sequence[str]
@@ -416,13 +416,52 @@ class TimelineService:
         then folded one after another. A fold running beside another lane's decoding
         only contends for the GIL (measured: slower than folding afterwards)."""
         fetched = await asyncio.gather(*(self._fetch_lane(services, s) for s in session_ids))
-        return [f if isinstance(f, _LaneCache) else self._fold_lane(*f) for f in fetched]
+        return [f if isinstance(f, _LaneCache) else self._fold_new(services, f) for f in fetched]
+
+    def _fold_new(
+        self, services: _Services, fetched: tuple[str, LaneRead, _LaneCache | None]
+    ) -> _LaneCache:
+        """Fold what was read; a persisted lane that read new bytes is offered to a
+        persistence that keeps lanes across restarts (written later, off this path)."""
+        session_id, read, start = fetched
+        lane = self._fold_lane(session_id, read, start)
+        keep = host.service_method(services.persistence, "keep_lane")
+        if keep is not None and read.channel == "persisted" and (read.events or start is None):
+            try:
+                keep(session_id, lane, lane.events_seen)
+            except Exception as exc:  # only a cache: the timeline does not depend on it
+                _note_once(services.notes, f"the lane cache refused a lane ({type(exc).__name__})")
+        return lane
+
+    async def _resume_lane(self, services: _Services, session_id: str) -> _LaneCache | None:
+        """The lane an earlier process kept of this session's log, when the persistence
+        keeps lanes and still has the same file there (it checks; see ``resume_lane``)."""
+        resume = host.service_method(services.persistence, "resume_lane")
+        if resume is None or await self._agent(services, session_id) is not None:
+            return None
+        try:
+            lane = await asyncio.to_thread(resume, session_id)
+        except Exception:
+            return None
+        if not (
+            isinstance(lane, _LaneCache)
+            and lane.channel == "persisted"
+            and isinstance(lane.fold, LaneFold)
+            and isinstance(lane.source, LaneSource)
+            and lane.source.fold is lane.fold
+            and lane.source.session_id == session_id
+        ):
+            return None
+        self._lanes[session_id] = lane
+        return lane
 
     async def _fetch_lane(
         self, services: _Services, session_id: str
     ) -> _LaneCache | tuple[str, LaneRead, _LaneCache | None]:
         """The cached lane when its log is unchanged, else what was read since it."""
         cached = self._lanes.get(session_id)
+        if cached is None:
+            cached = await self._resume_lane(services, session_id)
         # Cheapest check first: an unchanged persisted log, and no live agent now.
         if (
             cached is not None

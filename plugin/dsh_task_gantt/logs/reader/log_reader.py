@@ -9,6 +9,7 @@ for the edge cases.
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -63,6 +64,24 @@ class Checkpoint:
     lines_before: int
 
 
+@dataclass(frozen=True, slots=True)
+class ReaderState:
+    """Everything a :class:`LogReader` remembers of its file, to resume in another
+    process: the file's identity, how far it was read (and a partial line carried
+    over a frame), the bytes just before that offset, the counts, the header and
+    the checkpoints that let ``read_range`` decode older events again."""
+
+    identity: tuple[int, int]
+    offset: int
+    carry: bytes
+    fingerprint: bytes
+    lines_seen: int
+    event_count: int
+    bad_lines: int
+    header: SessionHeader | None
+    checkpoints: tuple[Checkpoint, ...]
+
+
 def _os_reason(exc: OSError) -> str:
     """A short reason without the path (paths are not shown to panel users)."""
     if isinstance(exc, FileNotFoundError):
@@ -72,6 +91,22 @@ def _os_reason(exc: OSError) -> str:
     if isinstance(exc, IsADirectoryError):
         return "the log path is a directory"
     return f"could not read the log file ({type(exc).__name__}, errno {exc.errno})"
+
+
+def _plausible(state: ReaderState) -> bool:
+    """A state this module could have written (a cache file is not trusted blindly)."""
+    points = state.checkpoints
+    return (
+        state.offset >= 0
+        and len(state.fingerprint) == min(state.offset, _FINGERPRINT_BYTES)
+        and min(state.lines_seen, state.event_count, state.bad_lines) >= 0
+        and bool(points)
+        and points[0] == Checkpoint(0, 0, 0)
+        and all(a.event_index <= b.event_index for a, b in itertools.pairwise(points))
+        and all(
+            0 <= c.offset <= state.offset and c.event_index <= state.event_count for c in points
+        )
+    )
 
 
 class LogReader:
@@ -137,6 +172,53 @@ class LogReader:
     @property
     def checkpoints(self) -> tuple[Checkpoint, ...]:
         return tuple(self._checkpoints)
+
+    # -- resuming in another process --------------------------------------------
+    def state(self) -> ReaderState | None:
+        """What this reader knows, or ``None`` before a read found the file."""
+        if self._identity is None:
+            return None
+        return ReaderState(
+            identity=self._identity,
+            offset=self._progress.end,
+            carry=self._progress.carry,
+            fingerprint=self._fingerprint,
+            lines_seen=self._lines_seen,
+            event_count=self._count,
+            bad_lines=self._bad,
+            header=self._header,
+            checkpoints=tuple(self._checkpoints),
+        )
+
+    def resume(self, state: ReaderState) -> bool:
+        """Continue from ``state`` when the file is still the one it describes: the
+        same identity, at least as long, and the same bytes just before the offset
+        (a log only grows; a rewritten or replaced one must be read from the start).
+        On ``False`` nothing changes."""
+        if not _plausible(state):
+            return False
+        try:
+            with open(self.path, "rb") as f:
+                st = os.fstat(f.fileno())
+                if (st.st_dev, st.st_ino) != state.identity or st.st_size < state.offset:
+                    return False
+                size = min(state.offset, _FINGERPRINT_BYTES)
+                f.seek(state.offset - size)
+                if f.read(size) != state.fingerprint:
+                    return False
+        except OSError:
+            return False
+        self._reset()
+        self._identity = state.identity
+        self._progress = Progress(end=state.offset, carry=state.carry)
+        self._fingerprint = state.fingerprint
+        self._lines_seen = state.lines_seen
+        self._count = state.event_count
+        self._bad = state.bad_lines
+        self._header = state.header
+        self._checkpoints = list(state.checkpoints)
+        self._checkpoint_indices = [c.event_index for c in state.checkpoints]
+        return True
 
     # -- reading ----------------------------------------------------------------
     def read_new(self, *, runs: bool = False) -> ReadBatch:
