@@ -260,6 +260,8 @@ class DirectorySessionPersistence:
         self.root = Path(root)
         #: Where a reader's state (and what its reader folded) outlives the process.
         self.lane_cache = lane_cache
+        #: Readers resumed from the cache (each one's log then read only from there).
+        self.resumed = 0
         self.skip_types = skip_types
         #: Types whose latest seq an ``EventRun`` from ``read_runs`` carries.
         self.run_marks = tuple(run_marks)
@@ -391,6 +393,7 @@ class DirectorySessionPersistence:
             if not entry.reader.resume(state):
                 return None
         self._read_paths[session_id] = path
+        self.resumed += 1
         return lane
 
     def keep_lane(self, session_id: str, lane: object, event_count: int) -> None:

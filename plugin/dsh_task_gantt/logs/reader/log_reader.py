@@ -9,6 +9,7 @@ for the edge cases.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import itertools
 import os
 from collections.abc import Iterable
@@ -23,6 +24,8 @@ from dsh_task_gantt.logs.reader.units import Progress, is_zstd_path, units
 
 #: Bytes before the remembered offset compared on each read to catch in-place rewrites.
 _FINGERPRINT_BYTES = 32
+#: Bytes at the start of a log a resumed state also checks (its header is there).
+_HEAD_BYTES = 4096
 #: A read of more than this many new bytes decompresses ahead in a second thread.
 AHEAD_MIN_BYTES = 256 * 1024
 
@@ -80,6 +83,14 @@ class ReaderState:
     bad_lines: int
     header: SessionHeader | None
     checkpoints: tuple[Checkpoint, ...]
+    #: A digest of the file's first bytes (up to ``_HEAD_BYTES``): another log written
+    #: over this one differs there even where its last bytes happen to match.
+    head_digest: bytes = b""
+
+
+def _head_digest(f: BinaryIO, offset: int) -> bytes:
+    f.seek(0)
+    return hashlib.blake2b(f.read(min(offset, _HEAD_BYTES)), digest_size=16).digest()
 
 
 def _os_reason(exc: OSError) -> str:
@@ -175,8 +186,17 @@ class LogReader:
 
     # -- resuming in another process --------------------------------------------
     def state(self) -> ReaderState | None:
-        """What this reader knows, or ``None`` before a read found the file."""
+        """What this reader knows, or ``None`` before a read found the file (or when
+        the file is no longer the one read: nothing consistent to say)."""
         if self._identity is None:
+            return None
+        try:
+            with open(self.path, "rb") as f:
+                st = os.fstat(f.fileno())
+                if (st.st_dev, st.st_ino) != self._identity or not self._same_prefix(f):
+                    return None
+                head = _head_digest(f, self._progress.end)
+        except OSError:
             return None
         return ReaderState(
             identity=self._identity,
@@ -188,6 +208,7 @@ class LogReader:
             bad_lines=self._bad,
             header=self._header,
             checkpoints=tuple(self._checkpoints),
+            head_digest=head,
         )
 
     def resume(self, state: ReaderState) -> bool:
@@ -205,6 +226,8 @@ class LogReader:
                 size = min(state.offset, _FINGERPRINT_BYTES)
                 f.seek(state.offset - size)
                 if f.read(size) != state.fingerprint:
+                    return False
+                if _head_digest(f, state.offset) != state.head_digest:
                     return False
         except OSError:
             return False
