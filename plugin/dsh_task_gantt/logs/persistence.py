@@ -367,7 +367,13 @@ class DirectorySessionPersistence:
             "log": str(path),
         }
 
-    def resume_lane(self, session_id: str) -> Any:
+    async def resume_lane(self, session_id: str) -> Any:
+        """See :meth:`_resume_lane` (in a worker thread: it reads and unpickles a file)."""
+        if self.lane_cache is None:
+            return None
+        return await asyncio.to_thread(self._resume_lane, session_id)
+
+    def _resume_lane(self, session_id: str) -> Any:
         """What the last process to read this session's log kept of it (see
         :meth:`keep_lane`), with this persistence's reader resumed where that one
         stopped, so the next read decodes only what was appended since. ``None``
