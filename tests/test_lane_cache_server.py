@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -149,3 +150,21 @@ def test_serve_no_cache_writes_nothing_and_serve_writes_its_cache(tmp_path: Path
     _serve_once(root, env, "--cache-dir", str(tmp_path / "flag"))
     assert list((tmp_path / "flag").glob("*.lane"))
     assert (tmp_path / "flag").stat().st_mode & 0o777 == 0o700
+
+
+def test_a_server_start_drops_the_entries_of_logs_deleted_since(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    spec = generate_team(root, seed=2, shape="pair", name="pair")
+    cache = tmp_path / "cache"
+    with Server(EmbeddedHost(root, cache_dir=cache)) as first:
+        get(first, f"{PREFIX}/api/timeline?session={spec.lead_id}")
+    entries = sorted(cache.glob("*.lane"))
+    lanes = len(logs_under(root))
+    assert len(entries) == lanes >= 2
+    mate = next(p for p in logs_under(root) if p.parent.name != spec.lead_id)
+    shutil.rmtree(mate.parent)
+    with Server(EmbeddedHost(root, cache_dir=cache)):  # nothing requested: only the start
+        deadline = time.monotonic() + 10
+        while len(list(cache.glob("*.lane"))) != lanes - 1:
+            assert time.monotonic() < deadline, "the entry of the deleted log stayed"
+            time.sleep(0.05)

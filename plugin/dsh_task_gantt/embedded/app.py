@@ -130,6 +130,8 @@ class EmbeddedHost:
     async def _lifespan(self, app: object) -> AsyncIterator[None]:
         # The warm-up runs beside the first requests (a request for the same team
         # waits for its reads rather than reading again); it ends with the server.
+        if self.lane_cache is not None:
+            self.lane_cache.sweep_soon()
         if self.warm:
             self.warmed = asyncio.create_task(
                 warm_up(self.persistence, self.plugin.service, self.plugin.app.panel, log)

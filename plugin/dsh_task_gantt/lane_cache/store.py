@@ -139,8 +139,14 @@ class LaneCacheStore:
             thread.join(timeout=30)
         self.flush()
 
+    def sweep_soon(self) -> None:
+        """Sweep in a thread of its own (a server's start: entries of logs deleted
+        since are dropped even when this server never writes one)."""
+        threading.Thread(
+            target=self.sweep, name="dsh-task-gantt lane cache sweep", daemon=True
+        ).start()
+
     def _run(self) -> None:
-        self.sweep()  # once per server: left-overs of earlier ones
         while True:
             with self._cond:
                 while not self._closed:
