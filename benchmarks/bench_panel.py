@@ -17,13 +17,14 @@ Playwright) and, while a ``LiveTeam`` appends real-format frames every 2 s, prin
   (clicked until the view stops changing), and the most at any of them;
 - first load: navigation start to the load event (Navigation Timing) of the panel page
   (which holds the board's lanes) on a freshly started server (median of
-  ``--cold-runs`` servers), three ways: truly cold (``serve --no-warm-up`` with an
+  ``--cold-runs`` servers), four ways: truly cold (``serve --no-warm-up`` with an
   empty lane cache folder, the page opened as soon as the server answers); a
   restarted server (the same, over the cache the truly cold server wrote when it was
   stopped); and after start (``serve`` as DSH starts it, reading the most recently
   written team at start-up, from an empty cache folder; the page opened once the
-  server's CPU is idle again, and how long that took is printed). Each with the
-  server's CPU for the page and its assets (from ``/proc``).
+  server's CPU is idle again, and how long that took is printed); and the same start-up
+  read after a restart, through the cache. Each with the server's CPU for the page and
+  its assets (from ``/proc``).
 
 Teams (``--team``), each its history in the hour before now, then live:
 
@@ -371,7 +372,8 @@ def measure_team(
         width, height = widths[0]
 
         cold, restarted, after_start = FirstLoads(), FirstLoads(), FirstLoads()
-        warm_waits = []
+        restarted_after_start = FirstLoads()
+        warm_waits, restarted_waits = [], []
         for run in range(cold_runs):
             # Truly cold: no start-up read, an empty cache folder, the page opened at once.
             # Stopping it writes its cache, as a server DSH stops does.
@@ -382,6 +384,10 @@ def measure_team(
             # earlier one wrote, no start-up read, the page opened at once.
             with serving(root, cache_dir=cache) as server:
                 restarted.add(browser, server, panel_path, width, height)
+            # The same as DSH runs it: the start-up read, now through that cache.
+            with serving(root, warm_up=True, cache_dir=cache) as server:
+                restarted_waits.append(wait_until_idle(server.proc.pid))
+                restarted_after_start.add(browser, server, panel_path, width, height)
             # What a user of DSH got before the cache (and gets on a team it never read):
             # the server read the team written last at start-up, from an empty cache
             # folder, and the panel is opened once that reading is over.
@@ -404,6 +410,11 @@ def measure_team(
             f"[{name}] first load after start (an empty cache folder; the server read the "
             f"latest team at start-up, {statistics.median(warm_waits):.1f} s, then the panel "
             f"was opened): {after_start.summary()}"
+        )
+        report(
+            f"[{name}] first load after a restart (the cache written by an earlier server; "
+            f"the start-up read through it took {statistics.median(restarted_waits):.1f} s, "
+            f"then the panel was opened): {restarted_after_start.summary()}"
         )
 
         spec.dump(work / "spec.json")
