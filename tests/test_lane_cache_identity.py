@@ -22,7 +22,7 @@ from dsh_task_gantt.fixturegen import LiveTeam
 from dsh_task_gantt.fixturegen.scenario import generate_team
 from dsh_task_gantt.logs.persistence import DirectorySessionPersistence
 from tests.kit.lanecache import read_team, store_in, timeline_body
-from tests.kit.logwriting import frame
+from tests.kit.logwriting import event, frame, line
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
 
@@ -119,6 +119,11 @@ def test_the_fixtures_read_through_the_cache_as_cold(session_id: str, tmp_path: 
     assert restart.resumed >= 1
 
 
+def turn_frame(turn: str, time: int) -> bytes:
+    """One appended write: a frame holding a turn start (seq far past the team's)."""
+    return frame(line(event(999_999, "turn/start", {"turn": turn}, time)))
+
+
 def lead_log(root: Path, lead: str) -> Path:
     return next(p for p in logs_under(root) if p.parent.name == lead)
 
@@ -143,11 +148,11 @@ def test_a_log_whose_last_frame_was_rewritten_is_read_again(story: Story, tmp_pa
     root, _, lead, _ = story
     cache = tmp_path / "cache"
     path = lead_log(root, lead)
-    last = frame(b'{"type":"turn/start","seq":999999,"time":1,"data":{"turn":"first"}}\n')
+    last = turn_frame("first", 1)
     with open(path, "ab") as f:
         f.write(last)
     timeline_body(root, lead, store_in(cache))
-    other = frame(b'{"type":"turn/start","seq":999999,"time":2,"data":{"turn":"other"}}\n')
+    other = turn_frame("other", 2)
     assert len(other) == len(last)
     with open(path, "r+b") as f:  # the same length, the last write done again otherwise
         f.seek(-len(last), os.SEEK_END)
@@ -184,7 +189,7 @@ def test_a_torn_tail_is_left_for_later_and_then_read(story: Story, tmp_path: Pat
     root, _, lead, _ = story
     cache = tmp_path / "cache"
     path = lead_log(root, lead)
-    more = frame(b'{"type":"turn/start","seq":999999,"time":1,"data":{"turn":"late"}}\n')
+    more = turn_frame("late", 1)
     with open(path, "ab") as f:
         f.write(more[: len(more) // 2])  # a write still in progress
     timeline_body(root, lead, store_in(cache))
