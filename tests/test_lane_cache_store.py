@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from pathlib import Path
+
+import pytest
 
 from dsh_task_gantt.lane_cache import LaneCacheStore, open_store
 
@@ -127,3 +130,20 @@ def test_an_unreadable_or_damaged_entry_is_none(tmp_path: Path) -> None:
     assert store.load("bad", EXPECT) is None
     store.path_for("dir").mkdir()
     assert store.load("dir", EXPECT) is None
+
+
+def test_a_folder_gone_fails_writes_quietly_after_saying_so_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "c"
+    store = open_store(folder)
+    assert store is not None
+    log = tmp_path / "log"
+    log.write_bytes(b"x")
+    folder.rmdir()
+    with caplog.at_level(logging.WARNING, logger="dsh_task_gantt"):
+        for key in ("a", "b", "c"):
+            store.offer(key, lambda: entry(log))
+        store.close()  # never raises
+    assert store.writes == 0
+    assert [r.levelno for r in caplog.records] == [logging.WARNING]

@@ -70,6 +70,7 @@ class LaneCacheStore:
         self._written_at: dict[str, float] = {}
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._write_failed = False
         #: Entries written and loaded since start (for tests and benchmarks).
         self.writes = 0
         self.loads = 0
@@ -181,7 +182,10 @@ class LaneCacheStore:
                     os.unlink(temp)
                 raise
         except Exception as exc:  # a full disk, a folder gone: the cache is only a cache
-            self._log.warning("dsh-task-gantt: writing a lane cache entry failed: %r", exc)
+            # Said once: a folder that is gone fails every write after it.
+            level = logging.DEBUG if self._write_failed else logging.WARNING
+            self._write_failed = True
+            self._log.log(level, "dsh-task-gantt: writing a lane cache entry failed: %r", exc)
             return
         with self._cond:
             self._written_at[key] = time.monotonic()
