@@ -18,6 +18,7 @@ the last read stopped and folded onto the previous state.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -427,10 +428,9 @@ class TimelineService:
         lane = self._fold_lane(session_id, read, start)
         keep = host.service_method(services.persistence, "keep_lane")
         if keep is not None and read.channel == "persisted" and (read.events or start is None):
-            try:
+            # Only a cache: nothing shown depends on it, so a failure is not a note.
+            with contextlib.suppress(Exception):
                 keep(session_id, lane, lane.events_seen)
-            except Exception as exc:  # only a cache: the timeline does not depend on it
-                _note_once(services.notes, f"the lane cache refused a lane ({type(exc).__name__})")
         return lane
 
     async def _resume_lane(self, services: _Services, session_id: str) -> _LaneCache | None:
