@@ -13,6 +13,12 @@ Caching is keyed only on what changed — a lane's channel and revision (persist
 answers — never on time. An unchanged team costs one ``stat`` (or length check)
 per lane and no decoding, folding or serialising; a grown log is read from where
 the last read stopped and folded onto the previous state.
+
+A persistence that keeps lanes across restarts (ours, given a lane cache: the extras
+``resume_lane`` and ``keep_lane``) hands a lane it has never read in this process the
+lane an earlier process folded, with its reader resumed at the same place, so a
+restarted server reads only what was appended since; a lane that read new bytes is
+offered back to it, to be written later off the request path.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ One :class:`~dsh_task_gantt.logs.reader.LogReader` per log file is kept, so repe
 ``stat`` / ``read`` calls decode only frames appended since the last call. Nothing is
 cached by time: ``revision`` is derived from the file's identity, size and mtime.
 
+Given a lane cache, it also keeps each reader's state (with what its caller folded of
+the events) for a later process, and resumes a reader from it when the file is still
+the one read (``resume_lane`` / ``keep_lane``); the cache lives outside the root.
+
 Decoding runs in a worker thread (a cold read of a big log takes a while and must
 not stall the event loop); a lock per log keeps one reader's state consistent.
 """
