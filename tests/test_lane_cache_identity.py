@@ -18,9 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dsh_task_gantt import host
 from dsh_task_gantt.fixturegen import LiveTeam
 from dsh_task_gantt.fixturegen.scenario import generate_team
+from dsh_task_gantt.lane_cache import LaneCacheStore
 from dsh_task_gantt.logs.persistence import DirectorySessionPersistence
+from dsh_task_gantt.service import TimelineService
+from tests.kit.fakehost import FakeAgent, FakeAgents, FakeSession, ev, header
 from tests.kit.lanecache import read_team, store_in, timeline_body
 from tests.kit.logwriting import event, frame, line
 
@@ -263,3 +267,34 @@ def test_any_split_of_the_appends_reads_as_cold(
                 f.write(data[written[path] : upto])
             written[path] = max(written[path], upto)
         restarted_equals_cold(root, cache, spec.lead_id)
+
+
+def test_a_live_agent_is_read_from_its_snapshot_not_from_the_cache(tmp_path: Path) -> None:
+    """The live snapshot disagrees with the disk log on purpose: a lane whose agent is
+    live is read live, as without a cache; the cache serves only the persisted lanes."""
+    root = tmp_path / "sessions"
+    spec = generate_team(root, seed=6, shape="pair", name="live")
+    cache = tmp_path / "cache"
+    timeline_body(root, spec.lead_id, store_in(cache))
+    agents = FakeAgents()
+    head = header(spec.lead_id)
+    agents.add(
+        FakeAgent(
+            spec.lead_id,
+            FakeSession(head, [ev("turn/start", 0, 10_000, {"turn": "only-in-the-snapshot"})]),
+            status="running",
+        )
+    )
+
+    def read(store: LaneCacheStore | None) -> tuple[bytes, int]:
+        persistence = DirectorySessionPersistence(root, lane_cache=store)
+        services = {host.SESSION_PERSISTENCE: persistence, host.AGENTS: agents}
+        service = TimelineService(services.get, clock=lambda: 0)
+        result = asyncio.run(service.timeline(spec.lead_id))
+        assert result is not None
+        return result.body, persistence.resumed
+
+    cached, resumed = read(store_in(cache))
+    assert cached == read(None)[0]
+    assert b"only-in-the-snapshot" in cached and b'"channel":"snapshot"' in cached
+    assert resumed == len(logs_under(root)) - 1  # every member lane, not the live lead
