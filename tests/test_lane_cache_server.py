@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from dsh_task_gantt.cli import build_parser, main
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import LiveTeam
 from dsh_task_gantt.fixturegen.scenario import generate_team
@@ -168,3 +169,14 @@ def test_a_server_start_drops_the_entries_of_logs_deleted_since(tmp_path: Path) 
         while len(list(cache.glob("*.lane"))) != lanes - 1:
             assert time.monotonic() < deadline, "the entry of the deleted log stayed"
             time.sleep(0.05)
+
+
+def test_serve_names_the_cache_switches_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    text = capsys.readouterr().out
+    assert "--cache-dir" in text and "--no-cache" in text
+    assert "DSH_TASK_GANTT_CACHE_DIR" in text and "XDG_CACHE_HOME" in text
+    args = build_parser().parse_args(["serve", "--cache-dir", "~/lanes"])
+    assert args.cache_dir == Path("~/lanes").expanduser() and args.use_cache
+    assert not build_parser().parse_args(["serve", "--no-cache"]).use_cache
