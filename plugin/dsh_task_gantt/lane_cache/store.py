@@ -95,7 +95,8 @@ class LaneCacheStore:
             return None
         decoded = decode(data, {**expect, "key": key})
         if decoded is None:
-            self._log.info(
+            # Debug: after an upgrade every entry is from another version.
+            self._log.debug(
                 "dsh-task-gantt: ignored a lane cache entry (truncated, corrupt, or written by "
                 "another version); the log is read instead"
             )
