@@ -17,10 +17,14 @@ Playwright) and, while a ``LiveTeam`` appends real-format frames every 2 s, prin
   (clicked until the view stops changing), and the most at any of them;
 - first load: navigation start to the load event (Navigation Timing) of the panel page
   (which holds the board's lanes) on a freshly started server (median of
-  ``--cold-runs`` servers), twice: truly cold (``serve --no-warm-up``, the page opened
-  as soon as the server answers) and after start (``serve`` as DSH starts it, reading
-  the most recently written team at start-up; the page opened once the server's CPU
-  is idle again, and how long that took is printed).
+  ``--cold-runs`` servers), four ways: truly cold (``serve --no-warm-up`` with an
+  empty lane cache folder, the page opened as soon as the server answers); a
+  restarted server (the same, over the cache the truly cold server wrote when it was
+  stopped); and after start (``serve`` as DSH starts it, reading the most recently
+  written team at start-up, from an empty cache folder; the page opened once the
+  server's CPU is idle again, and how long that took is printed); and the same start-up
+  read after a restart, through the cache. Each with the server's CPU for the page and
+  its assets (from ``/proc``).
 
 Teams (``--team``), each its history in the hour before now, then live:
 
@@ -217,8 +221,10 @@ def kb(n: float) -> str:
 
 
 @contextmanager
-def serving(root: Path, *, warm_up: bool = False) -> Iterator[Server]:
-    server = Server(root, warm_up=warm_up)
+def serving(
+    root: Path, *, warm_up: bool = False, cache_dir: Path | None = None
+) -> Iterator[Server]:
+    server = Server(root, warm_up=warm_up, cache_dir=cache_dir)
     try:
         yield server
     finally:
@@ -237,6 +243,26 @@ def wait_until_idle(pid: int, timeout_s: float = 60.0) -> float:
             return time.perf_counter() - started - 0.25
         before = now
     return float("nan")
+
+
+@dataclass
+class FirstLoads:
+    """One kind of first load over the cold runs: load times and the server's CPU."""
+
+    loads: list[float] = field(default_factory=list)
+    server_cpu_ms: list[float] = field(default_factory=list)
+
+    def add(self, browser: Any, server: Server, path: str, width: int, height: int) -> None:
+        before = cpu_s(server.proc.pid)
+        self.loads.append(first_load(browser, server, path, width, height))
+        self.server_cpu_ms.append((cpu_s(server.proc.pid) - before) * 1000)
+
+    def summary(self) -> str:
+        return (
+            f"{statistics.median(self.loads):.0f} ms (runs: "
+            f"{', '.join(f'{v:.0f}' for v in self.loads)}); server CPU for the page and its "
+            f"assets {statistics.median(self.server_cpu_ms):.0f} ms"
+        )
 
 
 def first_load(browser: Any, server: Server, path: str, width: int, height: int) -> float:
@@ -325,6 +351,7 @@ def measure_team(
     seconds: float,
     cold_runs: int,
     report: Callable[[str], None],
+    live_no_cache: bool = False,
 ) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="dsh-gantt-panel-bench-"))
     figures: dict[str, Any] = {}
@@ -344,33 +371,58 @@ def measure_team(
         panel_path = f"{PREFIX}/panel?session={spec.lead_id}"
         width, height = widths[0]
 
-        loads, warm_loads, warm_waits = [], [], []
-        for _ in range(cold_runs):
-            with serving(root) as server:
-                loads.append(first_load(browser, server, panel_path, width, height))
-            # What a user of DSH gets: the server started with DSH, read the team that
-            # was written last, and the panel is opened once that reading is over.
-            with serving(root, warm_up=True) as server:
+        cold, restarted, after_start = FirstLoads(), FirstLoads(), FirstLoads()
+        restarted_after_start = FirstLoads()
+        warm_waits, restarted_waits = [], []
+        for run in range(cold_runs):
+            # Truly cold: no start-up read, an empty cache folder, the page opened at once.
+            # Stopping it writes its cache, as a server DSH stops does.
+            cache = work / f"cache-{run}"
+            with serving(root, cache_dir=cache) as server:
+                cold.add(browser, server, panel_path, width, height)
+            # DSH restarted (or the machine rebooted): a new server over the cache the
+            # earlier one wrote, no start-up read, the page opened at once.
+            with serving(root, cache_dir=cache) as server:
+                restarted.add(browser, server, panel_path, width, height)
+            # The same as DSH runs it: the start-up read, now through that cache.
+            with serving(root, warm_up=True, cache_dir=cache) as server:
+                restarted_waits.append(wait_until_idle(server.proc.pid))
+                restarted_after_start.add(browser, server, panel_path, width, height)
+            # What a user of DSH got before the cache (and gets on a team it never read):
+            # the server read the team written last at start-up, from an empty cache
+            # folder, and the panel is opened once that reading is over.
+            with serving(root, warm_up=True, cache_dir=work / f"cache-warm-{run}") as server:
                 warm_waits.append(wait_until_idle(server.proc.pid))
-                warm_loads.append(first_load(browser, server, panel_path, width, height))
-        figures["first_load_ms"] = statistics.median(loads)
-        figures["first_load_after_start_ms"] = statistics.median(warm_loads)
+                after_start.add(browser, server, panel_path, width, height)
+        figures["first_load_ms"] = statistics.median(cold.loads)
+        figures["first_load_restarted_ms"] = statistics.median(restarted.loads)
+        figures["first_load_after_start_ms"] = statistics.median(after_start.loads)
         report(
-            f"[{name}] first load of a truly cold server (started with --no-warm-up, opened "
-            f"at once) at {width}x{height} (navigation start to load event, median of "
-            f"{cold_runs}): {figures['first_load_ms']:.0f} ms "
-            f"(runs: {', '.join(f'{v:.0f}' for v in loads)})"
+            f"[{name}] first load of a truly cold server (started with --no-warm-up and an "
+            f"empty cache folder, opened at once) at {width}x{height} (navigation start to "
+            f"load event, median of {cold_runs}): {cold.summary()}"
         )
         report(
-            f"[{name}] first load after start (the server read the latest team at start-up, "
-            f"{statistics.median(warm_waits):.1f} s, then the panel was opened): "
-            f"{figures['first_load_after_start_ms']:.0f} ms "
-            f"(runs: {', '.join(f'{v:.0f}' for v in warm_loads)})"
+            f"[{name}] first load of a restarted server (the cache written by an earlier "
+            f"server, --no-warm-up, opened at once): {restarted.summary()}"
+        )
+        report(
+            f"[{name}] first load after start (an empty cache folder; the server read the "
+            f"latest team at start-up, {statistics.median(warm_waits):.1f} s, then the panel "
+            f"was opened): {after_start.summary()}"
+        )
+        report(
+            f"[{name}] first load after a restart (the cache written by an earlier server; "
+            f"the start-up read through it took {statistics.median(restarted_waits):.1f} s, "
+            f"then the panel was opened): {restarted_after_start.summary()}"
         )
 
         spec.dump(work / "spec.json")
         live = LiveTeam(root, TeamSpec.load(work / "spec.json", root=str(root)))
-        with serving(root) as server:
+        # The live server keeps its lane cache as a real one does (written off the
+        # request path), unless --live-no-cache asks for the figures without it.
+        live_cache = None if live_no_cache else work / "cache-live"
+        with serving(root, cache_dir=live_cache) as server:
             for w, h in widths:
                 net = NetworkLog()
                 page = browser.new_page(viewport={"width": w, "height": h})
@@ -437,7 +489,8 @@ def measure_team(
             report(
                 f"[{name}] server CPU while live: {server_cpu / wall * 100:.1f} % of one core, "
                 f"{figures['server_cpu_per_poll_ms']:.1f} ms per poll ({len(live_polls)} polls; "
-                "the appends are written by this script, not the server)"
+                "the appends are written by this script, not the server; lane cache "
+                f"{'off' if live_no_cache else 'on'})"
             )
             report(
                 f"[{name}] main thread busy while live at {width}x{height}: "
@@ -464,6 +517,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=30.0, help="live window (>= 30 s)")
     parser.add_argument("--widths", default="400x900,1280x800", help="viewports WxH, first: live")
     parser.add_argument("--cold-runs", type=int, default=3, help="fresh servers for first load")
+    parser.add_argument(
+        "--live-no-cache",
+        action="store_true",
+        help="serve the live part without the lane cache (the figures before it)",
+    )
     args = parser.parse_args(argv)
 
     from playwright.sync_api import sync_playwright
@@ -484,6 +542,7 @@ def main(argv: list[str] | None = None) -> int:
                     args.seconds,
                     args.cold_runs,
                     lambda line: print(line, flush=True),
+                    args.live_no_cache,
                 )
         finally:
             browser.close()

@@ -137,11 +137,27 @@ def _can_skip_warm_up() -> bool:
     return "warm_up" in inspect.signature(run_server).parameters
 
 
+def _has_lane_cache() -> bool:
+    """Whether the code under test keeps a lane cache across restarts (and so has the
+    switches that choose its folder or turn it off)."""
+    from dsh_task_gantt.serve import run_server
+
+    return "use_cache" in inspect.signature(run_server).parameters
+
+
+def _cache_flags(cache_dir: Path | None) -> tuple[str, ...]:
+    if not _has_lane_cache():
+        return ()
+    return ("--no-cache",) if cache_dir is None else ("--cache-dir", str(cache_dir))
+
+
 class Server:
     """``dsh-task-gantt serve`` in a child process; ``warm_up=False`` (the default here:
-    the cold figures must be cold) keeps it from reading the latest team at start-up."""
+    the cold figures must be cold) keeps it from reading the latest team at start-up,
+    and without a ``cache_dir`` it neither reads nor writes a lane cache (nor touches
+    the user's own). ``stop()`` ends it as DSH does (SIGTERM: it writes its cache)."""
 
-    def __init__(self, root: Path, *, warm_up: bool = False) -> None:
+    def __init__(self, root: Path, *, warm_up: bool = False, cache_dir: Path | None = None) -> None:
         self.port = free_port()
         self.proc = subprocess.Popen(
             [
@@ -154,6 +170,7 @@ class Server:
                 "--port",
                 str(self.port),
                 *(() if warm_up or not _can_skip_warm_up() else ("--no-warm-up",)),
+                *_cache_flags(cache_dir),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -32,6 +32,12 @@ def test_the_panel_benchmark_measures_a_small_live_team() -> None:
 
     load = re.search(r"first load of a truly cold server .*: (\d+) ms", out)
     assert load is not None and int(load.group(1)) > 0, out
+    restarted = re.search(r"first load of a restarted server .*\): (\d+) ms", out)
+    assert restarted is not None and int(restarted.group(1)) > 0, out
+    again = re.search(
+        r"first load after a restart \(.* ([\d.]+) s, then the panel .*\): (\d+) ms", out
+    )
+    assert again is not None and int(again.group(2)) > 0, out
     warm = re.search(r"first load after start \(.* ([\d.]+) s, then the panel .*\): (\d+) ms", out)
     assert warm is not None and int(warm.group(2)) > 0, out
     zooms = re.search(r"x2 [\d,]+ \([\d,]+\); x4 .* most at any zoom ([\d,]+)", out)

@@ -20,6 +20,7 @@ def _root_arg(value: str) -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     from .embedded import PROXY_HEADER, PROXY_SECRET_ENV, TOKEN_ENV, default_sessions_root
+    from .lane_cache import CACHE_DIR_ENV
 
     parser = argparse.ArgumentParser(
         prog="dsh-task-gantt",
@@ -71,6 +72,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not read the most recently written team at start-up (by default it is "
         "read then, so that the first panel opened on it loads warm)",
     )
+    serve.add_argument(
+        "--cache-dir",
+        type=_root_arg,
+        default=None,
+        help=f"where to keep what reading each log produced, so that a restarted server "
+        f"opens a team it read before warm (default: ${CACHE_DIR_ENV}, else "
+        f"$XDG_CACHE_HOME/dsh-task-gantt, else ~/.cache/dsh-task-gantt)",
+    )
+    serve.add_argument(
+        "--no-cache",
+        dest="use_cache",
+        action="store_false",
+        help="neither read nor write the lane cache (nothing is written to disk)",
+    )
 
     timeline = sub.add_parser(
         "timeline",
@@ -109,6 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         token=args.token,
         behind_proxy=args.behind_proxy,
         warm_up=args.warm_up,
+        cache_dir=args.cache_dir,
+        use_cache=args.use_cache,
     )
 
 

@@ -22,6 +22,7 @@ from .embedded import (
     default_sessions_root,
     is_loopback_host,
 )
+from .lane_cache import default_cache_dir
 
 #: The signals that end the server; each one still runs the demo's cleanup.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -50,6 +51,8 @@ def run_server(
     token: str | None,
     behind_proxy: bool = False,
     warm_up: bool = True,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
 ) -> int:
     proxy_secret: str | None = None
     if behind_proxy:
@@ -81,6 +84,7 @@ def run_server(
                 proxy_secret=proxy_secret,
                 title=title,
                 warm=warm_up,
+                cache_dir=(cache_dir or default_cache_dir()) if use_cache else None,
             )
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
             print(f"dsh-task-gantt: serving {root}", file=sys.stderr)

@@ -13,11 +13,18 @@ Caching is keyed only on what changed — a lane's channel and revision (persist
 answers — never on time. An unchanged team costs one ``stat`` (or length check)
 per lane and no decoding, folding or serialising; a grown log is read from where
 the last read stopped and folded onto the previous state.
+
+A persistence that keeps lanes across restarts (ours, given a lane cache: the extras
+``resume_lane`` and ``keep_lane``) hands a lane it has never read in this process the
+lane an earlier process folded, with its reader resumed at the same place, so a
+restarted server reads only what was appended since; a lane that read new bytes is
+offered back to it, to be written later off the request path.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -407,7 +414,7 @@ class TimelineService:
     async def _read_lane(self, services: _Services, session_id: str) -> _LaneCache:
         """Read one lane, folding only what is new since the last read of it."""
         fetched = await self._fetch_lane(services, session_id)
-        return fetched if isinstance(fetched, _LaneCache) else self._fold_lane(*fetched)
+        return fetched if isinstance(fetched, _LaneCache) else self._fold_new(services, fetched)
 
     async def _read_lanes(
         self, services: _Services, session_ids: Sequence[str]
@@ -416,13 +423,51 @@ class TimelineService:
         then folded one after another. A fold running beside another lane's decoding
         only contends for the GIL (measured: slower than folding afterwards)."""
         fetched = await asyncio.gather(*(self._fetch_lane(services, s) for s in session_ids))
-        return [f if isinstance(f, _LaneCache) else self._fold_lane(*f) for f in fetched]
+        return [f if isinstance(f, _LaneCache) else self._fold_new(services, f) for f in fetched]
+
+    def _fold_new(
+        self, services: _Services, fetched: tuple[str, LaneRead, _LaneCache | None]
+    ) -> _LaneCache:
+        """Fold what was read; a persisted lane that read new bytes is offered to a
+        persistence that keeps lanes across restarts (written later, off this path)."""
+        session_id, read, start = fetched
+        lane = self._fold_lane(session_id, read, start)
+        keep = host.service_method(services.persistence, "keep_lane")
+        if keep is not None and read.channel == "persisted" and (read.events or start is None):
+            # Only a cache: nothing shown depends on it, so a failure is not a note.
+            with contextlib.suppress(Exception):
+                keep(session_id, lane, lane.events_seen)
+        return lane
+
+    async def _resume_lane(self, services: _Services, session_id: str) -> _LaneCache | None:
+        """The lane an earlier process kept of this session's log, when the persistence
+        keeps lanes and still has the same file there (it checks; see ``resume_lane``)."""
+        resume = host.service_method(services.persistence, "resume_lane")
+        if resume is None or await self._agent(services, session_id) is not None:
+            return None
+        try:
+            lane = await resume(session_id)
+        except Exception:  # only a cache: the log is read instead
+            return None
+        if not (
+            isinstance(lane, _LaneCache)
+            and lane.channel == "persisted"
+            and isinstance(lane.fold, LaneFold)
+            and isinstance(lane.source, LaneSource)
+            and lane.source.fold is lane.fold
+            and lane.source.session_id == session_id
+        ):
+            return None
+        self._lanes[session_id] = lane
+        return lane
 
     async def _fetch_lane(
         self, services: _Services, session_id: str
     ) -> _LaneCache | tuple[str, LaneRead, _LaneCache | None]:
         """The cached lane when its log is unchanged, else what was read since it."""
         cached = self._lanes.get(session_id)
+        if cached is None:
+            cached = await self._resume_lane(services, session_id)
         # Cheapest check first: an unchanged persisted log, and no live agent now.
         if (
             cached is not None

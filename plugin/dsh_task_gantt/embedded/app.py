@@ -4,7 +4,8 @@ The plugin is mounted through the same ``apply(ctx)`` any host calls; the start 
 answers ``/`` and ``/index.html`` (and its cards' summaries and live states under
 ``<prefix>/start/``); everything else goes to the ``webServer`` service,
 which routes to what the plugin registered. One middleware puts the security headers
-on every answer. The lifespan (start-up and shut-down) has nothing to do but answer.
+on every answer. The lifespan starts the warm-up and, at shut-down, writes what the lane cache has
+not written yet.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from starlette.routing import Route, Router
 from starlette.types import Receive, Scope, Send
 
 from .. import host
+from ..lane_cache import LaneCacheStore, open_store
 from ..logs.persistence import DirectorySessionPersistence
 from ..panel import PANEL_CSP
 from ..plugin import MountedPlugin, apply
@@ -79,14 +81,22 @@ class EmbeddedHost:
         proxy_secret: str | None = None,
         title: str = "dsh-task-gantt",
         warm: bool = False,
+        cache_dir: Path | None = None,
     ) -> None:
         self.sessions_root = sessions_root
+        #: What reading each log produced, kept across restarts (``None``: no cache,
+        #: or its folder was refused, which is logged once).
+        self.lane_cache: LaneCacheStore | None = (
+            open_store(cache_dir, sessions_root=sessions_root, logger=log)
+            if cache_dir is not None
+            else None
+        )
         #: Read the most recently written team when the server starts (``serve`` does).
         self.warm = warm
         self.warmed: asyncio.Task[str | None] | None = None
         self.web = EmbeddedWebServer()
         # Which lines its readers may leave unparsed, the plugin's service tells it.
-        self.persistence = DirectorySessionPersistence(sessions_root)
+        self.persistence = DirectorySessionPersistence(sessions_root, lane_cache=self.lane_cache)
         self.connection = LoopbackConnection(bind_host, port, token, proxy_secret)
         self.title = title
         self.ctx = EmbeddedContext(
@@ -120,6 +130,8 @@ class EmbeddedHost:
     async def _lifespan(self, app: object) -> AsyncIterator[None]:
         # The warm-up runs beside the first requests (a request for the same team
         # waits for its reads rather than reading again); it ends with the server.
+        if self.lane_cache is not None:
+            self.lane_cache.sweep_soon()
         if self.warm:
             self.warmed = asyncio.create_task(
                 warm_up(self.persistence, self.plugin.service, self.plugin.app.panel, log)
@@ -131,6 +143,8 @@ class EmbeddedHost:
                 self.warmed.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await self.warmed
+            if self.lane_cache is not None:  # what is not written yet, written now
+                await asyncio.to_thread(self.lane_cache.close)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "lifespan"):

@@ -6,6 +6,10 @@ One :class:`~dsh_task_gantt.logs.reader.LogReader` per log file is kept, so repe
 ``stat`` / ``read`` calls decode only frames appended since the last call. Nothing is
 cached by time: ``revision`` is derived from the file's identity, size and mtime.
 
+Given a lane cache, it also keeps each reader's state (with what its caller folded of
+the events) for a later process, and resumes a reader from it when the file is still
+the one read (``resume_lane`` / ``keep_lane``); the cache lives outside the root.
+
 Decoding runs in a worker thread (a cold read of a big log takes a while and must
 not stall the event loop); a lock per log keeps one reader's state consistent.
 """
@@ -15,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -24,11 +28,13 @@ import zstandard
 
 from dsh_task_gantt.events import EventRun, LogEvent, SessionHeader, header_from_line
 from dsh_task_gantt.ids import valid_session_id
+from dsh_task_gantt.lane_cache import LaneCacheStore, format_key
 from dsh_task_gantt.logs.frames import walk_frames
 from dsh_task_gantt.logs.project_key import decode_segment, encode_segment
 from dsh_task_gantt.logs.reader import (
     LogReader,
     RawScan,
+    ReaderState,
     SkipTypes,
     decompress_frame,
     is_zstd_path,
@@ -124,6 +130,12 @@ def _header_by_scan(path: Path) -> SessionHeader | None:
     except OSError:
         return None
     return None
+
+
+def _skip_items(skip_types: SkipTypes) -> list[tuple[str, Any]]:
+    if isinstance(skip_types, Mapping):
+        return [(str(k), v) for k, v in skip_types.items()]
+    return [(str(t), None) for t in skip_types]
 
 
 def _header_dict(header: SessionHeader | None) -> dict[str, Any]:
@@ -242,9 +254,18 @@ class DirectorySessionPersistence:
     """
 
     def __init__(
-        self, root: Path, *, skip_types: SkipTypes = (), run_marks: Iterable[str] = ()
+        self,
+        root: Path,
+        *,
+        skip_types: SkipTypes = (),
+        run_marks: Iterable[str] = (),
+        lane_cache: LaneCacheStore | None = None,
     ) -> None:
         self.root = Path(root)
+        #: Where a reader's state (and what its reader folded) outlives the process.
+        self.lane_cache = lane_cache
+        #: Readers resumed from the cache (each one's log then read only from there).
+        self.resumed = 0
         self.skip_types = skip_types
         #: Types whose latest seq an ``EventRun`` from ``read_runs`` carries.
         self.run_marks = tuple(run_marks)
@@ -336,6 +357,78 @@ class DirectorySessionPersistence:
             header = read_header_fast(path)
         self._headers[path] = (identity, header)
         return header
+
+    # -- the lane cache (an extra of this persistence) ---------------------------------
+
+    def _cache_key(self, session_id: str) -> str:
+        return f"{self.root.resolve()}\0{session_id}"
+
+    def _cache_meta(self, session_id: str, path: Path) -> dict[str, str]:
+        rules = repr(sorted(_skip_items(self.skip_types)))
+        return {
+            "format": format_key(rules, repr(self.run_marks)),
+            "session": session_id,
+            "log": str(path),
+        }
+
+    async def resume_lane(self, session_id: str) -> Any:
+        """See :meth:`_resume_lane` (in a worker thread: it reads and unpickles a file)."""
+        if self.lane_cache is None:
+            return None
+        return await asyncio.to_thread(self._resume_lane, session_id)
+
+    def _resume_lane(self, session_id: str) -> Any:
+        """What the last process to read this session's log kept of it (see
+        :meth:`keep_lane`), with this persistence's reader resumed where that one
+        stopped, so the next read decodes only what was appended since. ``None``
+        (and nothing changed) unless the entry is for the file there now, unchanged
+        up to where it was read, and was written with the same code and rules."""
+        cache = self.lane_cache
+        path = self.locate(session_id)
+        if cache is None or path is None:
+            return None
+        loaded = cache.load(self._cache_key(session_id), self._cache_meta(session_id, path))
+        if loaded is None:
+            return None
+        value = loaded[1]
+        if not (isinstance(value, tuple) and len(value) == 2):
+            return None
+        state, lane = value
+        if not isinstance(state, ReaderState):
+            return None
+        entry = self._entry(path)
+        with entry.lock:
+            if entry.reader.identity is not None:  # this process read it already
+                return None
+            if not entry.reader.resume(state):
+                return None
+        self._read_paths[session_id] = path
+        self.resumed += 1
+        return lane
+
+    def keep_lane(self, session_id: str, lane: object, event_count: int) -> None:
+        """Keep ``lane`` (what the caller made of this session's first
+        ``event_count`` events) with the reader's state, for a later process; written
+        later by the cache's writer, never here. Without a cache, nothing."""
+        cache = self.lane_cache
+        path = self._read_paths.get(session_id)
+        if cache is None or path is None:
+            return
+        meta = self._cache_meta(session_id, path)
+
+        def capture() -> tuple[dict[str, str], object] | None:
+            entry = self._entries.get(path)
+            if entry is None:
+                return None
+            with entry.lock:
+                state = entry.reader.state()
+            # Only a state that is exactly what ``lane`` was made of: a read since
+            # then will offer its own lane.
+            if state is None or state.event_count != event_count:
+                return None
+            return meta, (state, lane)
+
+        cache.offer(self._cache_key(session_id), capture)
 
     # -- the host's service ---------------------------------------------------------
     async def open(self, session_id: str, mode: str = "read") -> DirectoryReadHandle:

@@ -48,7 +48,7 @@ from __future__ import annotations
 # Moved: the fold owns what it does not read. Kept here for callers that still import
 # it from the reader (benchmarks/bench_reader.py); the reader itself never uses it.
 from dsh_task_gantt.fold import BULK_TYPES
-from dsh_task_gantt.logs.reader.log_reader import Checkpoint, LogReader, ReadBatch
+from dsh_task_gantt.logs.reader.log_reader import Checkpoint, LogReader, ReadBatch, ReaderState
 from dsh_task_gantt.logs.reader.raw_scan import RawScan, read_header
 from dsh_task_gantt.logs.reader.skip_rules import SkipTypes
 from dsh_task_gantt.logs.reader.units import is_zstd_path
@@ -61,6 +61,7 @@ __all__ = [
     "LogReader",
     "RawScan",
     "ReadBatch",
+    "ReaderState",
     "SkipTypes",
     "decompress_frame",
     "is_zstd_path",

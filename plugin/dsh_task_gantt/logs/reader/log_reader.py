@@ -9,6 +9,8 @@ for the edge cases.
 from __future__ import annotations
 
 import bisect
+import hashlib
+import itertools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,6 +24,8 @@ from dsh_task_gantt.logs.reader.units import Progress, is_zstd_path, units
 
 #: Bytes before the remembered offset compared on each read to catch in-place rewrites.
 _FINGERPRINT_BYTES = 32
+#: Bytes at the start of a log a resumed state also checks (its header is there).
+_HEAD_BYTES = 4096
 #: A read of more than this many new bytes decompresses ahead in a second thread.
 AHEAD_MIN_BYTES = 256 * 1024
 
@@ -63,6 +67,32 @@ class Checkpoint:
     lines_before: int
 
 
+@dataclass(frozen=True, slots=True)
+class ReaderState:
+    """Everything a :class:`LogReader` remembers of its file, to resume in another
+    process: the file's identity, how far it was read (and a partial line carried
+    over a frame), the bytes just before that offset, the counts, the header and
+    the checkpoints that let ``read_range`` decode older events again."""
+
+    identity: tuple[int, int]
+    offset: int
+    carry: bytes
+    fingerprint: bytes
+    lines_seen: int
+    event_count: int
+    bad_lines: int
+    header: SessionHeader | None
+    checkpoints: tuple[Checkpoint, ...]
+    #: A digest of the file's first bytes (up to ``_HEAD_BYTES``): another log written
+    #: over this one differs there even where its last bytes happen to match.
+    head_digest: bytes = b""
+
+
+def _head_digest(f: BinaryIO, offset: int) -> bytes:
+    f.seek(0)
+    return hashlib.blake2b(f.read(min(offset, _HEAD_BYTES)), digest_size=16).digest()
+
+
 def _os_reason(exc: OSError) -> str:
     """A short reason without the path (paths are not shown to panel users)."""
     if isinstance(exc, FileNotFoundError):
@@ -72,6 +102,22 @@ def _os_reason(exc: OSError) -> str:
     if isinstance(exc, IsADirectoryError):
         return "the log path is a directory"
     return f"could not read the log file ({type(exc).__name__}, errno {exc.errno})"
+
+
+def _plausible(state: ReaderState) -> bool:
+    """A state this module could have written (a cache file is not trusted blindly)."""
+    points = state.checkpoints
+    return (
+        state.offset >= 0
+        and len(state.fingerprint) == min(state.offset, _FINGERPRINT_BYTES)
+        and min(state.lines_seen, state.event_count, state.bad_lines) >= 0
+        and bool(points)
+        and points[0] == Checkpoint(0, 0, 0)
+        and all(a.event_index <= b.event_index for a, b in itertools.pairwise(points))
+        and all(
+            0 <= c.offset <= state.offset and c.event_index <= state.event_count for c in points
+        )
+    )
 
 
 class LogReader:
@@ -137,6 +183,65 @@ class LogReader:
     @property
     def checkpoints(self) -> tuple[Checkpoint, ...]:
         return tuple(self._checkpoints)
+
+    # -- resuming in another process --------------------------------------------
+    def state(self) -> ReaderState | None:
+        """What this reader knows, or ``None`` before a read found the file (or when
+        the file is no longer the one read: nothing consistent to say)."""
+        if self._identity is None:
+            return None
+        try:
+            with open(self.path, "rb") as f:
+                st = os.fstat(f.fileno())
+                if (st.st_dev, st.st_ino) != self._identity or not self._same_prefix(f):
+                    return None
+                head = _head_digest(f, self._progress.end)
+        except OSError:
+            return None
+        return ReaderState(
+            identity=self._identity,
+            offset=self._progress.end,
+            carry=self._progress.carry,
+            fingerprint=self._fingerprint,
+            lines_seen=self._lines_seen,
+            event_count=self._count,
+            bad_lines=self._bad,
+            header=self._header,
+            checkpoints=tuple(self._checkpoints),
+            head_digest=head,
+        )
+
+    def resume(self, state: ReaderState) -> bool:
+        """Continue from ``state`` when the file is still the one it describes: the
+        same identity, at least as long, and the same bytes just before the offset
+        (a log only grows; a rewritten or replaced one must be read from the start).
+        On ``False`` nothing changes."""
+        if not _plausible(state):
+            return False
+        try:
+            with open(self.path, "rb") as f:
+                st = os.fstat(f.fileno())
+                if (st.st_dev, st.st_ino) != state.identity or st.st_size < state.offset:
+                    return False
+                size = min(state.offset, _FINGERPRINT_BYTES)
+                f.seek(state.offset - size)
+                if f.read(size) != state.fingerprint:
+                    return False
+                if _head_digest(f, state.offset) != state.head_digest:
+                    return False
+        except OSError:
+            return False
+        self._reset()
+        self._identity = state.identity
+        self._progress = Progress(end=state.offset, carry=state.carry)
+        self._fingerprint = state.fingerprint
+        self._lines_seen = state.lines_seen
+        self._count = state.event_count
+        self._bad = state.bad_lines
+        self._header = state.header
+        self._checkpoints = list(state.checkpoints)
+        self._checkpoint_indices = [c.event_index for c in state.checkpoints]
+        return True
 
     # -- reading ----------------------------------------------------------------
     def read_new(self, *, runs: bool = False) -> ReadBatch:

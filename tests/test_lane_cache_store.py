@@ -1,0 +1,149 @@
+"""Cache entries on disk: private, atomic, debounced, bounded."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from dsh_task_gantt.lane_cache import LaneCacheStore, open_store
+
+EXPECT = {"format": "f"}
+
+
+def entry(log: Path, value: object = "v") -> tuple[dict[str, str], object]:
+    return {"format": "f", "log": str(log)}, value
+
+
+def wait_for(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_an_entry_is_written_private_and_whole(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "c", settle_s=0.0)
+    assert store is not None
+    log = tmp_path / "log"
+    log.write_bytes(b"x")
+    store.offer("k", lambda: entry(log, {"a": [1, 2]}))
+    wait_for(lambda: store.writes == 1)
+    files = list((tmp_path / "c").iterdir())
+    assert files == [store.path_for("k")]  # no temporary file left beside it
+    assert files[0].stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "c").stat().st_mode & 0o777 == 0o700
+    loaded = store.load("k", EXPECT)
+    assert loaded is not None and loaded[1] == {"a": [1, 2]}
+    store.close()
+
+
+def test_a_growing_lane_is_written_at_most_once_per_interval(tmp_path: Path) -> None:
+    store = LaneCacheStore(tmp_path, settle_s=0.0, write_every_s=0.5)
+    log = tmp_path / "log"
+    log.write_bytes(b"x")
+    asked: list[int] = []
+
+    def capture(n: int):  # type: ignore[no-untyped-def]
+        def run() -> tuple[dict[str, str], object]:
+            asked.append(n)
+            return entry(log, n)
+
+        return run
+
+    store.offer("k", capture(1))
+    wait_for(lambda: store.writes == 1)
+    started = time.monotonic()
+    for n in range(2, 40):  # a live log: an offer per poll
+        store.offer("k", capture(n))
+    wait_for(lambda: store.writes == 2)
+    assert time.monotonic() - started >= 0.4
+    assert asked == [1, 39]  # only the latest state is asked for, once
+    loaded = store.load("k", EXPECT)
+    assert loaded is not None and loaded[1] == 39
+    store.close()
+
+
+def test_close_writes_what_is_pending_and_a_refused_capture_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    store = LaneCacheStore(tmp_path, settle_s=60.0)
+    log = tmp_path / "log"
+    log.write_bytes(b"x")
+    store.offer("kept", lambda: entry(log))
+    store.offer("moved-on", lambda: None)
+    assert store.writes == 0
+    store.close()
+    assert store.writes == 1
+    assert store.path_for("kept").exists() and not store.path_for("moved-on").exists()
+    store.offer("late", lambda: entry(log))  # after shut-down: ignored
+    store.close()
+    assert not store.path_for("late").exists()
+
+
+def test_entries_of_logs_that_are_gone_and_crash_leftovers_are_swept(tmp_path: Path) -> None:
+    store = LaneCacheStore(tmp_path)
+    kept, gone = tmp_path / "kept.log", tmp_path / "gone.log"
+    kept.write_bytes(b"x")
+    gone.write_bytes(b"x")
+    store.offer("a", lambda: entry(kept))
+    store.offer("b", lambda: entry(gone))
+    store.close()
+    gone.unlink()
+    stale = tmp_path / ".tmp-old.part"
+    stale.write_bytes(b"half")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    fresh = tmp_path / ".tmp-now.part"  # maybe another server writing right now
+    fresh.write_bytes(b"half")
+    (tmp_path / "notes.txt").write_text("not ours")
+    LaneCacheStore(tmp_path).sweep()
+    assert store.path_for("a").exists() and not store.path_for("b").exists()
+    assert not stale.exists() and fresh.exists() and (tmp_path / "notes.txt").exists()
+
+
+def test_past_the_budget_the_least_recently_used_go_first(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    log.write_bytes(b"x")
+    store = LaneCacheStore(tmp_path)
+    for key in ("old", "used", "new"):
+        store.offer(key, lambda: entry(log, b"z" * 10_000))
+    store.close()
+    now = time.time()
+    for age, key in ((300, "old"), (200, "used"), (100, "new")):
+        os.utime(store.path_for(key), (now - age, now - age))
+    assert store.load("used", EXPECT) is not None  # used now: the most recent
+    size = store.path_for("old").stat().st_size
+    LaneCacheStore(tmp_path, budget_bytes=2 * size + 16).sweep()  # two entries fit
+    assert not store.path_for("old").exists()
+    assert store.path_for("used").exists() and store.path_for("new").exists()
+    LaneCacheStore(tmp_path, budget_bytes=size + 16).sweep()  # one fits
+    assert [p.exists() for p in map(store.path_for, ("new", "used"))] == [False, True]
+
+
+def test_an_unreadable_or_damaged_entry_is_none(tmp_path: Path) -> None:
+    store = LaneCacheStore(tmp_path)
+    assert store.load("missing", EXPECT) is None
+    store.path_for("bad").write_bytes(b"not an entry")
+    assert store.load("bad", EXPECT) is None
+    store.path_for("dir").mkdir()
+    assert store.load("dir", EXPECT) is None
+
+
+def test_a_folder_gone_fails_writes_quietly_after_saying_so_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "c"
+    store = open_store(folder)
+    assert store is not None
+    log = tmp_path / "log"
+    log.write_bytes(b"x")
+    folder.rmdir()
+    with caplog.at_level(logging.WARNING, logger="dsh_task_gantt"):
+        for key in ("a", "b", "c"):
+            store.offer(key, lambda: entry(log))
+        store.close()  # never raises
+    assert store.writes == 0
+    assert [r.levelno for r in caplog.records] == [logging.WARNING]
