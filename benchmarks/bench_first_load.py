@@ -5,9 +5,10 @@ it with ``dsh-task-gantt serve`` in a child process as DSH starts it (the server
 latest team at start-up; the page is opened once its CPU is idle again, so the server
 answers in a few ms and what is left is the browser's), and opens the panel in headless
 Chromium (``/usr/bin/chromium``) at ``--width``x``--height`` ``--runs`` times, each on a
-freshly started server and in a fresh page, with a Chrome trace running. For each run it takes the renderer's main
-thread between the navigation's start and the load event (the board's lanes are in the
-page itself: a page without them is an error) and prints the medians of:
+freshly started server and in a fresh page, with a Chrome trace running. For each run it
+takes the renderer's main thread between the navigation's start and the load event (the
+board's lanes are in the page itself: a page without them is an error) and prints the
+medians of:
 
 - the load: navigation start to the load event, and the Navigation Timing marks
   (response end, DOM interactive, DOMContentLoaded, load) and when the last static
@@ -200,7 +201,8 @@ def renderer_main(events: list[dict[str, Any]], url_part: str) -> tuple[int, int
 
 PAGE_FACTS = """(sel) => {
   const nav = performance.getEntriesByType("navigation")[0].toJSON();
-  const res = performance.getEntriesByType("resource").map(r => [r.name, r.decodedBodySize, r.responseEnd]);
+  const res = performance.getEntriesByType("resource")
+    .map(r => [r.name, r.decodedBodySize, r.responseEnd]);
   const walker = document.createTreeWalker(document, NodeFilter.SHOW_TEXT);
   let text = 0, blank = 0;
   while (walker.nextNode()) { text++; if (!walker.currentNode.data.trim()) blank++; }
@@ -271,8 +273,9 @@ def med(values: Iterable[float]) -> float:
 
 def report(name: str, runs: list[Run], width: int, height: int, cold: bool) -> None:
     loads = [r.load_ms for r in runs]
+    server = "truly cold server" if cold else "after start"
     print(
-        f"[{name}] first load at {width}x{height} ({'truly cold server' if cold else 'after start'}), "
+        f"[{name}] first load at {width}x{height} ({server}), "
         f"navigation start to load event: median {med(loads):.0f} ms "
         f"(runs: {', '.join(f'{v:.0f}' for v in loads)})"
     )
@@ -321,7 +324,9 @@ def measure(browser: Any, name: str, args: argparse.Namespace, work: Path) -> No
         with serving(root, warm_up=not args.cold) as server:
             if not args.cold:
                 wait_until_idle(server.proc.pid)
-            runs.append(one_run(browser, server.base, path, args.width, args.height, work / "t.json"))
+            runs.append(
+                one_run(browser, server.base, path, args.width, args.height, work / "t.json")
+            )
     report(name, runs, args.width, args.height, args.cold)
 
 
@@ -331,7 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="page loads (medians are printed)")
     parser.add_argument("--width", type=int, default=400)
     parser.add_argument("--height", type=int, default=900)
-    parser.add_argument("--cold", action="store_true", help="a fresh server per load, no start-up read")
+    parser.add_argument(
+        "--cold", action="store_true", help="a fresh server per load, no start-up read"
+    )
     parser.add_argument("--teams", type=Path, help="keep the generated teams here (reused)")
     args = parser.parse_args(argv)
 

@@ -198,7 +198,8 @@
     if (state.msg) url.searchParams.set("msg", state.msg);
     if (state.list) url.searchParams.set("list", "1");
     if (cursor.at !== null) url.searchParams.set("at", String(cursor.at));
-    window.history.replaceState(null, "", url.toString());
+    // Unchanged (a first load, most swaps): no history write, which costs a few ms.
+    if (url.toString() !== window.location.href) window.history.replaceState(null, "", url.toString());
     var follow = document.getElementById("follow");
     if (follow) follow.setAttribute("aria-pressed", state.follow ? "true" : "false");
     var list = document.getElementById("list-toggle");
