@@ -13,11 +13,12 @@ medians of:
 - the load: navigation start to the load event, and the Navigation Timing marks
   (response end, DOM interactive, DOMContentLoaded, load) and when the last static
   file had arrived;
-- the main thread's busy time by kind, from the trace's events: each event's own time
+- the main thread's busy time by kind, from the trace's events, for the run whose load
+  time is the median (so that the kinds add up to its total): each event's own time
   (its length minus the events nested in it) goes to the kind of the nearest event
   that has one (parse HTML, parse CSS, style, layout, script, paint; other: the
-  tasks' own bookkeeping), and how much of style and layout a script forced
-  (nested in a script event);
+  tasks' own bookkeeping, navigation and loading), and how much of style and layout a
+  script forced (nested in a script event); and the median busy time of all runs;
 - the page's bytes: the HTML, and each static file (decoded sizes);
 - the DOM: elements, text nodes (and how many of them are only whitespace), the board's
   elements.
@@ -283,11 +284,17 @@ def report(name: str, runs: list[Run], width: int, height: int, cold: bool) -> N
         f"[{name}]   marks (median ms): "
         + ", ".join(f"{k} {med(r.marks[k] for r in runs):.0f}" for k in runs[0].marks)
     )
-    busy = [sum(r.kinds.ms.values()) for r in runs]
+    # One run's split (the median one by load time), so that the kinds add up to its total.
+    typical = sorted(runs, key=lambda r: r.load_ms)[(len(runs) - 1) // 2]
     print(
-        f"[{name}]   main thread busy until load (median): {med(busy):.0f} ms: "
-        + ", ".join(f"{k} {med(r.kinds.ms.get(k, 0.0) for r in runs):.0f}" for k in KIND_ORDER)
-        + f"; style and layout forced by scripts {med(r.kinds.forced_ms for r in runs):.0f}"
+        f"[{name}]   main thread busy until load (the median run, {typical.load_ms:.0f} ms): "
+        f"{sum(typical.kinds.ms.values()):.0f} ms: "
+        + ", ".join(f"{k} {typical.kinds.ms.get(k, 0.0):.0f}" for k in KIND_ORDER)
+        + f"; of style and layout, forced by scripts {typical.kinds.forced_ms:.0f}"
+    )
+    print(
+        f"[{name}]   main thread busy until load (median of the runs): "
+        f"{med(sum(r.kinds.ms.values()) for r in runs):.0f} ms"
     )
     last = runs[-1]
     statics = sum(last.static_bytes.values())
