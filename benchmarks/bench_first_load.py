@@ -18,7 +18,9 @@ medians of:
   (its length minus the events nested in it) goes to the kind of the nearest event
   that has one (parse HTML, parse CSS, style, layout, script, paint; other: the
   tasks' own bookkeeping, navigation and loading), and how much of style and layout a
-  script forced (nested in a script event); and the median busy time of all runs;
+  script forced (nested in a script event); the median busy time of all runs; and the
+  same split in the thread's CPU time (``tdur``), which moves much less than the wall
+  time when other processes share the cores;
 - the page's bytes: the HTML, and each static file (decoded sizes);
 - the DOM: elements, text nodes (and how many of them are only whitespace), the board's
   elements.
@@ -26,6 +28,8 @@ medians of:
 Figures only: nothing here asserts a time. The machine's load moves these by 2x; run
 it more than once. ``--cold`` opens the page as soon as a server that read nothing
 before (``serve --no-warm-up``) answers: the server's share is then in the load too.
+``--again`` opens the panel once in the same browser profile before the traced load:
+the browser then holds the files the page lets it keep (a panel opened again).
 
 Run: ``python benchmarks/bench_first_load.py [--team real|big|both] [--runs 5] [--cold]``.
 """
@@ -106,11 +110,19 @@ class Span:
     name: str
     start: float  # µs
     end: float
+    #: The thread's CPU time over the event (µs; ``tdur``), when the trace has it: unlike
+    #: the wall time it does not grow while other processes hold the cores.
+    cpu: float | None = None
     children: list[Span] = field(default_factory=list)
 
     @property
     def own(self) -> float:
         return (self.end - self.start) - sum(c.end - c.start for c in self.children)
+
+    def inside(self, lo: float, hi: float) -> float:
+        """The share of the event's wall time that lies in [lo, hi]."""
+        wall = self.end - self.start
+        return max(0.0, min(self.end, hi) - max(self.start, lo)) / wall if wall > 0 else 1.0
 
 
 def main_thread_spans(events: list[dict[str, Any]], pid: int, tid: int) -> list[Span]:
@@ -122,12 +134,13 @@ def main_thread_spans(events: list[dict[str, Any]], pid: int, tid: int) -> list[
         (e for e in events if e.get("pid") == pid and e.get("tid") == tid), key=lambda e: e["ts"]
     ):
         if e.get("ph") == "X" and "dur" in e:
-            flat.append(Span(e["name"], e["ts"], e["ts"] + e["dur"]))
+            flat.append(Span(e["name"], e["ts"], e["ts"] + e["dur"], e.get("tdur")))
         elif e.get("ph") == "B":
             open_begins.append(e)
         elif e.get("ph") == "E" and open_begins:
             begin = open_begins.pop()
-            flat.append(Span(begin["name"], begin["ts"], e["ts"]))
+            cpu = e["tts"] - begin["tts"] if "tts" in e and "tts" in begin else None
+            flat.append(Span(begin["name"], begin["ts"], e["ts"], cpu))
     flat.sort(key=lambda s: (s.start, -(s.end - s.start)))
     roots: list[Span] = []
     stack: list[Span] = []
@@ -148,6 +161,8 @@ def main_thread_spans(events: list[dict[str, Any]], pid: int, tid: int) -> list[
 class Breakdown:
     ms: Counter[str] = field(default_factory=Counter)
     forced_ms: float = 0.0
+    #: The same split in the thread's CPU time, of the events that carry one.
+    cpu_ms: Counter[str] = field(default_factory=Counter)
 
 
 def breakdown(roots: Iterable[Span], lo: float, hi: float) -> Breakdown:
@@ -159,6 +174,9 @@ def breakdown(roots: Iterable[Span], lo: float, hi: float) -> Breakdown:
         kind = KINDS.get(span.name, kind)
         own = span.own if lo <= span.start and span.end <= hi else clipped_own(span, lo, hi)
         out.ms[kind] += own / 1000
+        if span.cpu is not None:
+            nested = sum((c.cpu or 0.0) * c.inside(lo, hi) for c in span.children)
+            out.cpu_ms[kind] += max(0.0, span.cpu * span.inside(lo, hi) - nested) / 1000
         if in_script and kind in ("style", "layout"):
             out.forced_ms += own / 1000
         for child in span.children:
@@ -228,8 +246,13 @@ class Run:
     board_elements: int
 
 
-def one_run(browser: Any, base: str, path: str, width: int, height: int, trace: Path) -> Run:
-    page = browser.new_page(viewport={"width": width, "height": height})
+def one_run(
+    browser: Any, base: str, path: str, width: int, height: int, trace: Path, again: bool = False
+) -> Run:
+    context = browser.new_context(viewport={"width": width, "height": height})
+    if again:  # the panel was open before in this browser: it holds what it may keep
+        context.new_page().goto(base + path, wait_until="load", timeout=120_000)
+    page = context.new_page()
     try:
         # A page in the renderer first, so the trace holds the panel's navigation whole.
         page.goto(base + PREFIX + "/static/colors.css")
@@ -240,7 +263,7 @@ def one_run(browser: Any, base: str, path: str, width: int, height: int, trace: 
             browser.stop_tracing()
         facts = page.evaluate(PAGE_FACTS, "#board")
     finally:
-        page.close()
+        context.close()
     if not facts["lanes"]:
         raise RuntimeError("the first page came without the board's lanes")
     data = json.loads(trace.read_text())
@@ -260,7 +283,9 @@ def one_run(browser: Any, base: str, path: str, width: int, height: int, trace: 
         marks=marks,
         kinds=kinds,
         html_bytes=int(nav["decodedBodySize"]),
-        static_bytes={name.rsplit("/", 1)[-1]: int(size) for name, size, _ in facts["res"]},
+        static_bytes={
+            name.rsplit("/", 1)[-1].split("?")[0]: int(size) for name, size, _ in facts["res"]
+        },
         elements=int(facts["elements"]),
         text_nodes=int(facts["text"]),
         blank_text_nodes=int(facts["blank"]),
@@ -272,9 +297,11 @@ def med(values: Iterable[float]) -> float:
     return float(statistics.median(list(values)))
 
 
-def report(name: str, runs: list[Run], width: int, height: int, cold: bool) -> None:
+def report(name: str, runs: list[Run], width: int, height: int, cold: bool, again: bool) -> None:
     loads = [r.load_ms for r in runs]
     server = "truly cold server" if cold else "after start"
+    if again:
+        server += ", the browser had opened the panel before"
     print(
         f"[{name}] first load at {width}x{height} ({server}), "
         f"navigation start to load event: median {med(loads):.0f} ms "
@@ -295,6 +322,12 @@ def report(name: str, runs: list[Run], width: int, height: int, cold: bool) -> N
     print(
         f"[{name}]   main thread busy until load (median of the runs): "
         f"{med(sum(r.kinds.ms.values()) for r in runs):.0f} ms"
+    )
+    cpu = [sum(r.kinds.cpu_ms.values()) for r in runs]
+    print(
+        f"[{name}]   main thread CPU until load (median of the runs): {med(cpu):.0f} ms: "
+        + ", ".join(f"{k} {med(r.kinds.cpu_ms.get(k, 0.0) for r in runs):.0f}" for k in KIND_ORDER)
+        + " (each kind's median; the tasks' own bookkeeping has no CPU time in the trace)"
     )
     last = runs[-1]
     statics = sum(last.static_bytes.values())
@@ -331,10 +364,11 @@ def measure(browser: Any, name: str, args: argparse.Namespace, work: Path) -> No
         with serving(root, warm_up=not args.cold) as server:
             if not args.cold:
                 wait_until_idle(server.proc.pid)
+            trace = work / "t.json"
             runs.append(
-                one_run(browser, server.base, path, args.width, args.height, work / "t.json")
+                one_run(browser, server.base, path, args.width, args.height, trace, args.again)
             )
-    report(name, runs, args.width, args.height, args.cold)
+    report(name, runs, args.width, args.height, args.cold, args.again)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -347,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
         "--cold", action="store_true", help="a fresh server per load, no start-up read"
     )
     parser.add_argument("--teams", type=Path, help="keep the generated teams here (reused)")
+    parser.add_argument(
+        "--again", action="store_true", help="the browser opened the panel before (its cache)"
+    )
     args = parser.parse_args(argv)
 
     from playwright.sync_api import sync_playwright

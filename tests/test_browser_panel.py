@@ -142,6 +142,33 @@ def test_marks_and_tasks_open_their_detail_by_their_ids_quoted_as_one_path_part(
     assert watched.dialogs == []
 
 
+def test_a_panel_opened_again_asks_for_none_of_its_css_and_scripts(watched: Watched) -> None:
+    # Its page names each file by version: the browser keeps them, so a panel opened
+    # again (behind DSH the same URLs, whether or not the server was restarted) draws
+    # without waiting for them.
+    asked: list[str] = []
+
+    def counting(app: Any) -> Any:
+        async def counted(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http":
+                asked.append(scope["path"])
+            await app(scope, receive, send)
+
+        return counted
+
+    with Server(counting(make_app(FakeProvider(demo_team(live=False))))) as server:
+        for page in (watched.page, watched.context.new_page()):
+            page.goto(server.url())
+            page.locator(".lane").first.wait_for()
+            assert page.evaluate("typeof htmx") == "object"
+    files = [path.rsplit("/", 1)[-1] for path in asked if "/static/" in path]
+    assert sorted(files) == sorted(
+        ["colors.css", "panel.css", "panel.js", "embed.js", "htmx-2.0.11.min.js"]
+    ), asked
+    assert sum("/panel" in path and "/static/" not in path for path in asked) == 2
+    assert watched.errors == []
+
+
 def test_a_message_containing_script_does_not_run(watched: Watched) -> None:
     team = TeamBuilder(names=("lead", "<script>window.__named=1</script>"), live=False)
     evil_name = team.names[1]

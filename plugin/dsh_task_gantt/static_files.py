@@ -7,6 +7,11 @@ small and few, so each is read once, kept with its validator, and read again onl
 when its size or modification time changed (a developer's edit while serving).
 Only the files that were in the folder at start-up are ever served: no path comes
 from a request.
+
+The panel's page names each file with its content's version (``panel.css?v=…``): a
+browser may keep that URL for good, so a panel opened again (a new server, the same
+files) draws without asking for its CSS and scripts at all. The same name without the
+current version (another page, an older copy) is answered as before, revalidated.
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ REVALIDATE = "no-cache"
 @dataclass(frozen=True)
 class StaticFile:
     body: bytes
-    etag: str
+    #: A digest of the bytes: the ``v`` of the file's URL, and (quoted) its ``ETag``.
+    version: str
     #: The file's (size, mtime_ns) when it was read: a change reads it again.
     identity: tuple[int, int]
 
@@ -47,17 +53,24 @@ class StaticFiles:
         for name in self._paths:
             self._current(name)
 
-    def response(self, name: str, if_none_match: str | None) -> Response | None:
+    def version(self, name: str) -> str | None:
+        """The file's current version (``None``: no such file)."""
+        current = self._current(name)
+        return current.version if current is not None else None
+
+    def response(
+        self, name: str, if_none_match: str | None, asked_version: str | None = None
+    ) -> Response | None:
         """The file's answer (304 when the browser holds this version), or ``None``
-        when there is no such file."""
+        when there is no such file. Kept for good when its name says its version
+        (htmx-2.0.x.min.js) or the URL asked for the current one."""
         current = self._current(name)
         if current is None:
             return None
-        headers = {
-            "Cache-Control": IMMUTABLE if re.search(r"\d+\.\d+", name) else REVALIDATE,
-            "ETag": current.etag,
-        }
-        if if_none_match and current.etag in (t.strip() for t in if_none_match.split(",")):
+        versioned = re.search(r"\d+\.\d+", name) or asked_version == current.version
+        etag = f'"{current.version}"'
+        headers = {"Cache-Control": IMMUTABLE if versioned else REVALIDATE, "ETag": etag}
+        if if_none_match and etag in (t.strip() for t in if_none_match.split(",")):
             return Response(status_code=304, headers=headers)
         media_type = MEDIA_TYPES.get(Path(name).suffix, "application/octet-stream")
         return Response(current.body, media_type=media_type, headers=headers)
@@ -79,6 +92,5 @@ class StaticFiles:
             body = path.read_bytes()
         except OSError:
             return None
-        etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-        self._read[name] = StaticFile(body, etag, identity)
+        self._read[name] = StaticFile(body, hashlib.sha256(body).hexdigest()[:16], identity)
         return self._read[name]

@@ -165,9 +165,9 @@ class GanttApp:
         self.provider = provider
         self.guard = guard
         self.prefix = prefix.rstrip("/")
-        self.panel = Panel(provider, self.prefix)
         # Only files that exist at start-up are served: no path ever comes from a request.
         self.static_files = StaticFiles(static_dir)
+        self.panel = Panel(provider, self.prefix, self.static_files)
         self.router = Router(
             routes=[
                 team_route("/api/timeline", self.api_timeline, name="timeline"),
@@ -323,7 +323,9 @@ class GanttApp:
 
     async def static(self, request: Request) -> Response:
         response = self.static_files.response(
-            request.path_params["name"], request.headers.get("if-none-match")
+            request.path_params["name"],
+            request.headers.get("if-none-match"),
+            request.query_params.get("v"),
         )
         return response if response is not None else json_error(404, "not found")
 
