@@ -149,7 +149,7 @@
     placeChart(m);
     placeCursor(m);
     if (!m || document.body.classList.contains("list-mode")) {
-      if (board.style.getPropertyValue("--zoom") !== "1") board.style.setProperty("--zoom", "1");
+      if ((board.style.getPropertyValue("--zoom") || "1") !== "1") board.style.setProperty("--zoom", "1");
       placed = null;
       return;
     }
@@ -158,7 +158,8 @@
     var extent = m.end - m.start;
     var zoom = w ? extent / (w.to - w.from) : 1;
     // Unchanged properties are not set again: a poll that moved nothing lays out nothing.
-    if (board.style.getPropertyValue("--zoom") !== String(zoom)) board.style.setProperty("--zoom", String(zoom));
+    // Unset is 1 (the stylesheet's initial value): a first load at fit-all sets nothing.
+    if ((board.style.getPropertyValue("--zoom") || "1") !== String(zoom)) board.style.setProperty("--zoom", String(zoom));
     if (w) {
       state.from = w.from; state.to = w.to;
       var track = trackWidth();
@@ -197,7 +198,8 @@
     if (state.msg) url.searchParams.set("msg", state.msg);
     if (state.list) url.searchParams.set("list", "1");
     if (cursor.at !== null) url.searchParams.set("at", String(cursor.at));
-    window.history.replaceState(null, "", url.toString());
+    // Unchanged (a first load, most swaps): no history write, which costs a few ms.
+    if (url.toString() !== window.location.href) window.history.replaceState(null, "", url.toString());
     var follow = document.getElementById("follow");
     if (follow) follow.setAttribute("aria-pressed", state.follow ? "true" : "false");
     var list = document.getElementById("list-toggle");
@@ -298,14 +300,27 @@
     });
     if (!mark || pending || !window.htmx) return;
     quietDetail = true;
-    window.htmx.ajax("GET", mark.getAttribute("hx-get"), { source: mark, target: detail, swap: "innerHTML" });
+    window.htmx.ajax("GET", detailUrl(mark), { source: mark, target: detail, swap: "innerHTML" });
+  }
+  // A mark's message or a task row's task, by the ids they carry: the board's buttons
+  // have no hx-get of their own, so htmx sets up none of them when a board arrives.
+  function teamUrl(path) {
+    return document.body.getAttribute("data-prefix") + path + "?session=" +
+      encodeURIComponent(document.body.getAttribute("data-session"));
+  }
+  function detailUrl(el) {
+    var msg = el.getAttribute("data-msg");
+    if (msg !== null) return teamUrl("/api/messages/" + encodeURIComponent(msg));
+    return teamUrl("/panel/tasks/" + encodeURIComponent(el.getAttribute("data-task")));
+  }
+  function openDetail(el) {
+    if (window.htmx) window.htmx.ajax("GET", detailUrl(el), { source: el, target: detail, swap: "innerHTML" });
   }
   // What an aggregate holds, as a list in the detail (its range on its lane).
   function openItems(el) {
     var lane = el.closest(".lane");
     if (!lane || !window.htmx) return;
-    var url = document.body.getAttribute("data-prefix") + "/panel/items?session=" +
-      encodeURIComponent(document.body.getAttribute("data-session")) + "&lane=" +
+    var url = teamUrl("/panel/items") + "&lane=" +
       encodeURIComponent(lane.getAttribute("data-lane")) + "&from=" + el.getAttribute("data-from") +
       "&to=" + el.getAttribute("data-to");
     window.htmx.ajax("GET", url, { source: el, target: detail, swap: "innerHTML" });
@@ -680,11 +695,13 @@
       if (taskPager) { state.taskPage = Math.max(0, Number(taskPager.getAttribute("data-task-page")) || 0); refresh(); return; }
       var aggregate = t.closest(".turn.group, .mark.cluster");
       if (aggregate && board.contains(aggregate)) { lastOpener = aggregate; state.msg = null; openItems(aggregate); return; }
-      var opener = t.closest("[hx-target='#detail']");
+      var opener = t.closest("[hx-target='#detail'], .mark[data-msg], .task-name[data-task]");
       if (opener) {
         lastOpener = opener;
         // Every message opener (a mark, a list row) names its message in data-msg.
         state.msg = opener.getAttribute("data-msg");
+        // The list's rows ask by their own hx-get; the board's marks and tasks from here.
+        if (!opener.hasAttribute("hx-get")) openDetail(opener);
       }
     });
     // An aggregate's tooltip is written when first hovered, not sent with every board.

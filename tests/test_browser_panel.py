@@ -110,6 +110,65 @@ def test_enter_on_a_focused_mark_opens_it_and_a_shared_link_reopens_it(watched: 
     assert watched.errors == []
 
 
+def test_marks_and_tasks_open_their_detail_by_their_ids_quoted_as_one_path_part(
+    watched: Watched,
+) -> None:
+    # The board's marks and task names carry only their ids; the panel asks for the
+    # detail itself, quoting a hostile id into one path part (the server then refuses it).
+    team = TeamBuilder(names=("lead", "dev"), live=False)
+    team.turn("lead", T0, T0 + 60_000)
+    plain = team.message("lead", "dev", T0 + 5_000, "Plain words.")
+    team.message("lead", "dev", T0 + 30_000, "Evil id.", msg_id='m-"><b>x/../y')
+    team.task("t-1", "Write the reader", [(T0 + 1_000, "created", "pending", "lead")])
+    team.task('t-"><b>x', "Evil task", [(T0 + 2_000, "created", "pending", "lead")])
+    with Server(make_app(FakeProvider(team))) as server:
+        page = watched.page
+        page.goto(server.url())
+        page.locator(f'.mark.sent[data-msg="{plain}"]').click()
+        page.locator("#detail .message-card").wait_for()
+        assert "Plain words." in page.locator("#detail .body").inner_text()
+        page.locator('.task-name[data-task="t-1"]').click()
+        page.locator("#detail .task-card").wait_for()
+        assert "Write the reader" in page.locator("#detail").inner_text()
+        evil_mark = '.mark.sent[data-msg="m-\\"><b>x/../y"]'
+        evil_task = '.task-name[data-task="t-\\"><b>x"]'
+        for opener in (evil_mark, evil_task):
+            with page.expect_response(lambda r: r.status == 400):
+                page.locator(opener).click()
+        asked = [u for u in watched.requests if "/api/messages/" in u or "/panel/tasks/" in u]
+        assert any("/api/messages/m-%22%3E%3Cb%3Ex%2F..%2Fy?session=" in u for u in asked)
+        assert any("/panel/tasks/t-%22%3E%3Cb%3Ex?session=" in u for u in asked)
+        assert page.locator("#board b, #detail b").count() == 0
+    assert watched.dialogs == []
+
+
+def test_a_panel_opened_again_asks_for_none_of_its_css_and_scripts(watched: Watched) -> None:
+    # Its page names each file by version: the browser keeps them, so a panel opened
+    # again (behind DSH the same URLs, whether or not the server was restarted) draws
+    # without waiting for them.
+    asked: list[str] = []
+
+    def counting(app: Any) -> Any:
+        async def counted(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http":
+                asked.append(scope["path"])
+            await app(scope, receive, send)
+
+        return counted
+
+    with Server(counting(make_app(FakeProvider(demo_team(live=False))))) as server:
+        for page in (watched.page, watched.context.new_page()):
+            page.goto(server.url())
+            page.locator(".lane").first.wait_for()
+            assert page.evaluate("typeof htmx") == "object"
+    files = [path.rsplit("/", 1)[-1] for path in asked if "/static/" in path]
+    assert sorted(files) == sorted(
+        ["colors.css", "panel.css", "panel.js", "embed.js", "htmx-2.0.11.min.js"]
+    ), asked
+    assert sum("/panel" in path and "/static/" not in path for path in asked) == 2
+    assert watched.errors == []
+
+
 def test_a_message_containing_script_does_not_run(watched: Watched) -> None:
     team = TeamBuilder(names=("lead", "<script>window.__named=1</script>"), live=False)
     evil_name = team.names[1]

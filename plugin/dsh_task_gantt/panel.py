@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
+from urllib.parse import quote
 
 from markupsafe import Markup
 from starlette.requests import Request
@@ -51,6 +52,7 @@ from .layout import (
     plan_board,
 )
 from .provider import TimelineProvider, TimelineResult
+from .static_files import StaticFiles
 from .templating import template_environment
 
 #: The vendored htmx (static/VENDORED.md records its checksum).
@@ -80,11 +82,18 @@ _HEADERS = {"Cache-Control": "no-store", "Vary": "HX-Request"}
 
 
 class Panel:
-    def __init__(self, provider: TimelineProvider, route_prefix: str) -> None:
+    def __init__(
+        self,
+        provider: TimelineProvider,
+        route_prefix: str,
+        static_files: StaticFiles | None = None,
+    ) -> None:
         self._provider = provider
         self._prefix = route_prefix.rstrip("/")
+        self._static_files = static_files
         self._env = template_environment()
         self._env.globals["poll_title"] = f"polling every {POLL_EVERY_S} s"
+        self._env.globals["static_url"] = self._static_url
         #: Each lane's row and markup, by everything they depend on (layout.lane_key):
         #: a poll after an append lays out and renders only the lanes that changed.
         self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, LaneShape]] = OrderedDict()
@@ -105,6 +114,13 @@ class Panel:
             self._env.get_template(name)
 
     # -- helpers -----------------------------------------------------------------
+
+    def _static_url(self, name: str) -> str:
+        """A static file's URL, with its content's version when the files are known (the
+        browser may then keep it for good)."""
+        url = f"{self._prefix}/static/{quote(name, safe='')}"
+        version = self._static_files.version(name) if self._static_files else None
+        return f"{url}?v={version}" if version else url
 
     def _layout(
         self, result: TimelineResult, view: View, session_id: str

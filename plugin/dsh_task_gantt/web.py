@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from urllib.parse import quote, unquote
 import orjson
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route, Router
 from starlette.types import Message, Receive, Scope, Send
 
@@ -36,6 +35,7 @@ from .htmx import is_htmx
 from .ids import valid_item_id, valid_session_id
 from .provider import TimelineProvider
 from .security_headers import SecurityHeaders
+from .static_files import StaticFiles
 
 #: Longer query strings are refused before any parsing.
 MAX_QUERY_BYTES = 4096
@@ -165,9 +165,9 @@ class GanttApp:
         self.provider = provider
         self.guard = guard
         self.prefix = prefix.rstrip("/")
-        self.panel = Panel(provider, self.prefix)
         # Only files that exist at start-up are served: no path ever comes from a request.
-        self.static_files = {p.name: p for p in static_dir.iterdir() if p.is_file()}
+        self.static_files = StaticFiles(static_dir)
+        self.panel = Panel(provider, self.prefix, self.static_files)
         self.router = Router(
             routes=[
                 team_route("/api/timeline", self.api_timeline, name="timeline"),
@@ -322,15 +322,12 @@ class GanttApp:
         return await self.panel.task(request, session_id, request.path_params["task_id"])
 
     async def static(self, request: Request) -> Response:
-        name = request.path_params["name"]
-        path = self.static_files.get(name)
-        if path is None:
-            return json_error(404, "not found")
-        # Versioned files (htmx-2.0.x.min.js) never change under their name.
-        cache = (
-            "public, max-age=31536000, immutable" if re.search(r"\d+\.\d+", name) else "no-cache"
+        response = self.static_files.response(
+            request.path_params["name"],
+            request.headers.get("if-none-match"),
+            request.query_params.get("v"),
         )
-        return FileResponse(path, headers={"Cache-Control": cache})
+        return response if response is not None else json_error(404, "not found")
 
 
 def _json_with_etag(request: Request, etag: str, body: Callable[[], bytes]) -> Response:
