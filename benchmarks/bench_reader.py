@@ -12,6 +12,14 @@ median of several runs:
 - an incremental ``read_new`` after 5 new frames were appended.
 
 Run: ``python benchmarks/bench_reader.py [--runs 5]``.
+
+``--team real|big|small`` (a team generated as ``teams.py`` does) or ``--root DIR`` (a
+sessions root already on disk) measures instead the truly cold read of a whole team:
+every log read by a fresh reader with the service's rules, one log at a time as the
+service reads them, against two logs side by side, in turn. It prints the reading
+thread's CPU beside the wall time: the difference is the time that thread waited (for
+the decompressing thread, or for the machine), the most that reading more at once
+could save on the Python side.
 """
 
 from __future__ import annotations
@@ -20,15 +28,18 @@ import argparse
 import random
 import shutil
 import statistics
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import orjson
 import zstandard
 
+from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA
 from dsh_task_gantt.logs.reader import BULK_TYPES, LogReader
 
 SEED = 20261129
@@ -208,11 +219,86 @@ def median_ms(fn: Callable[[], Any], runs: int) -> float:
     return statistics.median(times)
 
 
+def _read_cold(path: Path) -> tuple[int, float]:
+    """One log read by a fresh reader as the service reads it: (events, thread CPU s)."""
+    start = time.thread_time()
+    batch = LogReader(path, skip_types=UNREAD_DATA, run_marks=RUN_MARKS).read_new(runs=True)
+    assert batch.error is None and batch.garbage is None, (path, batch.error, batch.garbage)
+    return batch.total_events, time.thread_time() - start
+
+
+def read_team(logs: Sequence[Path], at_once: int) -> tuple[float, float, int]:
+    """Every log read cold, ``at_once`` side by side (largest first): wall ms, the
+    reading threads' CPU ms (the decompressing threads' excluded) and events read."""
+    start = time.perf_counter()
+    if at_once == 1:
+        done = [_read_cold(p) for p in logs]
+    else:
+        with ThreadPoolExecutor(at_once) as pool:
+            done = list(pool.map(_read_cold, logs))
+    wall = (time.perf_counter() - start) * 1000
+    return wall, sum(cpu for _, cpu in done) * 1000, sum(n for n, _ in done)
+
+
+def team_main(root: Path, runs: int) -> None:
+    logs = sorted(root.rglob("session*.jsonl.zstd"), key=lambda p: -p.stat().st_size)
+    if not logs:
+        sys.exit(f"no .jsonl.zstd logs under {root}")
+    raw_bytes = sum(p.stat().st_size for p in logs)
+
+    def floor() -> int:
+        dctx = zstandard.ZstdDecompressor()
+        return sum(
+            len(dctx.decompressobj(read_across_frames=True).decompress(p.read_bytes()))
+            for p in logs
+        )
+
+    plain_bytes = floor()
+    events = read_team(logs, 1)[2]
+    print(
+        f"team: {len(logs)} logs, {raw_bytes / 1e6:.1f} MB compressed, "
+        f"{plain_bytes / 1e6:.1f} MB decompressed, {events} events"
+    )
+    floor_ms = median_ms(floor, runs)
+    print(f"{'zstd floor: every log decompressed on one core':<50} {floor_ms:7.0f} ms")
+    rows: dict[int, list[tuple[float, float, int]]] = {1: [], 2: []}
+    for _ in range(runs):  # in turn: a shared machine's load moves between runs
+        for at_once in rows:
+            rows[at_once].append(read_team(logs, at_once))
+    for at_once, got in rows.items():
+        assert all(n == events for _, _, n in got)  # both read every event, once
+        wall = statistics.median(w for w, _, _ in got)
+        cpu = statistics.median(c for _, c, _ in got)
+        waited = max(0.0, statistics.median(w - c for w, c, _ in got))
+        what = "one log at a time (as the service)" if at_once == 1 else "two logs side by side"
+        line = f"{what:<50} {wall:7.0f} ms  reading threads' CPU {cpu:.0f} ms"
+        if at_once == 1:
+            line += f", waited {waited:.0f} ms"
+        print(f"{line}  (median of {runs})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--frames", type=int, default=2000)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--team", help="a team generated as teams.py does: real, big or small")
+    where.add_argument("--root", type=Path, help="a sessions root already on disk")
     args = parser.parse_args()
+    if args.root is not None:
+        team_main(args.root, args.runs)
+        return
+    if args.team is not None:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from teams import TEAMS, generate_recent_team
+
+        tmp = Path(tempfile.mkdtemp(prefix="bench-reader-team-"))
+        try:
+            generate_recent_team(tmp, TEAMS[args.team])
+            team_main(tmp, args.runs)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-reader-"))
     try:
