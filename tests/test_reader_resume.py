@@ -11,7 +11,7 @@ import pytest
 from dsh_task_gantt.lane_cache.codec import decode, encode
 from dsh_task_gantt.logs.reader import LogReader
 from dsh_task_gantt.logs.reader.line_decoder import LineDecoder
-from dsh_task_gantt.logs.reader.log_reader import Checkpoint
+from dsh_task_gantt.logs.reader.log_reader import Checkpoint, ReaderState
 from tests.kit.logwriting import event, frame, line, record_decoded_frames, write_session
 
 
@@ -19,6 +19,16 @@ def written(tmp_path: Path, n: int = 600) -> Path:
     """About 270 KB of lines: several decoding units, so several checkpoints."""
     events = [event(i, "assistant/message", {"text": "x" * 400}) for i in range(n)]
     return write_session(tmp_path, "s-1", events, per_frame=10)
+
+
+def read_fully(tmp_path: Path, n: int) -> tuple[Path, ReaderState]:
+    """A log of ``n`` events and the state of a reader that read all of it."""
+    path = written(tmp_path, n)
+    reader = LogReader(path)
+    reader.read_new()
+    state = reader.state()
+    assert state is not None
+    return path, state
 
 
 def test_a_resumed_reader_decodes_only_what_was_appended(
@@ -122,11 +132,7 @@ def test_a_reader_that_read_nothing_has_no_state(tmp_path: Path) -> None:
 def test_a_state_of_the_wrong_types_is_refused_and_the_log_still_reads(
     tmp_path: Path, change: dict[str, object]
 ) -> None:
-    path = written(tmp_path, 50)
-    first = LogReader(path)
-    first.read_new()
-    state = first.state()
-    assert state is not None
+    path, state = read_fully(tmp_path, 50)
     # Through the cache's codec: a forged entry has a valid digest.
     meta = {"format": "f"}
     forged = decode(encode(meta, dataclasses.replace(state, **change)), meta)  # type: ignore[arg-type]
@@ -141,11 +147,7 @@ def test_a_state_of_the_wrong_types_is_refused_and_the_log_still_reads(
 def test_a_resumed_reader_that_cannot_continue_reads_the_log_from_its_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = written(tmp_path, 50)
-    first = LogReader(path)
-    first.read_new()
-    state = first.state()
-    assert state is not None
+    path, state = read_fully(tmp_path, 50)
     with open(path, "ab") as f:
         f.write(frame(line(event(50))))
     reader = LogReader(path)
