@@ -8,6 +8,8 @@ import dataclasses
 import os
 from pathlib import Path
 
+import pytest
+
 from dsh_task_gantt import host
 from dsh_task_gantt.lane_cache import LaneCacheStore
 from dsh_task_gantt.lane_cache.codec import decode, encode
@@ -54,8 +56,16 @@ def test_a_log_replaced_while_its_entry_waits_is_not_cached_with_the_old_fold(
     assert b"file-b-0" in restarted and b"file-a" not in restarted
 
 
-def test_an_entry_whose_lane_counts_other_events_than_its_state_is_not_resumed(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("forge_state", "forge_lane"),
+    [
+        ({}, {"events_seen": 3}),  # the lane counts other events than its state
+        ({"carry": "a str carry"}, {}),
+        ({"event_count": 4.0}, {}),
+    ],
+)
+def test_a_well_formed_but_wrong_entry_is_read_cold_now_and_after(
+    tmp_path: Path, forge_state: dict[str, object], forge_lane: dict[str, object]
 ) -> None:
     root, cache = tmp_path / "sessions", tmp_path / "cache"
     turns(root, "turn")
@@ -65,7 +75,10 @@ def test_an_entry_whose_lane_counts_other_events_than_its_state_is_not_resumed(
     assert loaded is not None
     meta, (state, lane) = loaded  # type: ignore[misc]
     meta = {k: v for k, v in meta.items() if k not in ("digest", "bytes")}
-    forged = dataclasses.replace(lane, events_seen=lane.events_seen - 1)
-    entry.write_bytes(encode(meta, (state, forged)))  # a valid digest
+    forged = (dataclasses.replace(state, **forge_state), dataclasses.replace(lane, **forge_lane))
+    entry.write_bytes(encode(meta, forged))  # through the codec: a valid digest
     body, resumed = read_team(root, SESSION, store_in(cache))
     assert resumed == 0 and body == cold
+    # The lane is not broken for good: the next server reads it from the cache it wrote.
+    body, resumed = read_team(root, SESSION, store_in(cache))
+    assert resumed == 1 and body == cold
