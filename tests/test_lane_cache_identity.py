@@ -298,3 +298,27 @@ def test_a_live_agent_is_read_from_its_snapshot_not_from_the_cache(tmp_path: Pat
     assert cached == read(None)[0]
     assert b"only-in-the-snapshot" in cached and b'"channel":"snapshot"' in cached
     assert resumed == len(logs_under(root)) - 1  # every member lane, not the live lead
+
+
+@pytest.mark.parametrize("status", ["idle", "stopped"])
+def test_a_lane_read_beside_a_live_agent_is_not_kept_for_another_process(
+    tmp_path: Path, status: str
+) -> None:
+    """The live agent answers with an empty snapshot, so its lane is read from the log,
+    with the agent's status and a note about the snapshot: that is this process's view
+    of a live agent, which a restarted server (no agent now) must not show."""
+    root = tmp_path / "sessions"
+    spec = generate_team(root, seed=6, shape="pair", name="live")
+    cache = tmp_path / "cache"
+    agents = FakeAgents()
+    agents.add(FakeAgent(spec.lead_id, FakeSession(header(spec.lead_id), []), status=status))
+    store = store_in(cache)
+    persistence = DirectorySessionPersistence(root, lane_cache=store)
+    services = {host.SESSION_PERSISTENCE: persistence, host.AGENTS: agents}
+    live = asyncio.run(TimelineService(services.get, clock=lambda: 0).timeline(spec.lead_id))
+    store.close()
+    assert live is not None and b"the live snapshot was empty" in live.body
+    assert store.writes == len(logs_under(root)) - 1  # every member lane, not the lead
+
+    restarted = restarted_equals_cold(root, cache, spec.lead_id)
+    assert restarted.resumed == len(logs_under(root)) - 1

@@ -177,6 +177,11 @@ def test_serve_names_the_cache_switches_in_its_help(capsys: pytest.CaptureFixtur
     text = capsys.readouterr().out
     assert "--cache-dir" in text and "--no-cache" in text
     assert "DSH_TASK_GANTT_CACHE_DIR" in text and "XDG_CACHE_HOME" in text
+    # What an entry holds, when it goes, and how to clear them all.
+    words = " ".join(text.split())
+    assert "copies of the logs' message texts" in words
+    assert "deleting a session's log removes its entry at the next server start" in words
+    assert "to clear the cache, delete its folder" in words
     args = build_parser().parse_args(["serve", "--cache-dir", "~/lanes"])
     assert args.cache_dir == Path("~/lanes").expanduser() and args.use_cache
     assert not build_parser().parse_args(["serve", "--no-cache"]).use_cache

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -23,6 +24,16 @@ def wait_for(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyp
     while not predicate():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.01)
+
+
+def run_within(seconds: float, call):  # type: ignore[no-untyped-def]
+    """``call()``'s result, failing (not hanging) when it takes longer than ``seconds``."""
+    done: list[object] = []
+    worker = threading.Thread(target=lambda: done.append(call()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), "hung"
+    return done[0]
 
 
 def test_an_entry_is_written_private_and_whole(tmp_path: Path) -> None:
@@ -56,11 +67,12 @@ def test_a_growing_lane_is_written_at_most_once_per_interval(tmp_path: Path) -> 
 
     store.offer("k", capture(1))
     wait_for(lambda: store.writes == 1)
-    started = time.monotonic()
-    for n in range(2, 40):  # a live log: an offer per poll
-        store.offer("k", capture(n))
+    first_write = store._written_at["k"]
+    with store._cond:  # every offer lands before the writer can look again
+        for n in range(2, 40):  # a live log: an offer per poll
+            store.offer("k", capture(n))
     wait_for(lambda: store.writes == 2)
-    assert time.monotonic() - started >= 0.4
+    assert store._written_at["k"] - first_write >= 0.5  # measured by the store itself
     assert asked == [1, 39]  # only the latest state is asked for, once
     loaded = store.load("k", EXPECT)
     assert loaded is not None and loaded[1] == 39
@@ -93,10 +105,10 @@ def test_entries_of_logs_that_are_gone_and_crash_leftovers_are_swept(tmp_path: P
     store.offer("b", lambda: entry(gone))
     store.close()
     gone.unlink()
-    stale = tmp_path / ".tmp-old.part"
+    stale = tmp_path / ".tmp-old_1234.part"
     stale.write_bytes(b"half")
     os.utime(stale, (time.time() - 7200, time.time() - 7200))
-    fresh = tmp_path / ".tmp-now.part"  # maybe another server writing right now
+    fresh = tmp_path / ".tmp-now_1234.part"  # maybe another server writing right now
     fresh.write_bytes(b"half")
     (tmp_path / "notes.txt").write_text("not ours")
     LaneCacheStore(tmp_path).sweep()
@@ -147,3 +159,55 @@ def test_a_folder_gone_fails_writes_quietly_after_saying_so_once(
         store.close()  # never raises
     assert store.writes == 0
     assert [r.levelno for r in caplog.records] == [logging.WARNING]
+
+
+def test_a_fifo_or_a_symlink_to_a_device_in_the_folder_hangs_nothing(tmp_path: Path) -> None:
+    store = LaneCacheStore(tmp_path)
+    os.mkfifo(store.path_for("fifo"))  # nothing ever writes to it
+    store.path_for("zero").symlink_to("/dev/zero")  # endless bytes
+    os.mkfifo(tmp_path / "x.lane")
+    assert run_within(5, lambda: store.load("fifo", EXPECT)) is None
+    assert run_within(5, lambda: store.load("zero", EXPECT)) is None
+    run_within(5, store.sweep)
+    assert store.path_for("fifo").exists() and store.path_for("zero").is_symlink()
+
+
+def test_an_entry_bigger_than_the_budget_is_not_read_whole(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    log.write_bytes(b"x")
+    writer = LaneCacheStore(tmp_path)
+    writer.offer("big", lambda: entry(log, b"z" * 10_000))
+    writer.offer("small", lambda: entry(log, b"z"))
+    writer.close()
+    store = LaneCacheStore(tmp_path, budget_bytes=4096)
+    assert store.load("big", EXPECT) is None
+    assert store.load("small", EXPECT) is not None
+
+
+def test_the_sweep_deletes_no_file_it_did_not_write(tmp_path: Path) -> None:
+    store = LaneCacheStore(tmp_path, budget_bytes=0)  # everything of ours is over budget
+    old = time.time() - 7200
+    foreign_entry_name = tmp_path / ("0123456789abcdef" * 2 + ".lane")
+    foreign_entry_name.write_bytes(b"someone else's file")
+    for name in ("notes.lane", ".tmp-editor-swap", ".tmp-abcd1234.part.bak"):
+        (tmp_path / name).write_text("user data")
+    for path in tmp_path.iterdir():
+        os.utime(path, (old, old))
+    store.sweep()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [foreign_entry_name.name, "notes.lane", ".tmp-editor-swap", ".tmp-abcd1234.part.bak"]
+    )
+
+
+def test_after_writes_the_sweep_is_paced_but_a_start_sweeps_at_once(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    log.write_bytes(b"x")
+    store = LaneCacheStore(tmp_path, settle_s=0.0)
+    for n in range(3):
+        store.offer(f"k{n}", lambda: entry(log))
+        wait_for(lambda n=n: store.writes == n + 1)  # type: ignore[misc]
+    time.sleep(0.1)
+    assert store.sweeps == 0  # three small writes within minutes: no pass over the folder
+    store.sweep_soon()
+    wait_for(lambda: store.sweeps == 1)
+    store.close()

@@ -84,7 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-cache",
         dest="use_cache",
         action="store_false",
-        help="neither read nor write the lane cache (nothing is written to disk)",
+        help="neither read nor write the lane cache (nothing is written to disk). Its "
+        "entries hold copies of the logs' message texts; deleting a session's log removes "
+        "its entry at the next server start; to clear the cache, delete its folder",
     )
 
     timeline = sub.add_parser(

@@ -433,7 +433,14 @@ class TimelineService:
         session_id, read, start = fetched
         lane = self._fold_lane(session_id, read, start)
         keep = host.service_method(services.persistence, "keep_lane")
-        if keep is not None and read.channel == "persisted" and (read.events or start is None):
+        if (
+            keep is not None
+            and read.channel == "persisted"
+            and (read.events or start is None)
+            # Nothing of a live agent in it: another process must never show it.
+            and lane.source.agent_status is None
+            and not any(marker in note for note in lane.notes for marker in _LIVE_NOTE_MARKERS)
+        ):
             # Only a cache: nothing shown depends on it, so a failure is not a note.
             with contextlib.suppress(Exception):
                 keep(session_id, lane, lane.events_seen)
@@ -531,6 +538,10 @@ class TimelineService:
         )
         self._lanes[session_id] = entry
         return entry
+
+
+#: Words in the notes a live agent's snapshot adds to a lane read from its log.
+_LIVE_NOTE_MARKERS = ("live snapshot", " live events ")
 
 
 def _change_key(

@@ -16,6 +16,8 @@ import contextlib
 import hashlib
 import logging
 import os
+import re
+import stat
 import tempfile
 import threading
 import time
@@ -23,7 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .codec import decode, encode, read_meta
+from .codec import MAGIC, decode, encode, read_meta
 from .location import prepare_folder
 
 #: The folder's size budget. A real-sized team (9 lanes, 83 MB of decompressed log)
@@ -41,12 +43,48 @@ SETTLE_S = 1.0
 _STALE_TEMP_S = 3600.0
 _SUFFIX = ".lane"
 _TEMP_PREFIX = ".tmp-"
+_TEMP_SUFFIX = ".part"
+#: The only names this store writes: an entry (its key's 16-byte digest in hex) and
+#: mkstemp's temporary file. The sweep touches nothing else, so a folder pointed at
+#: by mistake (``--cache-dir ~``) loses no file of its owner.
+_ENTRY_NAME = re.compile(r"[0-9a-f]{32}" + re.escape(_SUFFIX))
+_TEMP_NAME = re.compile(re.escape(_TEMP_PREFIX) + r"[a-z0-9_]{8}" + re.escape(_TEMP_SUFFIX))
+#: What the sweep reads of an entry: the magic line and a header line.
+_HEADER_READ = len(MAGIC) + 16 * 1024
+#: The budget and dead-log pass after writes runs at most this often, or sooner once
+#: this many bytes were written since the last one (a pass lists and opens every entry).
+SWEEP_EVERY_S = 300.0
+SWEEP_AFTER_BYTES = 32 * 1024 * 1024
 
 log = logging.getLogger("dsh_task_gantt.lane_cache")
 
 #: Called by the writer when the write happens: ``(meta, value)``, or ``None`` when
 #: there is nothing consistent to write right now (a later offer will bring it).
 Capture = Callable[[], tuple[Mapping[str, str], object] | None]
+
+
+def read_regular(path: Path, limit: int) -> bytes | None:
+    """The first ``limit`` bytes of ``path`` when it is a regular file, else ``None``.
+
+    Never follows a symlink and never waits on a FIFO or a device: a file planted in
+    the folder must not hang the writer, a shut-down or a request holding a lock.
+    Raises ``OSError`` (``ELOOP`` for a symlink).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        left = limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1024 * 1024))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 class LaneCacheStore:
@@ -76,6 +114,10 @@ class LaneCacheStore:
         #: Entries written and loaded since start (for tests and benchmarks).
         self.writes = 0
         self.loads = 0
+        #: The sweep after writes is paced by these (see :data:`SWEEP_EVERY_S`).
+        self._swept_at = time.monotonic()
+        self._written_since_sweep = 0
+        self.sweeps = 0
 
     def path_for(self, key: str) -> Path:
         name = hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
@@ -87,11 +129,20 @@ class LaneCacheStore:
         """The entry of ``key`` when there is a valid one; never raises."""
         path = self.path_for(key)
         try:
-            data = path.read_bytes()
+            # One byte past the budget tells an entry too big to ever be kept.
+            data = read_regular(path, self.budget_bytes + 1)
         except FileNotFoundError:
             return None
         except OSError as exc:
             self._log.warning("dsh-task-gantt: a lane cache entry could not be read: %r", exc)
+            return None
+        if data is None or len(data) > self.budget_bytes:
+            self._log.warning(
+                "dsh-task-gantt: ignored a lane cache entry that is not a regular file of at "
+                "most %d bytes: %s",
+                self.budget_bytes,
+                path,
+            )
             return None
         decoded = decode(data, {**expect, "key": key})
         if decoded is None:
@@ -166,6 +217,13 @@ class LaneCacheStore:
                     return
             for key, (capture, _) in due.items():
                 self._write(key, capture)
+            self._sweep_if_due()
+
+    def _sweep_if_due(self) -> None:
+        if (
+            time.monotonic() - self._swept_at >= SWEEP_EVERY_S
+            or self._written_since_sweep >= SWEEP_AFTER_BYTES
+        ):
             self.sweep()
 
     def _write(self, key: str, capture: Capture) -> None:
@@ -175,7 +233,7 @@ class LaneCacheStore:
                 return
             meta, value = got
             data = encode({**meta, "key": key}, value)
-            fd, temp = tempfile.mkstemp(dir=self.folder, prefix=_TEMP_PREFIX, suffix=".part")
+            fd, temp = tempfile.mkstemp(dir=self.folder, prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX)
             try:
                 with os.fdopen(fd, "wb") as f:  # mkstemp makes it 0600
                     f.write(data)
@@ -193,12 +251,18 @@ class LaneCacheStore:
         with self._cond:
             self._written_at[key] = time.monotonic()
         self.writes += 1
+        self._written_since_sweep += len(data)
 
     # -- bounds ------------------------------------------------------------------------
 
     def sweep(self) -> None:
-        """Drop entries that are not entries or whose log is gone, then the least
-        recently used ones past the budget, and stale temporary files."""
+        """Drop our entries whose log is gone, then the least recently used ones past
+        the budget, and stale temporary files of ours. Only names this store writes
+        are touched, and an entry only when it has our magic: a foreign file with an
+        entry's name is left in place (a write for its key may replace it)."""
+        self._swept_at = time.monotonic()
+        self._written_since_sweep = 0
+        self.sweeps += 1
         kept: list[tuple[float, int, Path]] = []
         try:
             names = os.listdir(self.folder)
@@ -208,16 +272,19 @@ class LaneCacheStore:
         for name in names:
             path = self.folder / name
             try:
-                if name.startswith(_TEMP_PREFIX):
-                    if now - path.stat().st_mtime > _STALE_TEMP_S:
+                if _TEMP_NAME.fullmatch(name):
+                    st = path.lstat()
+                    if stat.S_ISREG(st.st_mode) and now - st.st_mtime > _STALE_TEMP_S:
                         path.unlink()
                     continue
-                if not name.endswith(_SUFFIX):
+                if not _ENTRY_NAME.fullmatch(name):
                     continue  # not ours: left alone
-                with open(path, "rb") as f:
-                    st = os.fstat(f.fileno())
-                    meta = read_meta(f.read(64 * 1024))
-                logged = meta.get("log") if meta is not None else None
+                st = path.lstat()
+                head = read_regular(path, _HEADER_READ)
+                meta = read_meta(head) if head is not None else None
+                if meta is None:
+                    continue  # not ours (or not readable): left alone
+                logged = meta.get("log")
                 if not isinstance(logged, str) or not os.path.exists(logged):
                     path.unlink()
                     continue

@@ -394,7 +394,11 @@ class DirectorySessionPersistence:
         if not (isinstance(value, tuple) and len(value) == 2):
             return None
         state, lane = value
-        if not isinstance(state, ReaderState):
+        # The lane must be what was made of exactly the events the state counts.
+        if (
+            not isinstance(state, ReaderState)
+            or getattr(lane, "events_seen", None) != state.event_count
+        ):
             return None
         entry = self._entry(path)
         with entry.lock:
@@ -415,16 +419,29 @@ class DirectorySessionPersistence:
         if cache is None or path is None:
             return
         meta = self._cache_meta(session_id, path)
+        entry = self._entries.get(path)
+        if entry is None:
+            return
+        # Which file and which run of the reader ``lane`` was made from: the write
+        # happens later, and by then the log may have been replaced by another with as
+        # many events. Not under the entry's lock: this runs on the event loop, and a
+        # read may hold the lock for long; a generation that moved meanwhile is refused.
+        reader = entry.reader
+        generation = reader.generation
+        identity = reader.identity
+        if identity is None or reader.event_count != event_count:
+            return  # read again since: that read offers its own lane
+        if reader.generation != generation:
+            return
 
         def capture() -> tuple[dict[str, str], object] | None:
-            entry = self._entries.get(path)
-            if entry is None:
-                return None
             with entry.lock:
+                if entry.reader.generation != generation:
+                    return None
                 state = entry.reader.state()
             # Only a state that is exactly what ``lane`` was made of: a read since
             # then will offer its own lane.
-            if state is None or state.event_count != event_count:
+            if state is None or state.identity != identity or state.event_count != event_count:
                 return None
             return meta, (state, lane)
 

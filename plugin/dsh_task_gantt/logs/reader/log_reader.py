@@ -9,6 +9,7 @@ for the edge cases.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 import itertools
 import os
@@ -104,11 +105,31 @@ def _os_reason(exc: OSError) -> str:
     return f"could not read the log file ({type(exc).__name__}, errno {exc.errno})"
 
 
+def _count(value: object) -> bool:
+    return type(value) is int and value >= 0
+
+
 def _plausible(state: ReaderState) -> bool:
-    """A state this module could have written (a cache file is not trusted blindly)."""
+    """A state this module could have written (a cache file is not trusted blindly:
+    a well-formed entry of the wrong types must be refused here, not fail a read)."""
     points = state.checkpoints
+    identity = state.identity
     return (
-        state.offset >= 0
+        isinstance(identity, tuple)
+        and len(identity) == 2
+        and all(type(n) is int for n in identity)
+        and all(
+            _count(n) for n in (state.offset, state.lines_seen, state.event_count, state.bad_lines)
+        )
+        and all(type(b) is bytes for b in (state.carry, state.fingerprint, state.head_digest))
+        and (state.header is None or isinstance(state.header, SessionHeader))
+        and isinstance(points, tuple)
+        and all(
+            type(c) is Checkpoint
+            and all(_count(n) for n in (c.event_index, c.offset, c.lines_before))
+            for c in points
+        )
+        and state.offset >= 0
         and len(state.fingerprint) == min(state.offset, _FINGERPRINT_BYTES)
         and min(state.lines_seen, state.event_count, state.bad_lines) >= 0
         and bool(points)
@@ -145,12 +166,20 @@ class LogReader:
         self.skip_types = skip_types
         self._skip = skip_rule(skip_types)
         self._checkpoint_every = max(1, checkpoint_every)
+        self._generation = 0
         self._reset()
 
     def _reset(self) -> None:
+        # Another generation: whatever was noted of the reader before (e.g. a fold
+        # waiting to be cached with its state) no longer describes what it read.
+        self._generation += 1
+        self._resumed = False
         self._identity: tuple[int, int] | None = None
         self._progress = Progress(end=0)
         self._fingerprint = b""
+        #: Digest of the first ``min(offset, _HEAD_BYTES)`` bytes, taken as they were read.
+        self._head = b""
+        self._head_len = -1  # not taken yet
         self._lines_seen = 0
         self._count = 0
         self._bad = 0
@@ -181,6 +210,12 @@ class LogReader:
         return self._identity
 
     @property
+    def generation(self) -> int:
+        """Changes whenever the reader starts over (another file, a rewrite, a resume):
+        equal values mean the events read since are a continuation of the same file."""
+        return self._generation
+
+    @property
     def checkpoints(self) -> tuple[Checkpoint, ...]:
         return tuple(self._checkpoints)
 
@@ -195,7 +230,10 @@ class LogReader:
                 st = os.fstat(f.fileno())
                 if (st.st_dev, st.st_ino) != self._identity or not self._same_prefix(f):
                     return None
-                head = _head_digest(f, self._progress.end)
+                # The head remembered at read time is what the counts describe; a head
+                # written over since means these are no longer that file's bytes.
+                if _head_digest(f, self._progress.end) != self._head:
+                    return None
         except OSError:
             return None
         return ReaderState(
@@ -208,7 +246,7 @@ class LogReader:
             bad_lines=self._bad,
             header=self._header,
             checkpoints=tuple(self._checkpoints),
-            head_digest=head,
+            head_digest=self._head,
         )
 
     def resume(self, state: ReaderState) -> bool:
@@ -235,6 +273,9 @@ class LogReader:
         self._identity = state.identity
         self._progress = Progress(end=state.offset, carry=state.carry)
         self._fingerprint = state.fingerprint
+        self._head = state.head_digest
+        self._head_len = min(state.offset, _HEAD_BYTES)
+        self._resumed = True
         self._lines_seen = state.lines_seen
         self._count = state.event_count
         self._bad = state.bad_lines
@@ -256,6 +297,14 @@ class LogReader:
                 return self._read_new(f, runs)
         except OSError as exc:
             return self._batch([], self._count, error=_os_reason(exc))
+        except Exception:
+            if not self._resumed:
+                raise
+            # A resumed state that passed every check yet cannot be continued from:
+            # read the file from its start rather than leave the log unreadable.
+            self._reset()
+        batch = self.read_new(runs=runs)
+        return dataclasses.replace(batch, restarted=True)
 
     def _read_new(self, f: BinaryIO, runs: bool) -> ReadBatch:
         st = os.fstat(f.fileno())
@@ -305,6 +354,10 @@ class LogReader:
         self._bad += decoder.bad_lines
         self._header = decoder.header
         self._remember_fingerprint(f)
+        head_len = min(progress.end, _HEAD_BYTES)
+        if head_len != self._head_len:
+            self._head = _head_digest(f, progress.end)
+            self._head_len = head_len
         return self._batch(
             events,
             first_index,
