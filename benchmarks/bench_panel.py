@@ -251,29 +251,40 @@ class FirstLoads:
 
     loads: list[float] = field(default_factory=list)
     server_cpu_ms: list[float] = field(default_factory=list)
+    #: Navigation start to the first contentful paint (whatever the page showed first).
+    first_paints: list[float] = field(default_factory=list)
 
     def add(self, browser: Any, server: Server, path: str, width: int, height: int) -> None:
         before = cpu_s(server.proc.pid)
-        self.loads.append(first_load(browser, server, path, width, height))
+        load, first_paint = first_load(browser, server, path, width, height)
+        self.loads.append(load)
+        self.first_paints.append(first_paint)
         self.server_cpu_ms.append((cpu_s(server.proc.pid) - before) * 1000)
 
     def summary(self) -> str:
         return (
             f"{statistics.median(self.loads):.0f} ms (runs: "
             f"{', '.join(f'{v:.0f}' for v in self.loads)}); server CPU for the page and its "
-            f"assets {statistics.median(self.server_cpu_ms):.0f} ms"
+            f"assets {statistics.median(self.server_cpu_ms):.0f} ms; first contentful paint "
+            f"{statistics.median(self.first_paints):.0f} ms"
         )
 
 
-def first_load(browser: Any, server: Server, path: str, width: int, height: int) -> float:
+def first_load(
+    browser: Any, server: Server, path: str, width: int, height: int
+) -> tuple[float, float]:
     """Navigation start to the load event; the board (its lanes) is in the page itself,
-    so the load event is when it is drawn (checked: a page without lanes is an error)."""
+    so the load event is when it is drawn (checked: a page without lanes is an error).
+    And navigation start to the first contentful paint (NaN when none was recorded)."""
     page = browser.new_page(viewport={"width": width, "height": height})
     try:
         page.goto(server.base + path, wait_until="load", timeout=120_000)
         if not page.evaluate(f"document.querySelectorAll('{BOARD_SELECTOR} .lane').length"):
             raise RuntimeError("the first page came without the board's lanes")
-        return navigation_ms(page)
+        first_paint = page.evaluate(
+            "(performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime"
+        )
+        return navigation_ms(page), float("nan") if first_paint is None else float(first_paint)
     finally:
         page.close()
 

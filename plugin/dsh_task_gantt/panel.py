@@ -11,15 +11,18 @@ Every text from a log reaches the page through Jinja2 autoescaping.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
 from markupsafe import Markup
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 
 from .board.geometry import as_str, parse_count
 from .board.model import counted
@@ -36,6 +39,7 @@ from .board.pieces import BoardPieces, LaneShape, Piece, Shown, ShownBoards, boa
 from .board.view_model import task_row_key
 from .clock import now_ms
 from .fold.text import MESSAGE_BODY_CAP
+from .host import HostCallError
 from .htmx import StopPolling, is_htmx
 from .layout import (
     DEFAULT_FOCUS_WINDOW_MS,
@@ -51,7 +55,7 @@ from .layout import (
     parties,
     plan_board,
 )
-from .provider import TimelineProvider, TimelineResult
+from .provider import ColdStartProbe, TimelineProvider, TimelineResult
 from .static_files import StaticFiles
 from .templating import template_environment
 
@@ -79,6 +83,8 @@ NAME_AT_CACHE_SIZE = 1024
 
 #: The Content-Security-Policy (PANEL_CSP) is added by the security-headers middleware.
 _HEADERS = {"Cache-Control": "no-store", "Vary": "HX-Request"}
+
+log = logging.getLogger("dsh_task_gantt")
 
 
 class Panel:
@@ -240,15 +246,67 @@ class Panel:
 
     # -- endpoints ---------------------------------------------------------------
 
-    async def page(self, request: Request, session_id: str) -> Response:
+    async def page(
+        self, request: Request, session_id: str, *, deadline: float | None = None
+    ) -> Response:
         """The whole panel; ``msg=`` opens on a message, ``t=``/``from``/``to`` on a time,
-        ``at=`` on a replayed moment."""
+        ``at=`` on a replayed moment. When the team is not in memory yet (a cold server),
+        the page is streamed: its head and a "reading" status go out at once, so the
+        browser fetches the CSS and scripts and paints while the logs are read, and the
+        board follows. Every status code is decided before the first byte; ``deadline``
+        (event loop time) bounds the build of a streamed page, which then ends with a
+        message instead of being cut off."""
         params = request.query_params
         if malformed_at(params):
             return _bad_at()
+        probe = self._provider if isinstance(self._provider, ColdStartProbe) else None
+        if probe is not None and not probe.is_built(session_id):
+            if not await probe.exists(session_id):
+                return self._not_found(request, "session")
+            return StreamingResponse(
+                self._streamed_page(params, session_id, deadline),
+                media_type="text/html",
+                headers=dict(_HEADERS),
+            )
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
+        return self._render("page.html", **await self._page_context(params, session_id, result))
+
+    async def _streamed_page(
+        self, params: QueryParams, session_id: str, deadline: float | None
+    ) -> AsyncIterator[str]:
+        head = {"prefix": self._prefix, "session_id": session_id, "htmx_file": HTMX_FILE}
+        list_mode = params.get("list") == "1"
+        yield self._env.get_template("page_head.html").render(head, list_mode=list_mode)
+        yield "\n" + self._env.get_template("reading.html").render()
+        try:
+            async with asyncio.timeout_at(deadline):
+                result = await self._provider.timeline(session_id)
+                if result is None:  # gone since the existence check
+                    tail = self._failed_tail("this session is no longer in the host's logs")
+                else:
+                    context = await self._page_context(params, session_id, result)
+                    tail = self._env.get_template("page_body.html").render(
+                        prefix=self._prefix, **context
+                    )
+        except TimeoutError:
+            log.warning("dsh-task-gantt: the panel's team was not read in time")
+            tail = self._failed_tail("the team's logs were not read in time")
+        except HostCallError as exc:  # a short reason without a path: say it
+            tail = self._failed_tail(str(exc))
+        except Exception:
+            log.exception("dsh-task-gantt: building a streamed panel failed")
+            tail = self._failed_tail("an internal error while building the board")
+        yield "\n" + tail
+
+    def _failed_tail(self, reason: str) -> str:
+        return self._env.get_template("page_failed.html").render(reason=reason)
+
+    async def _page_context(
+        self, params: QueryParams, session_id: str, result: TimelineResult
+    ) -> dict[str, Any]:
+        """Everything page.html shows of the team (its head needs none of it)."""
         view = parse_view(params)
         msg_id = params.get("msg") or None
         message = None
@@ -262,20 +320,19 @@ class Panel:
             view = replace(view, listing=True)
         board, lanes, moment = self._replayed(result, view, session_id, to_moment=True)
         pieces = self._board_pieces(board, lanes, session_id, moment)
-        return self._render(
-            "page.html",
-            session_id=session_id,
-            board=board,
-            pieces=pieces,
-            moment=moment,
-            token=self._shown.remember(Shown.of(pieces)),
-            etag=result.etag,
-            drawn=now_ms(),
-            list_mode=params.get("list") == "1",
-            message=self._message_context(result.data, message) if message else None,
-            htmx_file=HTMX_FILE,
-            poll_every=POLL_EVERY,
-        )
+        return {
+            "session_id": session_id,
+            "board": board,
+            "pieces": pieces,
+            "moment": moment,
+            "token": self._shown.remember(Shown.of(pieces)),
+            "etag": result.etag,
+            "drawn": now_ms(),
+            "list_mode": params.get("list") == "1",
+            "message": self._message_context(result.data, message) if message else None,
+            "htmx_file": HTMX_FILE,
+            "poll_every": POLL_EVERY,
+        }
 
     async def warm(self, session_id: str) -> bool:
         """Read the team and lay out the board a first load draws (fit-all at the

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from .wire import WireTimeline
@@ -41,4 +41,18 @@ class TimelineProvider(Protocol):
     async def current_etag(self, session_id: str) -> str | None:
         """The validator of the timeline as it would be built now, computed as cheaply
         as possible (no decoding when no log changed); ``None`` when unknown."""
+        ...
+
+
+@runtime_checkable
+class ColdStartProbe(Protocol):
+    """What a provider may also tell, so that a first page can be streamed: its head goes
+    out while the team is read, once everything that decides the status is known."""
+
+    def is_built(self, session_id: str) -> bool:
+        """Whether the team of ``session_id`` is in memory (a page then costs no read)."""
+        ...
+
+    async def exists(self, session_id: str) -> bool:
+        """Whether the session is known, without reading any log (a 404 otherwise)."""
         ...

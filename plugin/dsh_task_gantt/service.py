@@ -137,6 +137,18 @@ class TimelineService:
         built = await self._build(session_id)
         return None if built is None else built.result.etag
 
+    # -- ColdStartProbe ------------------------------------------------------------
+
+    def is_built(self, session_id: str) -> bool:
+        """Whether a timeline of this session is in memory: a page answered from it needs
+        no log read (only the cheap re-check of a build)."""
+        prefix = session_id + "\0"
+        return any(key.startswith(prefix) for key in self._teams)
+
+    async def exists(self, session_id: str) -> bool:
+        """Whether the session is known: a live agent or a stat of its log, no read."""
+        return await self._exists(self._services(), session_id)
+
     # -- building ----------------------------------------------------------------------
 
     def _services(self) -> _Services:

@@ -42,6 +42,9 @@ MAX_QUERY_BYTES = 4096
 #: No request waits longer than this for the host, however many calls it makes (each
 #: call is bounded too, by ``host.HOST_CALL_TIMEOUT_S``). Read at call time.
 REQUEST_TIMEOUT_S = 30.0
+#: How long before that limit a streamed page gives up building its board, so that it
+#: still has the time to end with a message.
+STREAM_MARGIN_S = 1.0
 
 JSON_HEADERS = {"Cache-Control": "no-cache"}  # nosniff and the rest: SecurityHeaders
 
@@ -307,7 +310,10 @@ class GanttApp:
         return Response(orjson.dumps(detail), media_type="application/json", headers=JSON_HEADERS)
 
     async def panel_page(self, request: Request, session_id: str) -> Response:
-        return await self.panel.page(request, session_id)
+        # A streamed page must end, with a message, before the request's own limit
+        # cuts it off half-sent.
+        deadline = asyncio.get_running_loop().time() + REQUEST_TIMEOUT_S - STREAM_MARGIN_S
+        return await self.panel.page(request, session_id, deadline=deadline)
 
     async def panel_board(self, request: Request, session_id: str) -> Response:
         return await self.panel.board(request, session_id)

@@ -240,6 +240,50 @@ describe('the proxy without what it needs', { skip: SKIP }, () => {
 })
 
 describe('the proxy with a stand-in upstream', () => {
+  test('a streamed (chunked) answer reaches the browser as it is sent, not when it ends', async () => {
+    // The child sends a page's head, then waits (as a cold server reads the logs) until
+    // the browser has the head or a time limit has passed, and only then sends the rest.
+    let headSeen
+    const seen = new Promise((resolve) => { headSeen = resolve })
+    let headArrivedFirst = null
+    const streaming = http.createServer(async (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      res.write('<!doctype html><p role="status">Reading the team\'s logs…</p>')
+      headArrivedFirst = await Promise.race([
+        seen.then(() => true),
+        new Promise((resolve) => setTimeout(() => resolve(false), 3000)),
+      ])
+      res.end('<main>the board</main>')
+    })
+    await new Promise((resolve) => streaming.listen(0, '127.0.0.1', resolve))
+    const service = { ensure: async () => ({ port: streaming.address().port, secret: 's' }), lost: () => {} }
+    const web = createWebServer()
+    web.webServer.register({ kind: 'prefix', path: PREFIX, handler: createProxyHandler({ connection: () => ({ requestRejection: () => undefined }), service }) })
+    const base = await web.listen()
+    try {
+      const chunks = await new Promise((resolve, reject) => {
+        http.get(`${base}${PREFIX}/panel?session=s`, (res) => {
+          assert.equal(res.statusCode, 200)
+          assert.equal(res.headers['content-length'], undefined, 'no length: the answer is streamed')
+          const got = []
+          res.on('data', (chunk) => {
+            got.push(String(chunk))
+            if (got.join('').includes('Reading the team')) headSeen()
+          })
+          res.on('end', () => resolve(got))
+          res.on('error', reject)
+        }).on('error', reject)
+      })
+      assert.equal(headArrivedFirst, true, 'the head reached the browser while the child still held the rest')
+      const body = chunks.join('')
+      assert.ok(body.startsWith('<!doctype html>') && body.endsWith('<main>the board</main>'), body)
+    } finally {
+      await web.close()
+      streaming.closeAllConnections()
+      await new Promise((resolve) => streaming.close(resolve))
+    }
+  })
+
   test('a browser that goes away mid-request stops the upstream request and leaves the child alone', async () => {
     let upstreamClosed
     const closed = new Promise((resolve) => { upstreamClosed = resolve })
