@@ -300,9 +300,11 @@ def test_a_live_agent_is_read_from_its_snapshot_not_from_the_cache(tmp_path: Pat
     assert resumed == len(logs_under(root)) - 1  # every member lane, not the live lead
 
 
-@pytest.mark.parametrize("status", ["idle", "stopped"])
+# ``None``: an agent that reports no status; only the read's own "a live agent was
+# found" says the lane is this process's view.
+@pytest.mark.parametrize("status", ["idle", "stopped", None])
 def test_a_lane_read_beside_a_live_agent_is_not_kept_for_another_process(
-    tmp_path: Path, status: str
+    tmp_path: Path, status: str | None
 ) -> None:
     """The live agent answers with an empty snapshot, so its lane is read from the log,
     with the agent's status and a note about the snapshot: that is this process's view

@@ -450,8 +450,8 @@ class TimelineService:
             and read.channel == "persisted"
             and (read.events or start is None)
             # Nothing of a live agent in it: another process must never show it.
+            and not read.live_agent
             and lane.source.agent_status is None
-            and not any(marker in note for note in lane.notes for marker in _LIVE_NOTE_MARKERS)
         ):
             # Only a cache: nothing shown depends on it, so a failure is not a note.
             with contextlib.suppress(Exception):
@@ -550,10 +550,6 @@ class TimelineService:
         )
         self._lanes[session_id] = entry
         return entry
-
-
-#: Words in the notes a live agent's snapshot adds to a lane read from its log.
-_LIVE_NOTE_MARKERS = ("live snapshot", " live events ")
 
 
 def _change_key(

@@ -76,6 +76,9 @@ class LaneRead:
     log_name: str | None = None
     #: Where a log that turns to garbage after readable frames stopped being read.
     stopped_at: str | None = None
+    #: The host knew a live agent for the session (whatever its snapshot held): what
+    #: was read is tied to this process's view of it.
+    live_agent: bool = False
 
 
 @dataclass(slots=True)
@@ -385,6 +388,7 @@ def _result(
         restarted=source.restarted,
         log_name=source.log_name if readable else None,
         stopped_at=source.stopped_at if readable else None,
+        live_agent=live is not None and live.agent_found,
     )
 
 
