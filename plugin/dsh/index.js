@@ -2,10 +2,12 @@
 /**
  * dsh-team-timeline — the host half (runs in DSH's Node process).
  *
- * It serves the Python product, not a copy of it: on first use it starts
- * `python -m dsh_task_gantt.cli serve --behind-proxy` on a free loopback port
- * and proxies `/plugins/dsh-task-gantt/*` to it, same-origin, after DSH's own
- * guard. The prefix itself is the start page. See README.md for the settings.
+ * It serves the Python product, not a copy of it: once DSH's web server is there
+ * it starts `python -m dsh_task_gantt.cli serve --behind-proxy` on a free loopback
+ * port (in the background: DSH's own start never waits for it; `startOnBoot: false`
+ * defers it to first use) and proxies `/plugins/dsh-task-gantt/*` to it,
+ * same-origin, after DSH's own guard. The prefix itself is the start page. See
+ * README.md for the settings.
  *
  * What this relies on from DSH (from its web-server and connection packages and
  * from public plugins that proxy a local service the same way):
@@ -16,9 +18,11 @@
  * - `webServer.register({kind: 'prefix', path, handler})` → disposer; the handler
  *   gets Node's IncomingMessage/ServerResponse with the full path in `req.url`;
  *   the same kind+path twice throws.
- * - `connection.requestRejection(req)` → 401 | 403 | undefined. Not declared as
- *   a dependency: it is looked up on every request so that its absence is a 503,
- *   never an unguarded route.
+ * - `connection.requestRejection(req)` → 401 | 403 | undefined (DSH 0.1.5 on);
+ *   before that, the connection service's `trustedHosts` (or the `webRuntime`
+ *   service's) for the Host/Origin fence DSH puts on its own `/api` (lib/guard.js).
+ *   Not declared as dependencies: they are looked up on every request so that
+ *   their absence is a 503, never an unguarded route.
  * - `apply(ctx, config)` receives the row's `config` from cordis.patch.yml; the
  *   schema is not declared here (no schemastery dependency), so unknown keys are
  *   ignored and each value is checked where it is read.
@@ -30,12 +34,29 @@ const { PythonService, pythonExecutable } = require('./lib/service.js')
 
 const name = 'dsh-team-timeline'
 
+/** Whether a cordis logger service shows its messages anywhere: cordis keeps a buffer as its first exporter; DSH's web profile adds none. */
+function loggerIsShown(root) {
+  try {
+    return !(root && root.exporters instanceof Map && root.exporters.size <= 1)
+  } catch {
+    return true
+  }
+}
+
+/**
+ * DSH's log (the context's cordis logger). Warnings and errors also go to stderr where
+ * that logger only buffers them (DSH 0.1.0/0.1.1 web): a failed start must reach the
+ * terminal `dsh web` runs in, as DSH's own web-app warnings do.
+ */
 function logger(ctx) {
-  const sink = ctx && ctx.logger ? (typeof ctx.logger === 'function' ? ctx.logger(name) : ctx.logger) : console
+  const root = ctx && ctx.logger
+  const sink = root ? (typeof root === 'function' ? root(name) : root) : console
+  const alsoStderr = root ? !loggerIsShown(root) : false
   return (level, message) => {
     try {
       const write = sink[level] || sink.info || console.log
       write.call(sink, `[${name}] ${message}`)
+      if (alsoStderr && (level === 'warn' || level === 'error')) console.error(`${name}: ${message}`)
     } catch {
       // A logger that fails must not take a request down.
     }
@@ -57,18 +78,22 @@ function apply(ctx, config = {}) {
   const python = pythonExecutable(config)
   const sessionsRoot = config && typeof config.sessionsRoot === 'string' && config.sessionsRoot.trim() ? config.sessionsRoot.trim() : undefined
   const readyTimeoutMs = config && Number.isInteger(config.readyTimeoutMs) && config.readyTimeoutMs > 0 ? config.readyTimeoutMs : undefined
+  const startOnBoot = !(config && config.startOnBoot === false)
   const backend = new PythonService({ python, sessionsRoot, readyTimeoutMs, log })
 
   ctx.inject(['webServer'], (web) => {
     const handler = createProxyHandler({
       connection: () => service(web, 'connection') || service(ctx, 'connection'),
+      webRuntime: () => service(web, 'webRuntime') || service(ctx, 'webRuntime'),
       service: backend,
       log,
     })
     web.effect(() => {
       const webServer = service(web, 'webServer')
       const dispose = webServer.register({ kind: 'prefix', path: ROUTE_PREFIX, handler })
-      log('info', `proxying ${ROUTE_PREFIX}/* to dsh-task-gantt serve (${python}), started on first use`)
+      log('info', `proxying ${ROUTE_PREFIX}/* to dsh-task-gantt serve (${python}), ${startOnBoot ? 'starting now' : 'started on first use'}`)
+      // Not awaited: DSH's start goes on while the child starts and reads.
+      if (startOnBoot) backend.startInBackground()
       return () => {
         dispose()
         // The routes are gone: nothing can reach the child any more.

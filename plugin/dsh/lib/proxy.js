@@ -1,7 +1,7 @@
 'use strict'
 /**
  * The route handler DSH's web server calls for every request under the prefix:
- * the host's guard first (a raw route does not inherit it), then a streaming
+ * the host's guard first (a raw route does not inherit it; see guard.js), then a streaming
  * reverse proxy to the Python child, status and headers kept, hop-by-hop
  * headers dropped.
  */
@@ -9,6 +9,7 @@
 const http = require('node:http')
 
 const { PROXY_HEADER, ROUTE_PREFIX } = require('./constants.js')
+const { UNGUARDED, createGuard } = require('./guard.js')
 const { ServiceUnavailable } = require('./service.js')
 
 /** Headers that describe one connection, not the message (RFC 9110 §7.6.1), never forwarded. */
@@ -83,33 +84,27 @@ function unavailableReason(error) {
   return error instanceof ServiceUnavailable ? error.reason : 'the timeline service could not start'
 }
 
-/** Ask the host's guard; a guard that throws or answers something unknown refuses (fail closed). */
-async function guardVerdict(connection, req) {
-  const verdict = await connection.requestRejection(req)
-  if (verdict === undefined || verdict === null || verdict === false) return null
-  return verdict === 401 ? 401 : 403
-}
-
 /**
  * @param {object} options
  * @param {() => any} options.connection - the host's `connection` service now, or undefined.
+ * @param {() => any} [options.webRuntime] - the web bundle's `webRuntime` service now, or undefined.
  * @param {import('./service.js').PythonService} options.service
  * @param {(level: string, message: string) => void} [options.log]
  */
-function createProxyHandler({ connection, service, log = () => {} }) {
+function createProxyHandler({ connection, webRuntime = () => undefined, service, log = () => {} }) {
+  const guard = createGuard({ connection, webRuntime })
   return async function handle(req, res) {
     try {
-      const guard = connection()
-      if (!guard || typeof guard.requestRejection !== 'function') {
-        sendJson(res, 503, 'the host offers no connection service to guard this route')
-        return
-      }
       let refusal
       try {
-        refusal = await guardVerdict(guard, req)
+        refusal = await guard(req)
       } catch (error) {
         log('warn', `the connection guard failed: ${String(error && error.message)}`)
         sendJson(res, 503, "the host's connection guard failed")
+        return
+      }
+      if (refusal === UNGUARDED) {
+        sendJson(res, 503, 'the host offers no guard for this route (no connection.requestRejection, no trusted hosts)')
         return
       }
       if (refusal !== null) {

@@ -1,8 +1,9 @@
 'use strict'
 /**
  * The Python service behind the proxy: one `dsh-task-gantt serve --behind-proxy`
- * child on a loopback port, started on first use, waited for until it answers,
- * started again on the next use after it died, and stopped with the plugin.
+ * child on a loopback port, started with the host (`startInBackground`) or on first
+ * use, waited for until it answers, started again on the next use after it died, and
+ * stopped with the plugin.
  *
  * The per-boot secret reaches the child in its environment, never on its command
  * line (where `ps` shows it to every user of the machine).
@@ -151,6 +152,22 @@ class PythonService {
       },
     )
     return this.starting
+  }
+
+  /**
+   * Start a child now, without anyone waiting for it: the host's own start goes on, and
+   * the server's start-up read (the team written last) and lane cache make the first
+   * panel warm. A start that fails is logged and leaves no cooldown behind, so the
+   * first request tries again (and then answers with the reason).
+   */
+  startInBackground() {
+    if (this.disposed) return
+    this.ensure().catch((error) => {
+      if (this.disposed) return
+      const reason = error instanceof ServiceUnavailable ? error.reason : String(error && error.message)
+      this.log('warn', `dsh-task-gantt serve did not start with the host; the first request tries again: ${reason}`)
+      this.failure = null
+    })
   }
 
   /**

@@ -24,6 +24,10 @@ const SKIP = PYTHON === null
     ? 'the child-process checks read /proc'
     : false
 const PREFIX = '/plugins/dsh-task-gantt'
+/** A frozen team of the fixtures: its lead's session. */
+const LEAD = 'session-bbea4661-0acc-4317-8d18-889da97edfab'
+/** How long the start-up read of one fixture team may take on a busy machine. */
+const WARM_UP_ALLOWANCE_MS = 4000
 /** What a same-origin iframe of a signed-in DSH page carries. */
 const SIGNED_IN = { cookie: 'dsh_session=valid' }
 
@@ -39,16 +43,16 @@ function fakeConnection(seen) {
   }
 }
 
-/** A fake host with the plugin applied; `services` says which host services exist. */
+/** A fake host with the plugin applied; `services` says which host services exist (a value replaces the fake). */
 async function mount(config, services = { connection: true }) {
   const web = createWebServer()
   const base = await web.listen()
   const guarded = []
   const messages = []
-  const ctx = createContext({
-    webServer: web.webServer,
-    ...(services.connection ? { connection: fakeConnection(guarded) } : {}),
-  }, messages)
+  const given = { ...services }
+  if (given.connection === true) given.connection = fakeConnection(guarded)
+  if (!given.connection) delete given.connection
+  const ctx = createContext({ webServer: web.webServer, ...given }, messages)
   apply(ctx, config)
   return {
     base,
@@ -81,7 +85,8 @@ describe('the proxy in front of the real Python server', { skip: SKIP }, () => {
   let sessions
 
   before(async () => {
-    host = await mount({ python: PYTHON, sessionsRoot: FIXTURES })
+    // Started on first use here, so that each test below knows which requests started it.
+    host = await mount({ python: PYTHON, sessionsRoot: FIXTURES, startOnBoot: false })
     direct = await startDirect(PYTHON, FIXTURES)
     const start = await direct.get('/')
     sessions = [...start.body.toString('utf8').matchAll(/panel\?session=([A-Za-z0-9._-]+)/g)].map((m) => m[1])
@@ -188,12 +193,12 @@ describe('the proxy in front of the real Python server', { skip: SKIP }, () => {
 })
 
 describe('the proxy without what it needs', { skip: SKIP }, () => {
-  test('a host without a connection service gets 503, never an unguarded answer', async () => {
-    const host = await mount({ python: PYTHON, sessionsRoot: FIXTURES }, { connection: false })
+  test('a host offering no guard (no requestRejection, no trusted hosts) gets 503, never an unguarded answer', async () => {
+    const host = await mount({ python: PYTHON, sessionsRoot: FIXTURES, startOnBoot: false }, { connection: { rpc: {} } })
     try {
       const answer = await host.get(`${PREFIX}/panel?session=x`)
       assert.equal(answer.status, 503)
-      assert.match(errorOf(answer).error, /no connection service/)
+      assert.match(errorOf(answer).error, /offers no guard/)
       assert.deepEqual(servingChildren(), [])
     } finally {
       await host.close()
@@ -202,7 +207,7 @@ describe('the proxy without what it needs', { skip: SKIP }, () => {
 
   test('a missing Python gives 503 with the reason and the setting to change', async () => {
     const missing = path.join(os.tmpdir(), 'no-such-dir', 'python3')
-    const host = await mount({ python: missing, sessionsRoot: FIXTURES })
+    const host = await mount({ python: missing, sessionsRoot: FIXTURES, startOnBoot: false })
     try {
       const answer = await host.get(`${PREFIX}/panel?session=x`)
       assert.equal(answer.status, 503)
@@ -218,7 +223,7 @@ describe('the proxy without what it needs', { skip: SKIP }, () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-team-timeline-'))
     const bare = path.join(dir, 'python-without-site')
     fs.writeFileSync(bare, `#!/bin/sh\nexec ${JSON.stringify(PYTHON)} -S "$@"\n`, { mode: 0o755 })
-    const host = await mount({ python: bare, sessionsRoot: FIXTURES })
+    const host = await mount({ python: bare, sessionsRoot: FIXTURES, startOnBoot: false })
     try {
       const answer = await host.get(`${PREFIX}/`)
       assert.equal(answer.status, 503)
@@ -238,6 +243,115 @@ describe('the proxy without what it needs', { skip: SKIP }, () => {
     await ctx.dispose()
   })
 })
+
+describe('on a DSH before 0.1.5 (a connection service without requestRejection)', { skip: SKIP }, () => {
+  test("DSH's own /api fence guards the routes: loopback and trusted Hosts in, a foreign Host or a cross-site Origin out", async () => {
+    // What DSH 0.1.0-rc.8 and 0.1.1-rc.2 offer: `connection.trustedHosts`, no requestRejection.
+    const host = await mount({ python: PYTHON, sessionsRoot: FIXTURES, startOnBoot: false }, { connection: { trustedHosts: ['box.lan'] } })
+    try {
+      const port = new URL(host.base).port
+      const asked = async (headers) => (await host.get(`${PREFIX}/static/panel.css`, headers)).status
+      assert.equal(await asked({ 'sec-fetch-site': 'cross-site' }), 403)
+      assert.equal(await asked({ host: `evil.example:${port}` }), 403)
+      assert.equal(await asked({ origin: 'http://evil.example' }), 403)
+      assert.deepEqual(servingChildren(), [], 'refused requests started no Python server')
+      assert.equal(await asked({}), 200)
+      assert.equal(await asked({ origin: host.base }), 200)
+      assert.equal(await asked({ host: `box.lan:${port}`, origin: `http://box.lan:${port}` }), 200)
+      assert.equal(await asked({ host: `box.lan:${port}`, origin: host.base }), 403)
+    } finally {
+      await host.close()
+    }
+  })
+
+  test("without a connection service, the web runtime's trusted hosts serve the same fence", async () => {
+    const host = await mount({ python: PYTHON, sessionsRoot: FIXTURES, startOnBoot: false }, { webRuntime: { lanAddresses: [], trustedHosts: [] } })
+    try {
+      assert.equal((await host.get(`${PREFIX}/static/panel.css`, {})).status, 200)
+      assert.equal((await host.get(`${PREFIX}/static/panel.css`, { host: 'box.lan' })).status, 403)
+    } finally {
+      await host.close()
+    }
+  })
+})
+
+describe('starting with the host', { skip: SKIP }, () => {
+  test('the child starts when the plugin applies, without apply waiting, and the first panel is warm', async () => {
+    const sessions = fixturesWrittenLastBy(LEAD)
+    const host = await mount({ python: PYTHON, sessionsRoot: sessions.dir })
+    try {
+      // apply returned at once (mount awaited nothing of the child): the route is there
+      // and answers while the child may still be starting.
+      assert.ok(host.web.webServer.routes.has(`prefix ${PREFIX}`))
+      await waitFor(() => servingChildren().length === 1, 20000, 'the child to start without a request')
+      await waitFor(() => host.messages.some(([, line]) => line.includes('serve ready')), 20000, 'the child to answer')
+      // The server reads the team written last (the lead's) at start-up, beside the
+      // first requests; that read takes well under a second on the fixtures.
+      await new Promise((resolve) => setTimeout(resolve, WARM_UP_ALLOWANCE_MS))
+      const panel = await host.get(`${PREFIX}/panel?session=${LEAD}`)
+      assert.equal(panel.status, 200)
+      assert.ok(panel.headers['content-length'], 'a warm panel is rendered whole, not streamed while reading')
+      assert.ok(!panel.body.toString('utf8').includes('Reading the team'), 'no reading status on a warm panel')
+    } finally {
+      await host.close()
+      sessions.remove()
+    }
+    assert.deepEqual(servingChildren(), [])
+  })
+
+  test('startOnBoot: false starts nothing until the first request', async () => {
+    const host = await mount({ python: PYTHON, sessionsRoot: FIXTURES, startOnBoot: false })
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      assert.deepEqual(servingChildren(), [])
+      assert.equal((await host.get(`${PREFIX}/static/panel.css`)).status, 200)
+      assert.equal(servingChildren().length, 1)
+    } finally {
+      await host.close()
+    }
+  })
+
+  test("a start that fails is reported in the host's log and tried again on first use", async () => {
+    // A Python that fails the first time it is run, and works from then on.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-team-timeline-'))
+    const flaky = path.join(dir, 'flaky-python')
+    const once = path.join(dir, 'failed-once')
+    fs.writeFileSync(flaky, `#!/bin/sh
+if [ ! -e ${JSON.stringify(once)} ]; then : > ${JSON.stringify(once)}; echo 'not today' >&2; exit 3; fi
+exec ${JSON.stringify(PYTHON)} "$@"
+`, { mode: 0o755 })
+    const host = await mount({ python: flaky, sessionsRoot: FIXTURES })
+    try {
+      await waitFor(() => host.messages.some(([level, line]) => level === 'warn' && line.includes('did not start with the host')), 20000, 'the failed start to be logged')
+      const warning = host.messages.find(([, line]) => line.includes('did not start with the host'))[1]
+      assert.ok(warning.includes('exited with code 3') && warning.includes('not today'), warning)
+      // At once (no cooldown left by the start with the host): the first request starts it.
+      const answer = await host.get(`${PREFIX}/static/panel.css`)
+      assert.equal(answer.status, 200)
+      assert.equal(servingChildren().length, 1)
+    } finally {
+      await host.close()
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+/**
+ * A copy of the fixtures in which `session`'s log was written last (the team a server
+ * reads at start-up), and a remover.
+ */
+function fixturesWrittenLastBy(session) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-team-timeline-sessions-'))
+  fs.cpSync(FIXTURES, dir, { recursive: true })
+  // Later than the copies just made (whose times are finer than a Date's milliseconds).
+  const now = new Date(Date.now() + 60000)
+  for (const project of fs.readdirSync(dir)) {
+    const folder = path.join(dir, project, session)
+    if (!fs.existsSync(folder)) continue
+    for (const file of fs.readdirSync(folder)) fs.utimesSync(path.join(folder, file), now, now)
+  }
+  return { dir, remove: () => fs.rmSync(dir, { recursive: true, force: true }) }
+}
 
 describe('the proxy with a stand-in upstream', () => {
   test('a streamed (chunked) answer reaches the browser as it is sent, not when it ends', async () => {
