@@ -171,11 +171,12 @@ def dsh(dsh_install: DshInstall, tmp_path_factory: pytest.TempPathFactory) -> It
     overlay = home / "enable-hmr.yml"
     overlay.write_text(ENABLE_HMR)
     port = free_port()
+    command = [str(dsh_install.node), str(dsh_install.cli), "--profile", "web"]
+    command += ["--patch", str(overlay), "--port", str(port), "--no-open"]
     log = (home / "dsh.log").open("w")
     started_at = time.monotonic()
     proc = subprocess.Popen(
-        [str(dsh_install.node), str(dsh_install.cli), "--profile", "web"]
-        + ["--patch", str(overlay), "--port", str(port), "--no-open"],
+        command,
         env=dsh_install.env(DSH_HOME=str(home)),
         stdout=log,
         stderr=subprocess.STDOUT,
