@@ -4,24 +4,26 @@
  * the package name; `require('react')` comes from DSH's own module table).
  * Hand-written: no build step.
  *
- * What it adds:
- * - a right-sidebar tab type "Team timeline" (`ctx.sidebarRightTabs.register`) whose
- *   body, in the keyed slot `sidebar.right.pane.tab` under the type's id, is the panel
- *   of the session the tab is shown for, in a same-origin iframe (the iframe carries
+ * It requires no service (`inject: []`): DSH's web boot refuses to show its
+ * window while any plugin waits for a service ("pending (waiting for service:
+ * …)"), so each feature below waits in its own child fiber (`ctx.inject`) and
+ * only the feature is missing where its service is:
+ * - with `sidebarRightTabs` (DSH 0.1.5 on) and the `sidebar.right.pane.tab` seat:
+ *   a right-sidebar tab type "Team timeline" whose body, keyed by the type's id,
+ *   is the panel of the tab's session in a same-origin iframe (the iframe carries
  *   DSH's session cookie, so the host half's guard lets it through);
- * - a left-sidebar row (`sidebar.panellist`) and its page (`main`, keyed by the row's
- *   id): the start page listing every team;
- * - the frames follow DSH's theme (the `data-ds-dark-theme` attribute DSH's theme
- *   writes on <body>) and language (`ctx.locale.getLocale().active`): both go into
- *   the frame's URL and, on every change, into a postMessage to the frame;
+ * - with the `sidebar.panellist` and `main` seats (DSH 0.1.5 on): a left-sidebar
+ *   row "Agent teams" and its page, the start page listing every team;
+ * - without them (DSH 0.1.0/0.1.1 have neither) nothing is added, and one
+ *   console line says what is missing;
+ * - the frames follow DSH's theme (the `data-ds-dark-theme` attribute DSH's
+ *   theme presenter writes on <body>) and language (`locale.getLocale().active`,
+ *   else <html lang>): both go into the frame's URL and, on every change, into a
+ *   postMessage to the frame;
  * - a frame may ask to open a member's conversation: a message from one of OUR
  *   frames (source and origin checked) with a valid session id goes to
- *   `ctx.uiWorkspace.openSession`. Anything else is ignored.
- *
- * Where the sources found are silent: whether `slots.inject` may be called before
- * the sidebar declares its seats (the official examples do, inside `ctx.effect`),
- * and whether `uiWorkspace` and `locale` exist on every DSH build, so both are
- * looked up when needed and their absence only turns the feature off.
+ *   `uiWorkspace.openSession` (0.1.5) or `sessions.open` (0.1.0). Anything else
+ *   is ignored.
  */
 window.__ModuleLoader__.load({
   id: 'dsh-team-timeline',
@@ -59,10 +61,14 @@ window.__ModuleLoader__.load({
       },
     }
 
-    /** A service on the client context, or undefined when this DSH build has none. */
+    /**
+     * A service on the client context, or undefined when this DSH has none (yet).
+     * `ctx.get` is cordis's read "without the inject requirement": reading
+     * `ctx[name]` for a service not declared in `inject` throws in cordis 4.
+     */
     function optional(ctx, name) {
       try {
-        return typeof ctx.get === 'function' ? ctx.get(name) : ctx[name]
+        return typeof ctx.get === 'function' ? ctx.get(name) : undefined
       } catch {
         return undefined
       }
@@ -87,7 +93,10 @@ window.__ModuleLoader__.load({
 
     /**
      * DSH's theme and language now, and a way to hear when either changes.
-     * @returns {{get(): {theme: string, lang: string}, subscribe(fn): () => void, dispose(): void}}
+     * The language is read through `ctx.get('locale')` on every refresh, so a
+     * locale service that arrives (or leaves) later is picked up; `listenTo`
+     * subscribes to one once it is there.
+     * @returns {{get(): {theme: string, lang: string}, refresh(): void, listenTo(locale): () => void, subscribe(fn): () => void, dispose(): void}}
      */
     function watchHost(ctx, win) {
       const doc = win.document
@@ -101,24 +110,38 @@ window.__ModuleLoader__.load({
       }
       const observer = new win.MutationObserver(refresh)
       if (doc.body) observer.observe(doc.body, { attributes: true, attributeFilter: ['data-ds-dark-theme'] })
-      const locale = optional(ctx, 'locale')
-      let unsubscribe = () => {}
-      if (locale && typeof locale.subscribe === 'function') {
-        const off = locale.subscribe(refresh)
-        if (typeof off === 'function') unsubscribe = off
-      }
       return {
         get: () => state,
+        refresh,
+        listenTo(locale) {
+          refresh()
+          const off = locale && typeof locale.subscribe === 'function' ? locale.subscribe(refresh) : undefined
+          return () => {
+            if (typeof off === 'function') off()
+            refresh()
+          }
+        },
         subscribe(listener) {
           listeners.add(listener)
           return () => listeners.delete(listener)
         },
         dispose() {
           observer.disconnect()
-          unsubscribe()
           listeners.clear()
         },
       }
+    }
+
+    /**
+     * How this DSH opens a conversation: `uiWorkspace.openSession` (0.1.5 on),
+     * else `sessions.open` (0.1.0), else nothing.
+     */
+    function sessionOpener(ctx) {
+      const workspace = optional(ctx, 'uiWorkspace')
+      if (workspace && typeof workspace.openSession === 'function') return (id) => workspace.openSession(id)
+      const sessions = optional(ctx, 'sessions')
+      if (sessions && typeof sessions.open === 'function') return (id) => sessions.open(id)
+      return null
     }
 
     function text(host, key) {
@@ -141,10 +164,10 @@ window.__ModuleLoader__.load({
         if (!mine) return
         const data = event.data
         if (!data || data.type !== OPEN_SESSION || typeof data.sessionId !== 'string' || !SESSION_ID.test(data.sessionId)) return
-        const workspace = optional(ctx, 'uiWorkspace')
-        if (!workspace || typeof workspace.openSession !== 'function') return
+        const open = sessionOpener(ctx)
+        if (open === null) return
         Promise.resolve()
-          .then(() => workspace.openSession(data.sessionId))
+          .then(() => open(data.sessionId))
           .catch((error) => win.console.warn('[dsh-team-timeline] could not open the conversation:', error))
       }
       win.addEventListener('message', onMessage)
@@ -207,21 +230,87 @@ window.__ModuleLoader__.load({
       return `${PREFIX}/panel?session=${encodeURIComponent(sessionId)}`
     }
 
-    function TeamsIcon() {
-      return h('svg', { viewBox: '0 0 24 24', width: 16, height: 16, fill: 'currentColor', 'aria-hidden': 'true' },
+    function TeamsIcon(props) {
+      const size = props && typeof props.size === 'number' ? props.size : 16
+      return h('svg', { viewBox: '0 0 24 24', width: size, height: size, fill: 'currentColor', 'aria-hidden': 'true' },
         h('rect', { x: 2, y: 4, width: 11, height: 4, rx: 1.5 }),
         h('rect', { x: 7, y: 10, width: 13, height: 4, rx: 1.5 }),
         h('rect', { x: 4, y: 16, width: 8, height: 4, rx: 1.5 }))
     }
 
+    /**
+     * Once DSH's plugins have all started (its loader's `await()`, where there is
+     * one), then one more turn: what is not offered by then is worth a word.
+     */
+    function whenSettled(ctx, win) {
+      const loader = optional(ctx, 'loader')
+      const started = loader && typeof loader.await === 'function'
+        ? Promise.resolve().then(() => loader.await()).catch(() => undefined)
+        : Promise.resolve()
+      return started.then(() => new Promise((resolve) => win.setTimeout(resolve, 0)))
+    }
+
+    /** The one console line saying what this DSH lacks and what is offered instead. */
+    function notice(offered, ctx) {
+      const lines = []
+      if (!offered.tab) {
+        const instead = offered.row && offered.page
+          ? 'Offered instead: the "Agent teams" row in the left sidebar and its page (the start page).'
+          : `Its sidebar declares no ${offered.row ? 'main page seat ("main")' : 'panel row seat ("sidebar.panellist")'} either, so nothing is added to the window; the start page is at ${PREFIX}/.`
+        lines.push(`This DSH has no right-sidebar tab API (service "sidebarRightTabs", DSH 0.1.5 and later): the Team timeline tab is not offered. ${instead}`)
+      }
+      if (optional(ctx, 'locale') === undefined) lines.push('No "locale" service: the frames follow the page\'s <html lang> instead.')
+      if (sessionOpener(ctx) === null) lines.push('No "uiWorkspace" or "sessions" service: a click on a member cannot open that conversation.')
+      return lines.length === 0 ? null : `[dsh-team-timeline] ${lines.join(' ')}`
+    }
+
+    /**
+     * Run `callback` with a context that has `names` while they are all present:
+     * cordis's `ctx.inject` (a child fiber: pending until every service is there,
+     * restarted when one is replaced, unloaded when one goes). A context without
+     * `inject` gets one try with what is there now.
+     */
+    function whenPresent(ctx, names, callback) {
+      if (typeof ctx.inject === 'function') return ctx.inject(names, callback)
+      if (names.every((name) => optional(ctx, name) !== undefined)) {
+        callback(new Proxy(ctx, { get: (target, key) => (names.includes(key) ? optional(target, key) : target[key]) }))
+      }
+      return undefined
+    }
+
+    /**
+     * Never block the host: this plugin requires no service (`inject` is empty),
+     * so DSH's boot never waits for it. Each feature waits, in its own child fiber
+     * (`ctx.inject(names, callback)`), for the services it uses; a feature whose
+     * service this DSH lacks stays pending without holding anything up, starts if
+     * the service appears later, and stops if it goes. The slot seats are waited
+     * for the same way (`slots.inject` runs once the seat is declared).
+     */
     function apply(ctx) {
       const win = window
       const host = watchHost(ctx, win)
       const frames = createFrames(ctx, win, host)
+      const offered = { tab: false, row: false, page: false }
+      let disposed = false
       ctx.effect(() => () => {
+        disposed = true
         frames.dispose()
         host.dispose()
       }, 'dsh-team-timeline: theme, language and frame messages')
+
+      whenPresent(ctx, ['locale'], (inner) => {
+        inner.effect(() => host.listenTo(inner.locale), 'dsh-team-timeline: language')
+      })
+
+      /** Mark a feature offered while `install` holds; returns its disposer. */
+      const holding = (feature, install) => () => {
+        const dispose = install()
+        offered[feature] = true
+        return () => {
+          offered[feature] = false
+          if (typeof dispose === 'function') dispose()
+        }
+      }
 
       const tabType = {
         id: TAB_ID,
@@ -229,8 +318,6 @@ window.__ModuleLoader__.load({
         title: () => text(host, 'title'),
         guide: [{ id: 'dsh-team-timeline', order: 300, title: () => text(host, 'title'), description: () => text(host, 'guide') }],
       }
-      ctx.effect(() => ctx.sidebarRightTabs.register(tabType), 'dsh-team-timeline: tab type')
-
       function TeamTimeline(props) {
         const sessionId = props && typeof props.sessionId === 'string' ? props.sessionId : ''
         const Frame = React.useMemo(
@@ -240,26 +327,44 @@ window.__ModuleLoader__.load({
         if (Frame === null) return h('div', { style: { padding: '16px', opacity: 0.7 } }, text(host, 'noSession'))
         return h(Frame, { key: sessionId })
       }
-      ctx.effect(() => ctx.slots.inject('sidebar.right.pane.tab', () => ctx.slots.register({
-        name: 'sidebar.right.pane.tab',
-        key: TAB_ID,
-        inject: (sessionId) => ({ sessionId: typeof sessionId === 'string' ? sessionId : '' }),
-      }, TeamTimeline)), 'dsh-team-timeline: tab body')
+      whenPresent(ctx, ['slots', 'sidebarRightTabs'], (inner) => {
+        inner.effect(() => inner.slots.inject('sidebar.right.pane.tab', holding('tab', () => {
+          const stopType = inner.sidebarRightTabs.register(tabType)
+          const stopBody = inner.slots.register({
+            name: 'sidebar.right.pane.tab',
+            key: TAB_ID,
+            // A session-scoped seat: DSH passes the session id to `inject` (and as the `sessionId` prop).
+            inject: (sessionId) => ({ sessionId: typeof sessionId === 'string' ? sessionId : '' }),
+          }, TeamTimeline)
+          return () => {
+            stopBody()
+            if (typeof stopType === 'function') stopType()
+          }
+        })), 'dsh-team-timeline: tab type and body')
+      })
 
       const TeamsPage = framed(frames, `${PREFIX}/`, text(host, 'teamsFrame'))
-      ctx.effect(() => ctx.slots.inject('sidebar.panellist', () => ctx.slots.register({
-        name: 'sidebar.panellist',
-        id: PAGE_ID,
-        order: 520,
-        label: () => text(host, 'teams'),
-      }, TeamsIcon)), 'dsh-team-timeline: teams row')
-      ctx.effect(() => ctx.slots.inject('main', () => ctx.slots.register({
-        name: 'main',
-        key: PAGE_ID,
-      }, TeamsPage)), 'dsh-team-timeline: teams page')
+      whenPresent(ctx, ['slots'], (inner) => {
+        inner.effect(() => inner.slots.inject('sidebar.panellist', holding('row', () => inner.slots.register({
+          name: 'sidebar.panellist',
+          id: PAGE_ID,
+          order: 520,
+          label: () => text(host, 'teams'),
+        }, TeamsIcon))), 'dsh-team-timeline: teams row')
+        inner.effect(() => inner.slots.inject('main', holding('page', () => inner.slots.register({
+          name: 'main',
+          key: PAGE_ID,
+        }, TeamsPage))), 'dsh-team-timeline: teams page')
+      })
+
+      whenSettled(ctx, win).then(() => {
+        if (disposed) return
+        const line = notice(offered, ctx)
+        if (line !== null) win.console.info(line)
+      })
     }
 
-    module.exports = { name: 'dsh-team-timeline', inject: ['slots', 'sidebarRightTabs'], apply, TAB_ID, TAB_KIND, PAGE_ID }
+    module.exports = { name: 'dsh-team-timeline', inject: [], apply, TAB_ID, TAB_KIND, PAGE_ID }
     return module.exports
   },
 })

@@ -4,7 +4,8 @@
  * elements with attributes, styles, children and listeners; iframes whose
  * `contentWindow` records what was posted to it (and is null once removed, as in
  * a browser); a MutationObserver that reports attribute changes after the current
- * task; a window with `message` listeners. React and the client context come from
+ * task; a window with `message` listeners and a console that records what it is
+ * told. React and the client context come from
  * mini-dsh.js (which also runs in a real browser for the screenshot page).
  */
 
@@ -115,11 +116,16 @@ function createWindow(origin = 'http://dsh.test:3080') {
   const document = new FakeDocument()
   const listeners = new Map()
   const registered = []
+  /** What the page printed to its console: `{level, text}`. */
+  const logged = []
+  const record = (level) => (...args) => logged.push({ level, text: args.map(String).join(' ') })
   const win = {
     document,
     location: { origin, href: `${origin}/` },
     URL,
-    console: { warn: () => {}, log: () => {}, error: () => {} },
+    setTimeout: (fn, ms) => setTimeout(fn, ms),
+    console: { info: record('info'), warn: record('warn'), log: record('log'), error: record('error') },
+    logged,
     registered,
     __ModuleLoader__: { load: (entry) => registered.push(entry) },
     addEventListener(type, listener) {
