@@ -261,9 +261,7 @@ def test_dsh_window_renders_with_the_package_and_the_panel_loads_through_its_por
         page.get_by_text("New Session").first.wait_for(timeout=20_000)
         page.locator("textarea").first.wait_for(timeout=20_000)
         assert "Failed to load plugins" not in page.inner_text("body")
-        client = page.evaluate(
-            "fetch('/plugins/dsh-team-timeline/client.js').then(r => r.status)"
-        )
+        client = page.evaluate("fetch('/plugins/dsh-team-timeline/client.js').then(r => r.status)")
         assert client == 200
 
         start = page.goto(f"{dsh.base}{PREFIX}/")
