@@ -44,17 +44,17 @@ def main() -> int:
         home, sessions = Path(tmp) / "home", Path(tmp) / "sessions"
         home.mkdir()
         copy_sessions_written_last_by(ROOT / "fixtures" / "sessions", LEAD, sessions)
-        add_package(
-            dsh, home, ROOT / "plugin" / "dsh", {"python": sys.executable, "sessionsRoot": str(sessions)}
-        )
+        settings = {"python": sys.executable, "sessionsRoot": str(sessions)}
+        add_package(dsh, home, ROOT / "plugin" / "dsh", settings)
         overlay = home / "enable-hmr.yml"
         overlay.write_text("- id: hmr\n  disabled: false\n")
         port = free_port()
+        command = [str(dsh.node), str(dsh.cli), "--profile", "web", "--patch", str(overlay)]
+        command += ["--port", str(port), "--no-open"]
         log = home / "dsh.log"
         with log.open("w") as sink:
             proc = subprocess.Popen(
-                [str(dsh.node), str(dsh.cli), "--profile", "web", "--patch", str(overlay)]
-                + ["--port", str(port), "--no-open"],
+                command,
                 env=dsh.env(DSH_HOME=str(home)),
                 stdout=sink,
                 stderr=subprocess.STDOUT,
