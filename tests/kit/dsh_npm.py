@@ -67,6 +67,16 @@ OFFLINE_CODES = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNRE
 DONE_MARK = ".installed"
 
 
+#: Names a DSH checkout built from DSH's repository (``pnpm install && pnpm run build``).
+TREE_ENV = "DSH_TASK_GANTT_DSH_TREE"
+
+
+def built_tree() -> Path | None:
+    """The built DSH checkout ``$DSH_TASK_GANTT_DSH_TREE`` points to, or None."""
+    named = os.environ.get(TREE_ENV, "").strip()
+    return Path(named) if named else None
+
+
 def cache_root() -> Path:
     override = os.environ.get("DSH_TASK_GANTT_DEV_CACHE")
     return Path(override) if override else Path.home() / ".cache" / "dsh-task-gantt-dev"
@@ -79,6 +89,9 @@ class DshInstall:
     root: Path
     #: True when this run installed it (a cold run), False when the cache had it.
     installed_now: bool
+    #: A DSH checkout built from its repository, run instead of the npm one (Node and
+    #: pnpm still come from the npm install).
+    tree: Path | None = None
 
     @property
     def node(self) -> Path:
@@ -86,6 +99,8 @@ class DshInstall:
 
     @property
     def cli(self) -> Path:
+        if self.tree is not None:
+            return self.tree / "apps" / "cli" / "lib" / "bin.js"
         return self.root / "node_modules" / "@deepseek-ai" / "dsh" / "lib" / "bin.js"
 
     def env(self, **extra: str) -> dict[str, str]:
