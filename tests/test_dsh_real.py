@@ -290,7 +290,9 @@ def test_the_python_child_stops_with_dsh(dsh: RunningDsh) -> None:
     """Last in this file: it stops DSH."""
     children = [pid for pid in _descendants(dsh.proc.pid) if _is_panel_server(pid)]
     assert len(children) == 1, (children, dsh.output()[-2000:])
-    dsh.proc.send_signal(signal.SIGINT)  # Ctrl-C in the terminal `dsh web` runs in
+    # SIGINT to DSH alone (a terminal's Ctrl-C would signal the child too): DSH's own stop
+    # must end it.
+    dsh.proc.send_signal(signal.SIGINT)
     dsh.proc.wait(timeout=STOP_TIMEOUT_S)
     deadline = time.monotonic() + 10
     while _alive(children[0]) and time.monotonic() < deadline:
