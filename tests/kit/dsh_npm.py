@@ -15,8 +15,10 @@ import fcntl
 import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -112,7 +114,8 @@ class DshInstall:
 
 
 class RegistryUnavailable(Exception):
-    """npm could not reach its registry (or is not installed): the tests skip, saying so."""
+    """npm could not reach its registry, is not installed, or has no Node for this machine:
+    the tests skip, saying so."""
 
 
 def _fingerprint() -> str:
@@ -135,15 +138,17 @@ def install_dsh() -> DshInstall:
 
     Raises RegistryUnavailable when npm is missing or offline; any other failed install
     raises RuntimeError with npm's last words."""
-    npm = shutil.which("npm")
-    if npm is None:
-        raise RegistryUnavailable("npm is not installed (apt-get install npm)")
+    if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
+        raise RegistryUnavailable(f"the Node from npm ({NODE_PACKAGE}) is for Linux x64 only")
     root = cache_root() / f"dsh-{DSH_VERSION}"
     mark = root / DONE_MARK
     with _locked(root.with_name(root.name + ".lock")):
         install = DshInstall(root, installed_now=False)
         if mark.is_file() and mark.read_text() == _fingerprint() and install.cli.is_file():
             return install
+        npm = shutil.which("npm")
+        if npm is None:
+            raise RegistryUnavailable("npm is not installed (apt-get install npm)")
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
         (root / "package.json").write_text('{"private": true}\n')
