@@ -21,7 +21,6 @@ from __future__ import annotations
 import http.client
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -35,7 +34,14 @@ import pytest
 
 from tests.kit.browser import CHROMIUM, WIDE, Watched, browser
 from tests.kit.chromium import free_port
-from tests.kit.dsh_npm import DSH_VERSION, DshInstall, RegistryUnavailable, install_dsh
+from tests.kit.dsh_npm import (
+    DSH_VERSION,
+    DshInstall,
+    RegistryUnavailable,
+    add_package,
+    copy_sessions_written_last_by,
+    install_dsh,
+)
 
 __all__ = ["browser"]  # the module-scoped Chromium fixture, shared
 
@@ -45,7 +51,6 @@ FIXTURES = ROOT / "fixtures" / "sessions"
 PREFIX = "/plugins/dsh-task-gantt"
 #: A frozen team of the fixtures (its lead's session): made the team written last.
 LEAD = "session-bbea4661-0acc-4317-8d18-889da97edfab"
-LEAD_FOLDER = FIXTURES / "--Users-dev-work-alpha-service--" / LEAD
 #: The patch overlay that lets rc.8's web profile boot (see the module's docstring).
 ENABLE_HMR = "- id: hmr\n  disabled: false\n"
 BOOT_TIMEOUT_S = 60
@@ -128,32 +133,6 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _sessions_copy(target: Path) -> None:
-    """The fixtures, with the lead's team written last (the team the server reads at start)."""
-    shutil.copytree(FIXTURES, target)
-    later = time.time() + 60  # later than every copy just made
-    for file in (target / LEAD_FOLDER.parent.name / LEAD).iterdir():
-        os.utime(file, (later, later))
-
-
-def _add_package(dsh: DshInstall, home: Path, sessions: Path) -> None:
-    added = subprocess.run(
-        [str(dsh.node), str(dsh.cli), "plugin", "--profile", "web", "add", f"link:{PACKAGE}"],
-        env=dsh.env(DSH_HOME=str(home)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert added.returncode == 0, added.stdout + added.stderr
-    # The row's settings, in the profile's own patch layer (what the README tells a user).
-    (home / "profiles" / "web" / "cordis.patch.yml").write_text(
-        "- id: team-timeline\n"
-        "  config:\n"
-        f"    python: {sys.executable}\n"
-        f"    sessionsRoot: {sessions}\n"
-    )
-
-
 @pytest.fixture(scope="module")
 def dsh_install() -> DshInstall:
     try:
@@ -166,8 +145,10 @@ def dsh_install() -> DshInstall:
 def dsh(dsh_install: DshInstall, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDsh]:
     home = tmp_path_factory.mktemp("dsh-home")
     sessions = tmp_path_factory.mktemp("dsh-sessions") / "sessions"
-    _sessions_copy(sessions)
-    _add_package(dsh_install, home, sessions)
+    copy_sessions_written_last_by(FIXTURES, LEAD, sessions)
+    add_package(
+        dsh_install, home, PACKAGE, {"python": sys.executable, "sessionsRoot": str(sessions)}
+    )
     overlay = home / "enable-hmr.yml"
     overlay.write_text(ENABLE_HMR)
     port = free_port()

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -145,3 +146,31 @@ def install_dsh() -> DshInstall:
             raise RuntimeError(f"npm install of DSH {DSH_VERSION} failed:\n{said}")
         mark.write_text(_fingerprint())
         return DshInstall(root, installed_now=True)
+
+
+def copy_sessions_written_last_by(fixtures: Path, session: str, target: Path) -> None:
+    """A copy of a sessions root in which ``session``'s log was written last (the team the
+    panel's server reads at start-up)."""
+    shutil.copytree(fixtures, target)
+    later = time.time() + 60  # later than every copy just made
+    for folder in target.glob(f"*/{session}"):
+        for file in folder.iterdir():
+            os.utime(file, (later, later))
+
+
+def add_package(dsh: DshInstall, home: Path, package: Path, config: dict[str, str]) -> None:
+    """``dsh plugin --profile web add link:<package>`` into DSH_HOME ``home``, then the row's
+    settings in that profile's own patch layer (what the package README tells a user)."""
+    added = subprocess.run(
+        [str(dsh.node), str(dsh.cli), "plugin", "--profile", "web", "add", f"link:{package}"],
+        env=dsh.env(DSH_HOME=str(home)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if added.returncode != 0:
+        raise RuntimeError(f"dsh plugin add failed:\n{added.stdout}{added.stderr}")
+    settings = "".join(f"    {key}: {json.dumps(value)}\n" for key, value in config.items())
+    (home / "profiles" / "web" / "cordis.patch.yml").write_text(
+        f"- id: team-timeline\n  config:\n{settings}"
+    )
