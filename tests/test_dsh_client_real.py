@@ -2,7 +2,7 @@
 
 Two checks the fake client context cannot make on its own:
 
-- ``plugin/dsh/test/cordis.test.js`` runs the client half under the ``@deepseek-ai/cordis``
+- ``plugin/dsh/realdsh/cordis.test.js`` runs the client half under the ``@deepseek-ai/cordis``
   that DSH installs (a plugin with an empty ``inject`` is active with no service; each
   feature's child fiber starts when its services appear and stops when they go; a plugin
   requiring a missing service stays pending);
@@ -108,7 +108,7 @@ def test_the_client_half_under_the_cordis_dsh_installs(dsh_install: DshInstall) 
     cordis = dsh_install.root / "node_modules" / "@deepseek-ai" / "cordis"
     assert (cordis / "lib" / "index.js").is_file(), f"DSH {DSH_VERSION} came without cordis"
     run = subprocess.run(
-        [str(NODE), "--test", "test/cordis.test.js"],
+        [str(NODE), "--test", "realdsh/cordis.test.js"],
         cwd=PACKAGE,
         env={**os.environ, "DSH_TASK_GANTT_CORDIS": str(cordis)},
         capture_output=True,
