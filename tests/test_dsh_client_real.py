@@ -1,0 +1,159 @@
+"""The browser half (plugin/dsh/client.js) against DSH itself: ``@deepseek-ai/dsh@0.1.0-rc.8``.
+
+Two checks the fake client context cannot make on its own:
+
+- ``plugin/dsh/realdsh/cordis.test.js`` runs the client half under the ``@deepseek-ai/cordis``
+  that DSH installs (a plugin with an empty ``inject`` is active with no service; each
+  feature's child fiber starts when its services appear and stops when they go; a plugin
+  requiring a missing service stays pending);
+- DSH's own window, in Chromium, with the package added as a user adds it: it renders
+  (0.1.0-rc.8 has no ``sidebarRightTabs``, which the earlier client required), the client
+  says once in the console what this DSH lacks, and DSH writes the dark-theme attribute the
+  client follows.
+
+DSH 0.1.0-rc.8 has no right-sidebar tab API, so the tab itself cannot be opened here (the
+package README says why no DSH that has one can run on this machine). Skipped, saying
+why, only when npm or its registry is unavailable (the install is tests/kit/dsh_npm.py's).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.kit.browser import CHROMIUM, WIDE, Watched, browser
+from tests.kit.chromium import free_port
+from tests.kit.dsh_npm import DSH_VERSION, DshInstall, RegistryUnavailable, install_dsh
+
+__all__ = ["browser"]  # the module-scoped Chromium fixture, shared
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "plugin" / "dsh"
+NODE = shutil.which("node")
+#: rc.8's web profile needs its HMR service back on (tests/test_dsh_real.py says why).
+ENABLE_HMR = "- id: hmr\n  disabled: false\n"
+BOOT_TIMEOUT_S = 60
+STOP_TIMEOUT_S = 20
+URL_LINE = re.compile(r"dsh web: (http://127\.0\.0\.1:\d+)")
+#: How long DSH's window may take to boot its plugins and render.
+WINDOW_MS = 20_000
+NOTICE = "[dsh-team-timeline]"
+
+in_chromium = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="Debian's /usr/bin/chromium is not installed"
+)
+
+
+@pytest.fixture(scope="module")
+def dsh_install() -> DshInstall:
+    try:
+        return install_dsh()
+    except RegistryUnavailable as why:
+        pytest.skip(f"DSH {DSH_VERSION} cannot be installed from npm: {why}")
+
+
+@pytest.fixture(scope="module")
+def dsh_web(dsh_install: DshInstall, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``dsh web`` on a fresh DSH_HOME with this package added; yields its base URL."""
+    home = tmp_path_factory.mktemp("dsh-client-home")
+    env = dsh_install.env(DSH_HOME=str(home), DSH_TASK_GANTT_PYTHON=sys.executable)
+    add = [str(dsh_install.node), str(dsh_install.cli), "plugin", "--profile", "web", "add"]
+    added = subprocess.run(
+        [*add, f"link:{PACKAGE}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert added.returncode == 0, added.stdout + added.stderr
+    overlay = home / "enable-hmr.yml"
+    overlay.write_text(ENABLE_HMR)
+    command = [str(dsh_install.node), str(dsh_install.cli), "--profile", "web", "--patch"]
+    command += [str(overlay), "--port", str(free_port()), "--no-open"]
+    log_path = home / "dsh.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            deadline = time.monotonic() + BOOT_TIMEOUT_S
+            while (match := URL_LINE.search(log_path.read_text(errors="replace"))) is None:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    said = log_path.read_text(errors="replace")[-3000:]
+                    pytest.fail(f"DSH did not start (exit {proc.returncode}):\n{said}")
+                time.sleep(0.1)
+            yield match.group(1)
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(timeout=STOP_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+
+
+@pytest.mark.skipif(NODE is None, reason="Node is not installed (apt-get install nodejs)")
+def test_the_client_half_under_the_cordis_dsh_installs(dsh_install: DshInstall) -> None:
+    cordis = dsh_install.root / "node_modules" / "@deepseek-ai" / "cordis"
+    assert (cordis / "lib" / "index.js").is_file(), f"DSH {DSH_VERSION} came without cordis"
+    run = subprocess.run(
+        [str(NODE), "--test", "realdsh/cordis.test.js"],
+        cwd=PACKAGE,
+        env={**os.environ, "DSH_TASK_GANTT_CORDIS": str(cordis)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert re.search(r"^# pass 2$", run.stdout, re.M), run.stdout[-2000:]
+    assert re.search(r"^# skipped 0$", run.stdout, re.M), "the real-cordis checks were skipped"
+
+
+@pytest.mark.browser
+@in_chromium
+def test_dsh_window_renders_and_the_client_says_once_what_this_dsh_lacks(
+    dsh_web: str, browser: Any
+) -> None:
+    watched = Watched(browser, WIDE)
+    said: list[tuple[str, str]] = []
+    watched.page.on("console", lambda msg: said.append((msg.type, msg.text)))
+    try:
+        page = watched.page
+        page.emulate_media(color_scheme="dark")
+        answer = page.goto(f"{dsh_web}/")
+        assert answer is not None and answer.status == 200
+        page.get_by_text("New Session").first.wait_for(timeout=WINDOW_MS)
+        page.locator("textarea").first.wait_for(timeout=WINDOW_MS)
+        assert "Failed to load plugins" not in page.inner_text("body")
+
+        deadline = time.monotonic() + WINDOW_MS / 1000
+        while not any(text.startswith(NOTICE) for _, text in said):
+            assert time.monotonic() < deadline, f"no {NOTICE} line in the console: {said}"
+            page.wait_for_timeout(100)
+        page.wait_for_timeout(1_000)  # a second line would come now, if one were coming
+        ours = [(kind, text) for kind, text in said if NOTICE in text]
+        assert len(ours) == 1, ours
+        kind, text = ours[0]
+        assert kind == "info"
+        assert 'no right-sidebar tab API (service "sidebarRightTabs"' in text
+        assert 'no panel row seat ("sidebar.panellist")' in text
+        assert "/plugins/dsh-task-gantt/" in text
+
+        # DSH follows the system's dark scheme by default and marks <body> the way the
+        # client watches for (`data-ds-dark-theme`).
+        page.wait_for_function("() => document.body.hasAttribute('data-ds-dark-theme')")
+        errors = [e for e in watched.errors if "favicon" not in e]
+        assert errors == [], errors
+    finally:
+        watched.close()
