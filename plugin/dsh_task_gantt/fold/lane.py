@@ -29,6 +29,7 @@ from .records import (
     PromptRec,
     QueuedRec,
     RelayRec,
+    SpawnRec,
     TaskCallRec,
     TaskRec,
     TurnMark,
@@ -228,6 +229,13 @@ def _tool_call(st: _State, seq: int, time: int | None, data: Any) -> None:
         args = _arguments(d.get("arguments"))
         subject = text(args.get("subject"), MESSAGE_BODY_CAP)
         _put(st.kept["task_calls"], seq, TaskCallRec("create", None, None, subject, None, time))
+    elif name == "spawn_teammate":
+        args = _arguments(d.get("arguments"))
+        member = text(args.get("name"))
+        prompt = args.get("prompt")
+        if member and isinstance(prompt, str):
+            body, length = capped_body(prompt)
+            _put(st.kept["spawns"], seq, SpawnRec(member, body, length, time))
 
 
 def _team_member(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -353,10 +361,13 @@ EVENT_RULES: Mapping[str, EventRule] = {
     "step/start": EventRule(_step_start, skip=True, run_mark=True),
     "step/end": EventRule(_step_end, skip=True, run_mark=True),
     "user/message": EventRule(_user_message),
-    # A tool call matters only when it creates or updates a task (its line then holds
-    # the tool's name); team_task_list and team_task_get are most of a lead's calls.
+    # A tool call matters only when it creates or updates a task or spawns a teammate
+    # (its line then holds the tool's name); team_task_list and team_task_get are most
+    # of a lead's calls.
     "tool/call": EventRule(
-        _tool_call, skip=True, markers=(b"team_task_update", b"team_task_create")
+        _tool_call,
+        skip=True,
+        markers=(b"team_task_update", b"team_task_create", b"spawn_teammate"),
     ),
     "team/member": EventRule(_team_member),
     "subagent/catalog": EventRule(_catalog),

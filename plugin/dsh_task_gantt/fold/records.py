@@ -50,6 +50,18 @@ class RelayRec:
 
 
 @dataclass(frozen=True, slots=True)
+class SpawnRec:
+    """A ``spawn_teammate`` tool call: the teammate's name and the brief it was given
+    (``prompt``, capped like a message body). The teammate's log holds that brief as a
+    ``kind: "user"`` message, which is the parent's words, not the human's."""
+
+    name: str
+    body: str
+    length: int
+    time: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class DescriptorRec:
     """A ``subagent/descriptor`` (a child's first event)."""
 
@@ -172,6 +184,8 @@ class LaneFold:
     queued: Mapping[int, QueuedRec] = field(default_factory=dict)
     delivered: Mapping[int, DeliveredRec] = field(default_factory=dict)
     relays: Mapping[int, RelayRec] = field(default_factory=dict)
+    #: seq -> a ``spawn_teammate`` call made in this log (a lead's).
+    spawns: Mapping[int, SpawnRec] = field(default_factory=dict)
     descriptors: Mapping[int, DescriptorRec] = field(default_factory=dict)
     #: seq -> time of every ``session/end-seed`` (inherited or not): in a log that
     #: inherited nothing it marks a reload, which ended any turn still open before it.
