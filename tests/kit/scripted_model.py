@@ -170,6 +170,8 @@ class Ledger:
     served: list[tuple[str, str, dict[str, int]]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     models: set[str] = field(default_factory=set)
+    #: Each agent's session ids, from DSH's ``x-deepseek-harness-session-id`` header.
+    sessions: dict[str, set[str]] = field(default_factory=dict)
     changed: threading.Condition = field(init=False)
 
     def __post_init__(self) -> None:
@@ -314,14 +316,14 @@ STORY: tuple[Step, ...] = _story()
 
 def _caller(body: dict[str, Any]) -> str:
     messages = body.get("messages") or []
+    users = [_text(m.get("content")) for m in messages if m.get("role") == "user"]
+    # The child first: DSH 0.1.1 gives a subagent of the lead a team section of its own
+    # ("role is lead") while its descriptor is not yet written.
+    if users and CHILD_MARK in users[0]:
+        return "child"
     system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
     found = _ROLE.search(system)
-    if found:
-        return found.group(2)
-    firsts = [_text(m.get("content")) for m in messages if m.get("role") == "user"]
-    if any(CHILD_MARK in f for f in firsts):
-        return "child"
-    return "other"
+    return found.group(2) if found else "other"
 
 
 def _usage(ledger: Ledger, agent: str) -> dict[str, int]:
@@ -364,7 +366,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("cache-control", "no-cache")
         self.end_headers()
         try:
-            self.server.answer(body, self._event, self._comment)
+            session = self.headers.get("x-deepseek-harness-session-id")
+            self.server.answer(body, self._event, self._comment, session)
         except (BrokenPipeError, ConnectionResetError):
             return
 
@@ -396,11 +399,14 @@ class ScriptedModel(ThreadingHTTPServer):
         body: dict[str, Any],
         event: Callable[[dict[str, Any] | str], None],
         comment: Callable[[], None],
+        session: str | None = None,
     ) -> None:
         led = self.ledger
         conv = Conversation(_caller(body), tuple(body.get("messages") or ()))
         with led.lock:
             led.models.add(str(body.get("model")))
+            if session:
+                led.sessions.setdefault(conv.caller, set()).add(session)
             for m in conv.messages:
                 if m.get("role") == "tool" and m.get("tool_call_id"):
                     led.results_seen.add(str(m["tool_call_id"]))

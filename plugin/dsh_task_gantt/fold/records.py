@@ -51,11 +51,14 @@ class RelayRec:
 
 @dataclass(frozen=True, slots=True)
 class SpawnRec:
-    """A ``spawn_teammate`` tool call: the teammate's name and the brief it was given
-    (``prompt``, capped like a message body). The teammate's log holds that brief as a
-    ``kind: "user"`` message, which is the parent's words, not the human's."""
+    """A tool call that starts a child with a brief: ``spawn_teammate`` (``name`` set)
+    or a subagent tool (``subagent``, ``subagent_fork``, …: ``name`` None), with its
+    ``description`` and its ``prompt`` (capped like a message body). The child's log
+    holds that brief as a ``kind: "user"`` message: the parent's words, not the human's."""
 
-    name: str
+    tool: str
+    name: str | None
+    description: str | None
     body: str
     length: int
     time: int | None
@@ -184,7 +187,7 @@ class LaneFold:
     queued: Mapping[int, QueuedRec] = field(default_factory=dict)
     delivered: Mapping[int, DeliveredRec] = field(default_factory=dict)
     relays: Mapping[int, RelayRec] = field(default_factory=dict)
-    #: seq -> a ``spawn_teammate`` call made in this log (a lead's).
+    #: seq -> a call made in this log that started a child with a brief.
     spawns: Mapping[int, SpawnRec] = field(default_factory=dict)
     descriptors: Mapping[int, DescriptorRec] = field(default_factory=dict)
     #: seq -> time of every ``session/end-seed`` (inherited or not): in a log that

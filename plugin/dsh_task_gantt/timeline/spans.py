@@ -133,9 +133,9 @@ def draw_prompts(
         own = sorted(item for item in lane.fold.prompts.items() if item[0] >= lane.cut)
         # A child's parent's brief is logged as a "user" message: a message, not a prompt.
         from_parent = child_briefs(roster, lane, own)
-        briefs.extend((lane, seq, brief) for seq, brief in sorted(from_parent.items()))
+        briefs.extend((lane, seq, brief) for seq, brief in sorted(from_parent.briefs.items()))
         for seq, prompt in own:
-            if seq in from_parent:
+            if seq in from_parent.seqs:
                 continue
             ident: tuple[Any, ...] = (
                 ("id", prompt.id) if prompt.id else ("text", prompt.time, prompt.body)
