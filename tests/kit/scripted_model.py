@@ -124,9 +124,7 @@ class Conversation:
         return ids
 
     def texts(self) -> set[str]:
-        return {
-            _text(m.get("content")) for m in self.messages if m.get("role") == "assistant"
-        }
+        return {_text(m.get("content")) for m in self.messages if m.get("role") == "assistant"}
 
     def said_to_me(self) -> str:
         return "\n".join(
@@ -273,8 +271,18 @@ def _story() -> tuple[Step, ...]:
             update("A", 2, "reassign", owner="bob"),
             after=("call_alice_1", "call_lead_5"),
         ),
-        Step("lead", "call_lead_7", "followup_task", send("bob", lambda led: msg_a_to_bob(_task(led, "A")))),
-        Step("lead", "call_lead_8", "send_message", send("alice", lambda led: msg_a_to_alice(_task(led, "A")))),
+        Step(
+            "lead",
+            "call_lead_7",
+            "followup_task",
+            send("bob", lambda led: msg_a_to_bob(_task(led, "A"))),
+        ),
+        Step(
+            "lead",
+            "call_lead_8",
+            "send_message",
+            send("alice", lambda led: msg_a_to_alice(_task(led, "A"))),
+        ),
         Step(
             "lead",
             "call_lead_9",
@@ -289,29 +297,67 @@ def _story() -> tuple[Step, ...]:
             update("B", 3, "reassign", owner="bob"),
             after=("call_alice_4",),
         ),
-        Step("lead", "call_lead_11", "followup_task", send("bob", lambda led: msg_b_to_bob(_task(led, "B")))),
+        Step(
+            "lead",
+            "call_lead_11",
+            "followup_task",
+            send("bob", lambda led: msg_b_to_bob(_task(led, "B"))),
+        ),
         Step("lead", FINAL_ANSWER, after=(ALICE_DONE, BOB_DONE)),
         # The subagent child.
         Step("child", CHILD_ANSWER),
         # alice: claims A, then (woken for B) claims and releases it.
         Step("alice", "call_alice_1", "team_task_update", update("A", 1, "claim")),
         Step("alice", "Claimed task A; collecting the data."),
-        Step("alice", "call_alice_3", "team_task_update", update("B", 1, "claim"), woken_by="is ready now"),
+        Step(
+            "alice",
+            "call_alice_3",
+            "team_task_update",
+            update("B", 1, "claim"),
+            woken_by="is ready now",
+        ),
         Step("alice", "call_alice_4", "team_task_update", update("B", 2, "release")),
         Step("alice", "call_alice_5", "send_message", send("lead", lambda led: MSG_ALICE_RELEASED)),
         Step("alice", ALICE_DONE),
         # bob (forked): ready, then completes A, then B.
         Step("bob", "Ready for the lead's instructions."),
-        Step("bob", "call_bob_2", "team_task_update", update("A", 3, "complete"), woken_by="is yours now"),
+        Step(
+            "bob",
+            "call_bob_2",
+            "team_task_update",
+            update("A", 3, "complete"),
+            woken_by="is yours now",
+        ),
         Step("bob", "call_bob_3", "send_message", send("lead", lambda led: MSG_BOB_DONE_A)),
         Step("bob", "Task A completed."),
-        Step("bob", "call_bob_4", "team_task_update", update("B", 4, "complete"), woken_by="write the report and complete"),
+        Step(
+            "bob",
+            "call_bob_4",
+            "team_task_update",
+            update("B", 4, "complete"),
+            woken_by="write the report and complete",
+        ),
         Step("bob", "call_bob_5", "send_message", send("lead", lambda led: MSG_BOB_DONE_B)),
         Step("bob", BOB_DONE),
     )
 
 
 STORY: tuple[Step, ...] = _story()
+
+#: A session without a team (for a DSH that has none): the lead asks a subagent child
+#: to count the input files, then answers.
+SOLO_PROMPT = "Have a subagent count the input files, then tell me the number."
+SOLO_ANSWER = "There are 3 input files."
+SOLO_STORY: tuple[Step, ...] = (
+    Step(
+        "lead",
+        "call_lead_1",
+        "subagent",
+        lambda c, led: {"description": "Count input files", "prompt": CHILD_PROMPT},
+    ),
+    Step("lead", SOLO_ANSWER, after=("call_lead_1",)),
+    Step("child", CHILD_ANSWER),
+)
 
 
 def _caller(body: dict[str, Any]) -> str:
@@ -323,7 +369,10 @@ def _caller(body: dict[str, Any]) -> str:
         return "child"
     system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
     found = _ROLE.search(system)
-    return found.group(2) if found else "other"
+    if found:
+        return found.group(2)
+    # No team (a DSH without one): the agent is the lead; the title model has no tools.
+    return "lead" if body.get("tools") else "other"
 
 
 def _usage(ledger: Ledger, agent: str) -> dict[str, int]:
@@ -337,9 +386,9 @@ def _usage(ledger: Ledger, agent: str) -> dict[str, int]:
     }
 
 
-def _next_step(conv: Conversation) -> Step | None:
+def _next_step(story: tuple[Step, ...], conv: Conversation) -> Step | None:
     done = conv.call_ids() | conv.texts()
-    for step in STORY:
+    for step in story:
         if step.agent == conv.caller and step.marker not in done:
             return step
     return None
@@ -386,8 +435,9 @@ class ScriptedModel(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self) -> None:
+    def __init__(self, story: tuple[Step, ...] = STORY) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
+        self.story = story
         self.ledger = Ledger()
 
     @property
@@ -414,7 +464,7 @@ class ScriptedModel(ThreadingHTTPServer):
                 if name not in led.task_ids and conv.tool_result(call):
                     led.task_ids[name] = conv.task_id(call)
             led.changed.notify_all()
-        step = _next_step(conv) if conv.caller != "other" else None
+        step = _next_step(self.story, conv) if conv.caller != "other" else None
         if step is not None and step.woken_by and step.woken_by not in conv.said_to_me():
             step = None  # an extra turn (a message spliced twice): nothing to do
         if step is not None and step.after:
@@ -422,7 +472,9 @@ class ScriptedModel(ThreadingHTTPServer):
             with led.lock:
                 while not set(step.after) <= led.results_seen:
                     if time.monotonic() > deadline:
-                        led.failures.append(f"{step.marker} held past {HOLD_LIMIT_S}s for {step.after}")
+                        led.failures.append(
+                            f"{step.marker} held past {HOLD_LIMIT_S}s for {step.after}"
+                        )
                         break
                     led.changed.wait(KEEPALIVE_S)
                     led.lock.release()
@@ -451,10 +503,16 @@ class ScriptedModel(ThreadingHTTPServer):
                 "type": "function",
                 "function": {"name": step.tool, "arguments": json.dumps(args)},
             }
-            event(head | {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]})
+            event(
+                head
+                | {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]}
+            )
             finish = "tool_calls"
         else:
-            event(head | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": marker}}]})
+            event(
+                head
+                | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": marker}}]}
+            )
             finish = "stop"
         event(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         event(
@@ -475,9 +533,9 @@ class ScriptedModel(ThreadingHTTPServer):
 
 
 @contextmanager
-def scripted_model() -> Iterator[ScriptedModel]:
-    """The server running on a thread; stopped on exit."""
-    server = ScriptedModel()
+def scripted_model(story: tuple[Step, ...] = STORY) -> Iterator[ScriptedModel]:
+    """The server running on a thread, playing ``story``; stopped on exit."""
+    server = ScriptedModel(story)
     thread = threading.Thread(target=server.serve_forever, name="scripted-model", daemon=True)
     thread.start()
     try:

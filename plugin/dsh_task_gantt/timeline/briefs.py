@@ -50,9 +50,7 @@ def _for_lane(roster: Roster, lane: Lane, call: SpawnRec) -> bool:
     return call.description is not None and call.description == lane.label
 
 
-def child_briefs(
-    roster: Roster, lane: Lane, own: Sequence[tuple[int, PromptRec]]
-) -> ChildBriefs:
+def child_briefs(roster: Roster, lane: Lane, own: Sequence[tuple[int, PromptRec]]) -> ChildBriefs:
     """The briefs among the lane's own ``kind: "user"`` messages ``own`` (sorted by
     seq, after the seed cut)."""
     if not own or not lane.is_child_session():
