@@ -59,6 +59,42 @@ def test_each_spawn_prompt_is_the_leads_message_to_that_teammate_not_a_human_pro
     assert tl["diagnostics"]["humanPrompts"] == 1
 
 
+def test_a_brief_logged_twice_is_one_brief_and_no_prompt() -> None:
+    """DSH splices the brief into the inbox, then logs it as a user/message (one id)."""
+    alice = Log().splice(BRIEF_A, "alice-brief", 9)
+    alice.prompt(BRIEF_A, 10, "alice-brief").turn("c1", 11)
+    tl = _timeline(_lead(), alice, _child("bob", BRIEF_B))
+    assert _prompts(tl, ALICE) == []
+    assert [s["id"] for s in spans(tl, ALICE, "message")] == ["alice-brief"]
+    assert [s["id"] for s in spans(tl, "lead", "message")].count("alice-brief") == 1
+    assert tl["diagnostics"]["humanPrompts"] == 1
+
+
+def test_a_subagent_calls_prompt_is_the_brief_of_the_child_it_describes() -> None:
+    """DSH 0.1.1's subagent tool: ``{description, prompt}``; the child's descriptor
+    label is the description (no catalog entry, no parent id in the brief)."""
+    lead = Log().prompt(HUMAN, 1, "human-1").turn("t1", 2)
+    lead.add(
+        "tool/call",
+        {"callId": "c1", "name": "subagent",
+         "arguments": '{"description": "Count input files", "prompt": "Count them."}'},
+        3,
+    )  # fmt: skip
+    child = Log().add("subagent/descriptor", {"label": "Count input files"}, 4)
+    child.prompt("Count them.", 5, "child-brief").turn("c1", 6)
+    other = Log().add("subagent/descriptor", {"label": "Something else"}, 4)
+    other.prompt("Count them.", 5, "other-brief")
+    members = {
+        ALICE: source(ALICE, child, hdr=header(ALICE, parent=LEAD)),
+        BOB: source(BOB, other, hdr=header(BOB, parent=LEAD)),
+    }
+    tl = build_timeline(team(source(LEAD, lead), members, requested=LEAD, running=(ALICE, BOB)))
+    assert _prompts(tl, ALICE) == []
+    [mark] = spans(tl, ALICE, "message")
+    assert mark["from"]["kind"] == "lead" and mark["preview"] == "Count them."
+    assert _prompts(tl, BOB) == ["Count them."]  # not the child that call described
+
+
 def test_a_prompt_matching_another_teammates_spawn_stays_the_humans() -> None:
     """The match is by the spawn call's name: bob's brief in alice's log is not hers."""
     tl = _timeline(_lead(), _child("alice", BRIEF_B), _child("bob", BRIEF_B))

@@ -374,3 +374,23 @@ def test_every_field_of_a_fold_is_filled_by_the_event_type_registered_for_it() -
         f.name for f in fields(LaneFold) if getattr(fold, f.name) == getattr(EMPTY_FOLD, f.name)
     ]
     assert unfilled == []
+
+
+def test_a_call_that_starts_a_child_keeps_its_brief() -> None:
+    """spawn_teammate (by name) and a subagent tool (by description) keep their prompt;
+    calls without a prompt, or a spawn without a name, keep nothing."""
+    log = Log().spawn_call("alice", "Collect the data.", 1)
+    log.add(
+        "tool/call",
+        {"name": "subagent_fork", "arguments": '{"description": "Count", "prompt": "Count."}'},
+        2,
+    )
+    log.add("tool/call", {"name": "spawn_teammate", "arguments": '{"prompt": "no name"}'}, 3)
+    log.add("tool/call", {"name": "bash", "arguments": '{"command": "ls"}'}, 4)
+    log.add("tool/call", {"name": "subagent", "arguments": '{"prompt": 7}'}, 5)
+    spawns = sorted(log.fold().spawns.items())
+    assert [(s.tool, s.name, s.description, s.body, s.length) for _, s in spawns] == [
+        ("spawn_teammate", "alice", "alice's work", "Collect the data.", 17),
+        ("subagent_fork", None, "Count", "Count.", 6),
+    ]
+    assert [seq for seq, _ in spawns] == [0, 1]
