@@ -115,6 +115,7 @@ def team(dsh: DshInstall, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     tree = built_tree()
     if tree is None:
         pytest.skip(f"{TREE_ENV} names no built DSH tree; {NO_TEAM_FROM_NPM}")
+    assert (tree / "apps" / "cli" / "lib" / "bin.js").is_file(), f"{TREE_ENV}: {tree} is not built"
     yield from _play(
         tmp_path_factory.mktemp("dsh-team"),
         dsh.node,

@@ -15,17 +15,16 @@ Two DSHs:
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.kit.dsh_npm import TREE_ENV, built_tree
 from tests.kit.scripted_model import ScriptedModel
 
-#: A built DSH repository checkout (``apps/cli/lib/bin.js`` inside), for the team test.
-TREE_ENV = "DSH_TASK_GANTT_DSH_TREE"
+__all__ = ["TREE_ENV", "built_tree"]  # the built tree is named as tests/kit/dsh_npm.py says
 #: What a headless run may take (a team run takes ~7 s here).
 RUN_TIMEOUT_S = 240
 
@@ -87,15 +86,6 @@ def team_patch(tree: Path) -> str:
     - id: tool-agent-team
       name: '{experimental / "tool-agent-team" / "lib" / "index.js"}'
 """
-
-
-def built_tree() -> Path | None:
-    """The built DSH tree :data:`TREE_ENV` names, or None."""
-    value = os.environ.get(TREE_ENV)
-    if not value:
-        return None
-    tree = Path(value).expanduser()
-    return tree if (tree / "apps" / "cli" / "lib" / "bin.js").is_file() else None
 
 
 @dataclass(frozen=True)
