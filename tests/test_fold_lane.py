@@ -68,6 +68,7 @@ def _team_log() -> Log:
         48,
     )  # fmt: skip
     log.add("team/member", {"version": 2, "teamId": "other", "member": {"id": "m-x"}}, 49)
+    log.spawn_call("alpha", "Collect the data.", 50)
     return log
 
 
@@ -364,8 +365,8 @@ def test_the_property_tests_log_holds_every_new_shape() -> None:
 def test_every_field_of_a_fold_is_filled_by_the_event_type_registered_for_it() -> None:
     """A rule keeps its state in the fold's own field: a rule that wrote under a wrong
     name would only show as malformed events, and a field no rule fills as a default."""
-    log = _team_log().add("session/end-seed", {"inherited": True}, 50)
-    log.add("team/task", {"task": {"subject": "no id"}}, 51)  # the one malformed event
+    log = _team_log().add("session/end-seed", {"inherited": True}, 60)
+    log.add("team/task", {"task": {"subject": "no id"}}, 61)  # the one malformed event
     fold = log.fold()
     assert fold.malformed_events == 1 and fold.unknown_events == 1
     assert fold.seed_end_seq == log.seq - 2 and fold.step_marks[0] >= 0
@@ -373,3 +374,23 @@ def test_every_field_of_a_fold_is_filled_by_the_event_type_registered_for_it() -
         f.name for f in fields(LaneFold) if getattr(fold, f.name) == getattr(EMPTY_FOLD, f.name)
     ]
     assert unfilled == []
+
+
+def test_a_call_that_starts_a_child_keeps_its_brief() -> None:
+    """spawn_teammate (by name) and a subagent tool (by description) keep their prompt;
+    calls without a prompt, or a spawn without a name, keep nothing."""
+    log = Log().spawn_call("alice", "Collect the data.", 1)
+    log.add(
+        "tool/call",
+        {"name": "subagent_fork", "arguments": '{"description": "Count", "prompt": "Count."}'},
+        2,
+    )
+    log.add("tool/call", {"name": "spawn_teammate", "arguments": '{"prompt": "no name"}'}, 3)
+    log.add("tool/call", {"name": "bash", "arguments": '{"command": "ls"}'}, 4)
+    log.add("tool/call", {"name": "subagent", "arguments": '{"prompt": 7}'}, 5)
+    spawns = sorted(log.fold().spawns.items())
+    assert [(s.tool, s.name, s.description, s.body, s.length) for _, s in spawns] == [
+        ("spawn_teammate", "alice", "alice's work", "Collect the data.", 17),
+        ("subagent_fork", None, "Count", "Count.", 6),
+    ]
+    assert [seq for seq, _ in spawns] == [0, 1]

@@ -16,7 +16,7 @@ from dsh_task_gantt.timeline import (
     build_timeline,
     message_detail,
 )
-from tests.kit.foldkit import LEAD, T0, Log, header, lane, source, spans, team
+from tests.kit.foldkit import LEAD, T0, Log, header, lane, source, spans, team, user_message
 
 A, B, C = "m-a", "m-b", "m-c"
 
@@ -392,6 +392,23 @@ def test_message_between_members_is_drawn_on_both_lanes_with_per_lane_direction(
     assert sent["preview"] == "hello world"
     assert sent["sessionId"] == LEAD
     assert spans(out, "lead", "message") == []
+
+
+def test_a_wake_up_spliced_twice_into_the_targets_inbox_is_one_message() -> None:
+    """DSH 0.1.1 (HOST §6): the lead's log holds one queued and one delivered record
+    while the target's inbox got the message twice (two inbox records, one message id,
+    a third turn on it). One message: once on each lane."""
+    log = _roster(Log(), A).queued("tm-1", LEAD, A, "claim it", 3).delivered("tm-1", A, 4)
+    wake = {"kind": "team-message", "teamId": LEAD, "messageId": "tm-1", "senderId": LEAD}
+    member = Log()
+    for n, at in ((1, 5), (2, 9)):
+        member.add("agent/inbox/spliced", {"inserted": [user_message("x", f"in-{n}", wake)]}, at)
+        member.turn(f"t{n}", at).add("user/message", user_message("x", f"in-{n}", wake), at)
+    out = _build(log, {A: source(A, member, hdr=header(A, parent=LEAD))})
+    assert [m["id"] for m in spans(out, "lead", "message")] == ["tm-1"]
+    assert [m["id"] for m in spans(out, A, "message")] == ["tm-1"]
+    assert out["diagnostics"]["uniqueMessages"] == 1
+    assert out["diagnostics"]["humanPrompts"] == 0
 
 
 def test_sender_comes_from_the_payload_and_the_lead_id_is_the_lead() -> None:

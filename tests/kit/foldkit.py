@@ -180,6 +180,23 @@ class Log:
             at,
         )
 
+    def spawn_call(self, name: str, prompt: str, at: int = 0, context: str = "fresh") -> Log:
+        """A lead's ``spawn_teammate`` call (DSH 0.1.1's team tools)."""
+        args = json.dumps(
+            {"name": name, "description": f"{name}'s work", "prompt": prompt, "context": context}
+        )
+        return self.add(
+            "tool/call",
+            {
+                "turn": 1,
+                "step": 1,
+                "callId": f"c{self.seq}",
+                "name": "spawn_teammate",
+                "arguments": args,
+            },
+            at,
+        )
+
     def bulk(self, at: int | None, type_: str = "assistant/message") -> Log:
         return self.add(type_, None, at)
 

@@ -29,6 +29,7 @@ from .records import (
     PromptRec,
     QueuedRec,
     RelayRec,
+    SpawnRec,
     TaskCallRec,
     TaskRec,
     TurnMark,
@@ -61,6 +62,8 @@ _BULK = (
     "goal/change",
     "deliverables/presented",
     "assistant/chunk",
+    # DSH 0.1.1: the title model's request (its answer is a ``session/title``).
+    "session/title-llm-request",
 )
 
 _R = TypeVar("_R")
@@ -228,6 +231,23 @@ def _tool_call(st: _State, seq: int, time: int | None, data: Any) -> None:
         args = _arguments(d.get("arguments"))
         subject = text(args.get("subject"), MESSAGE_BODY_CAP)
         _put(st.kept["task_calls"], seq, TaskCallRec("create", None, None, subject, None, time))
+    elif isinstance(name, str):
+        # A spawn_teammate call, or a subagent tool's (its name is configurable): the
+        # brief is the ``prompt`` argument.
+        args = _arguments(d.get("arguments"))
+        prompt = args.get("prompt")
+        if not isinstance(prompt, str):
+            return
+        member = text(args.get("name")) if name == "spawn_teammate" else None
+        if name == "spawn_teammate" and not member:
+            return
+        body, length = capped_body(prompt)
+        description = text(args.get("description"), LABEL_CAP)
+        _put(
+            st.kept["spawns"],
+            seq,
+            SpawnRec(text(name, 128) or "", member, description, body, length, time),
+        )
 
 
 def _team_member(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -354,9 +374,13 @@ EVENT_RULES: Mapping[str, EventRule] = {
     "step/end": EventRule(_step_end, skip=True, run_mark=True),
     "user/message": EventRule(_user_message),
     # A tool call matters only when it creates or updates a task (its line then holds
-    # the tool's name); team_task_list and team_task_get are most of a lead's calls.
+    # the tool's name) or starts a child with a brief (a ``prompt`` argument);
+    # team_task_list and team_task_get are most of a lead's calls.
     "tool/call": EventRule(
-        _tool_call, skip=True, markers=(b"team_task_update", b"team_task_create")
+        _tool_call,
+        skip=True,
+        # A brief's argument, inside the arguments' JSON string (or an object).
+        markers=(b"team_task_update", b"team_task_create", b'\\"prompt\\"', b'"prompt"'),
     ),
     "team/member": EventRule(_team_member),
     "subagent/catalog": EventRule(_catalog),

@@ -50,6 +50,21 @@ class RelayRec:
 
 
 @dataclass(frozen=True, slots=True)
+class SpawnRec:
+    """A tool call that starts a child with a brief: ``spawn_teammate`` (``name`` set)
+    or a subagent tool (``subagent``, ``subagent_fork``, …: ``name`` None), with its
+    ``description`` and its ``prompt`` (capped like a message body). The child's log
+    holds that brief as a ``kind: "user"`` message: the parent's words, not the human's."""
+
+    tool: str
+    name: str | None
+    description: str | None
+    body: str
+    length: int
+    time: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class DescriptorRec:
     """A ``subagent/descriptor`` (a child's first event)."""
 
@@ -172,6 +187,8 @@ class LaneFold:
     queued: Mapping[int, QueuedRec] = field(default_factory=dict)
     delivered: Mapping[int, DeliveredRec] = field(default_factory=dict)
     relays: Mapping[int, RelayRec] = field(default_factory=dict)
+    #: seq -> a call made in this log that started a child with a brief.
+    spawns: Mapping[int, SpawnRec] = field(default_factory=dict)
     descriptors: Mapping[int, DescriptorRec] = field(default_factory=dict)
     #: seq -> time of every ``session/end-seed`` (inherited or not): in a log that
     #: inherited nothing it marks a reload, which ended any turn still open before it.

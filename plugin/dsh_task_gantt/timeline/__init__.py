@@ -22,7 +22,8 @@ decisions this package adds are:
 
 One module per concept: ``inputs`` (the snapshot, the seed cut), ``colours`` (the
 lane palette), ``roster`` (members in lane order, names to lanes), ``spans`` (turns,
-prompts, a lane's order), ``messages`` (team messages, relays, briefs), ``tasks``,
+prompts, a lane's order), ``briefs`` (a child's "user" messages that are its parent's
+brief), ``messages`` (team messages, relays, briefs), ``tasks``,
 ``liveness`` (live or frozen, the range), ``notes`` (the wording), ``shaping`` (the
 JSON). What it reuses between builds lives in :mod:`dsh_task_gantt.memo` memos keyed
 by identity or value, never by time; ``clear_memos`` empties them.

@@ -13,6 +13,7 @@ from ..fold.records import PromptRec
 from ..fold.text import MESSAGE_BODY_CAP, preview
 from ..fold.turns import TurnPairing, TurnSpan, pair_turns
 from ..memo import Memo, Same
+from .briefs import child_briefs
 from .counts import Counts
 from .roster import Lane, Roster
 
@@ -130,11 +131,12 @@ def draw_prompts(
     for lane in roster.lanes:
         session = lane.session_id or roster.lead_session
         own = sorted(item for item in lane.fold.prompts.items() if item[0] >= lane.cut)
-        if own and own[0][1].brief_from is not None and lane.is_child_session():
-            # A subagent child's first "user" message is its parent's brief.
-            briefs.append((lane, *own[0]))
-            own = own[1:]
+        # A child's parent's brief is logged as a "user" message: a message, not a prompt.
+        from_parent = child_briefs(roster, lane, own)
+        briefs.extend((lane, seq, brief) for seq, brief in sorted(from_parent.briefs.items()))
         for seq, prompt in own:
+            if seq in from_parent.seqs:
+                continue
             ident: tuple[Any, ...] = (
                 ("id", prompt.id) if prompt.id else ("text", prompt.time, prompt.body)
             )
