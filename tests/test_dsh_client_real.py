@@ -35,12 +35,21 @@ import pytest
 
 from tests.kit.browser import CHROMIUM, WIDE, Watched, browser, sync_api
 from tests.kit.chromium import free_port
-from tests.kit.dsh_npm import DSH_VERSION, DshInstall, RegistryUnavailable, install_dsh
+from tests.kit.dsh_npm import (
+    DSH_VERSION,
+    DshInstall,
+    RegistryUnavailable,
+    add_package,
+    install_dsh,
+)
 
 __all__ = ["browser"]  # the module-scoped Chromium fixture, shared
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "plugin" / "dsh"
+FIXTURES = ROOT / "fixtures" / "sessions"
+#: A fixture team's lead: the start page lists it.
+LEAD = "session-bbea4661-0acc-4317-8d18-889da97edfab"
 NODE = shutil.which("node")
 #: rc.8's web profile needs its HMR service back on (tests/test_dsh_real.py says why).
 ENABLE_HMR = "- id: hmr\n  disabled: false\n"
@@ -74,16 +83,12 @@ def dsh_install() -> DshInstall:
 def dsh_web(dsh_install: DshInstall, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``dsh web`` on a fresh DSH_HOME with this package added; yields its base URL."""
     home = tmp_path_factory.mktemp("dsh-client-home")
-    env = dsh_install.env(DSH_HOME=str(home), DSH_TASK_GANTT_PYTHON=sys.executable)
-    add = [str(dsh_install.node), str(dsh_install.cli), "plugin", "--profile", "web", "add"]
-    added = subprocess.run(
-        [*add, f"link:{PACKAGE}"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    sessions = tmp_path_factory.mktemp("dsh-client-sessions") / "sessions"
+    shutil.copytree(FIXTURES, sessions)
+    add_package(
+        dsh_install, home, PACKAGE, {"python": sys.executable, "sessionsRoot": str(sessions)}
     )
-    assert added.returncode == 0, added.stdout + added.stderr
+    env = dsh_install.env(DSH_HOME=str(home))
     overlay = home / "enable-hmr.yml"
     overlay.write_text(ENABLE_HMR)
     command = [str(dsh_install.node), str(dsh_install.cli), "--profile", "web", "--patch"]
@@ -185,7 +190,7 @@ def test_dsh_window_renders_and_the_client_says_once_what_this_dsh_lacks(
         start = opened.value
         start.wait_for_load_state()
         assert start.url.startswith(f"{dsh_web}/plugins/dsh-task-gantt/?theme=dark&lang=en")
-        start.locator("h1, a[href*='session']").first.wait_for(timeout=WINDOW_MS)
+        start.locator(f'a[href*="{LEAD}"]').first.wait_for(timeout=WINDOW_MS)
         start.close()
 
         # DSH follows the system's dark scheme by default and marks <body> the way the
