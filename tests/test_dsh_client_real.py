@@ -8,8 +8,9 @@ Two checks the fake client context cannot make on its own:
   requiring a missing service stays pending);
 - DSH's own window, in Chromium, with the package added as a user adds it: it renders
   (0.1.0-rc.8 has no ``sidebarRightTabs``, which the earlier client required), the client
-  says once in the console what this DSH lacks, and DSH writes the dark-theme attribute the
-  client follows.
+  says once in the console what this DSH lacks, its "Agent teams" link at the foot of DSH's
+  sidebar opens the start page through DSH's port, and DSH writes the dark-theme attribute
+  the client follows.
 
 DSH 0.1.0-rc.8 has no right-sidebar tab API, so the tab itself cannot be opened here (the
 package README says why no DSH that has one can run on this machine). Skipped, saying
@@ -18,6 +19,7 @@ why, only when npm or its registry is unavailable (the install is tests/kit/dsh_
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -31,14 +33,23 @@ from typing import Any
 
 import pytest
 
-from tests.kit.browser import CHROMIUM, WIDE, Watched, browser
+from tests.kit.browser import CHROMIUM, WIDE, Watched, browser, sync_api
 from tests.kit.chromium import free_port
-from tests.kit.dsh_npm import DSH_VERSION, DshInstall, RegistryUnavailable, install_dsh
+from tests.kit.dsh_npm import (
+    DSH_VERSION,
+    DshInstall,
+    RegistryUnavailable,
+    add_package,
+    install_dsh,
+)
 
 __all__ = ["browser"]  # the module-scoped Chromium fixture, shared
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "plugin" / "dsh"
+FIXTURES = ROOT / "fixtures" / "sessions"
+#: A fixture team's lead: the start page lists it.
+LEAD = "session-bbea4661-0acc-4317-8d18-889da97edfab"
 NODE = shutil.which("node")
 #: rc.8's web profile needs its HMR service back on (tests/test_dsh_real.py says why).
 ENABLE_HMR = "- id: hmr\n  disabled: false\n"
@@ -48,6 +59,12 @@ URL_LINE = re.compile(r"dsh web: (http://127\.0\.0\.1:\d+)")
 #: How long DSH's window may take to boot its plugins and render.
 WINDOW_MS = 20_000
 NOTICE = "[dsh-team-timeline]"
+DIALOG_MS = 5_000
+#: What DSH 0.1.0-rc.8 asks on a fresh DSH_HOME before its window takes clicks.
+FIRST_DIALOGS = [
+    ("Internal Testing Notice", "Continue"),
+    ("Add an API key to get started", "Configure later"),
+]
 
 in_chromium = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's /usr/bin/chromium is not installed"
@@ -66,16 +83,12 @@ def dsh_install() -> DshInstall:
 def dsh_web(dsh_install: DshInstall, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``dsh web`` on a fresh DSH_HOME with this package added; yields its base URL."""
     home = tmp_path_factory.mktemp("dsh-client-home")
-    env = dsh_install.env(DSH_HOME=str(home), DSH_TASK_GANTT_PYTHON=sys.executable)
-    add = [str(dsh_install.node), str(dsh_install.cli), "plugin", "--profile", "web", "add"]
-    added = subprocess.run(
-        [*add, f"link:{PACKAGE}"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    sessions = tmp_path_factory.mktemp("dsh-client-sessions") / "sessions"
+    shutil.copytree(FIXTURES, sessions)
+    add_package(
+        dsh_install, home, PACKAGE, {"python": sys.executable, "sessionsRoot": str(sessions)}
     )
-    assert added.returncode == 0, added.stdout + added.stderr
+    env = dsh_install.env(DSH_HOME=str(home))
     overlay = home / "enable-hmr.yml"
     overlay.write_text(ENABLE_HMR)
     command = [str(dsh_install.node), str(dsh_install.cli), "--profile", "web", "--patch"]
@@ -101,6 +114,21 @@ def dsh_web(dsh_install: DshInstall, tmp_path_factory: pytest.TempPathFactory) -
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
+
+
+def _answer_first_dialogs(page: Any) -> None:
+    """Answer the dialogs DSH opens with until its window takes clicks (``#root`` not inert)."""
+    first = page.get_by_role("dialog", name=FIRST_DIALOGS[0][0])
+    # A fresh DSH_HOME opens with it, a moment after the window renders.
+    with contextlib.suppress(sync_api.TimeoutError):
+        first.wait_for(timeout=DIALOG_MS)
+    deadline = time.monotonic() + WINDOW_MS / 1000
+    while page.evaluate("() => document.getElementById('root').inert"):
+        assert time.monotonic() < deadline, "DSH's window stayed behind a dialog"
+        for dialog, answer in FIRST_DIALOGS:
+            if page.get_by_role("dialog", name=dialog).is_visible():
+                page.get_by_role("button", name=answer).click()
+        page.wait_for_timeout(200)
 
 
 @pytest.mark.skipif(NODE is None, reason="Node is not installed (apt-get install nodejs)")
@@ -147,8 +175,23 @@ def test_dsh_window_renders_and_the_client_says_once_what_this_dsh_lacks(
         kind, text = ours[0]
         assert kind == "info"
         assert 'no right-sidebar tab API (service "sidebarRightTabs"' in text
-        assert 'no panel row seat ("sidebar.panellist")' in text
-        assert "/plugins/dsh-task-gantt/" in text
+        assert 'no "sidebar.panellist" and "main" seat either' in text
+        assert 'an "Agent teams" link at the foot of the left sidebar' in text
+
+        # That link, in DSH's own sidebar, opens the start page in a new tab (once the two
+        # dialogs a fresh DSH_HOME opens with are answered, as a user would).
+        _answer_first_dialogs(page)
+        link = page.locator('a[data-dsh-team-timeline="teams-link"]')
+        assert link.count() == 1
+        assert link.get_attribute("target") == "_blank"
+        assert link.inner_text().strip() == "Agent teams"
+        with page.context.expect_page() as opened:
+            link.click()
+        start = opened.value
+        start.wait_for_load_state()
+        assert start.url.startswith(f"{dsh_web}/plugins/dsh-task-gantt/?theme=dark&lang=en")
+        start.locator(f'a[href*="{LEAD}"]').first.wait_for(timeout=WINDOW_MS)
+        start.close()
 
         # DSH follows the system's dark scheme by default and marks <body> the way the
         # client watches for (`data-ds-dark-theme`).

@@ -14,8 +14,10 @@
  *   DSH's session cookie, so the host half's guard lets it through);
  * - with the `sidebar.panellist` and `main` seats (DSH 0.1.5 on): a left-sidebar
  *   row "Agent teams" and its page, the start page listing every team;
- * - without them (DSH 0.1.0/0.1.1 have neither) nothing is added, and one
- *   console line says what is missing;
+ * - without those two seats (DSH 0.1.0/0.1.1), where the sidebar's footer seat
+ *   `sidebar.footer.action` exists: an "Agent teams" link there, opening the start
+ *   page in a new browser tab;
+ * - one console line says what this DSH lacks and what is offered instead;
  * - the frames follow DSH's theme (the `data-ds-dark-theme` attribute DSH's
  *   theme presenter writes on <body>) and language (`locale.getLocale().active`,
  *   else <html lang>): both go into the frame's URL and, on every change, into a
@@ -36,6 +38,7 @@ window.__ModuleLoader__.load({
     const TAB_ID = 'dsh-team-timeline/panel'
     const TAB_KIND = 'dsh-team-timeline'
     const PAGE_ID = 'dsh-team-timeline/teams'
+    const LINK_ID = 'dsh-team-timeline/teams-link'
     /** Host → frame: `{type, theme, lang}`. Frame → host: `{type, sessionId}`. */
     const HOST_STATE = 'dsh-task-gantt:host'
     const OPEN_SESSION = 'dsh-task-gantt:open-session'
@@ -50,6 +53,7 @@ window.__ModuleLoader__.load({
         noSession: 'No conversation is open here, so there is no team to show.',
         frame: 'Team timeline of session',
         teamsFrame: 'Agent teams',
+        teamsLink: 'Agent teams (opens the start page in a new tab)',
       },
       zh: {
         title: '团队时间线',
@@ -58,6 +62,7 @@ window.__ModuleLoader__.load({
         noSession: '这里没有打开的会话，因此没有可显示的团队。',
         frame: '会话的团队时间线',
         teamsFrame: '智能体团队',
+        teamsLink: '智能体团队（在新标签页中打开起始页）',
       },
     }
 
@@ -239,6 +244,44 @@ window.__ModuleLoader__.load({
     }
 
     /**
+     * The start page from the foot of the left sidebar, for a DSH whose sidebar has
+     * no panel rows (0.1.0, 0.1.1): a plain link into a new browser tab on DSH's own
+     * origin. Where the row and its page are offered it draws nothing.
+     */
+    function teamsLink(host, offered) {
+      const startPage = (state) => `${PREFIX}/?theme=${encodeURIComponent(state.theme)}&lang=${encodeURIComponent(state.lang)}`
+      return function TeamsLink(props) {
+        const ref = React.useRef(null)
+        // The link follows DSH's theme and language without a render of its own.
+        React.useEffect(() => {
+          const follow = (state) => {
+            if (ref.current) ref.current.setAttribute('href', startPage(state))
+          }
+          follow(host.get())
+          return host.subscribe(follow)
+        }, [])
+        if (offered.row && offered.page) return null
+        const wide = !props || props.wide !== false
+        const label = text(host, 'teamsLink')
+        return h('a', {
+          ref,
+          href: startPage(host.get()),
+          target: '_blank',
+          rel: 'noopener',
+          title: label,
+          'aria-label': label,
+          'data-dsh-team-timeline': 'teams-link',
+          style: {
+            display: 'flex', alignItems: 'center', gap: '8px', boxSizing: 'border-box',
+            width: wide ? '100%' : '36px', height: '36px', padding: wide ? '0 8px' : '0',
+            justifyContent: wide ? 'flex-start' : 'center', borderRadius: '10px',
+            color: 'var(--dsw-alias-label-primary, inherit)', textDecoration: 'none', fontSize: '14px',
+          },
+        }, h(TeamsIcon, { size: 16 }), wide ? text(host, 'teams') : null)
+      }
+    }
+
+    /**
      * Once DSH's plugins have all started (its loader's `await()`, where there is
      * one), then one more turn: what is not offered by then is worth a word.
      */
@@ -254,9 +297,13 @@ window.__ModuleLoader__.load({
     function notice(offered, ctx) {
       const lines = []
       if (!offered.tab) {
-        const instead = offered.row && offered.page
-          ? 'Offered instead: the "Agent teams" row in the left sidebar and its page (the start page).'
-          : `Its sidebar declares no ${offered.row ? 'main page seat ("main")' : 'panel row seat ("sidebar.panellist")'} either, so nothing is added to the window; the start page is at ${PREFIX}/.`
+        const seats = [offered.row ? null : '"sidebar.panellist"', offered.page ? null : '"main"'].filter(Boolean).join(' and ')
+        let instead = 'Offered instead: the "Agent teams" row in the left sidebar and its page (the start page).'
+        if (!(offered.row && offered.page)) {
+          instead = offered.link
+            ? `Its layout has no ${seats} seat either, so an "Agent teams" link at the foot of the left sidebar opens the start page (${PREFIX}/) in a new tab instead.`
+            : `Its layout has no ${seats} seat either, and no "sidebar.footer.action" seat, so nothing is added to the window; the start page is at ${PREFIX}/.`
+        }
         lines.push(`This DSH has no right-sidebar tab API (service "sidebarRightTabs", DSH 0.1.5 and later): the Team timeline tab is not offered. ${instead}`)
       }
       if (optional(ctx, 'locale') === undefined) lines.push('No "locale" service: the frames follow the page\'s <html lang> instead.')
@@ -290,7 +337,7 @@ window.__ModuleLoader__.load({
       const win = window
       const host = watchHost(ctx, win)
       const frames = createFrames(ctx, win, host)
-      const offered = { tab: false, row: false, page: false }
+      const offered = { tab: false, row: false, page: false, link: false }
       let disposed = false
       ctx.effect(() => () => {
         disposed = true
@@ -355,6 +402,10 @@ window.__ModuleLoader__.load({
           name: 'main',
           key: PAGE_ID,
         }, TeamsPage))), 'dsh-team-timeline: teams page')
+        inner.effect(() => inner.slots.inject('sidebar.footer.action', holding('link', () => inner.slots.register({
+          name: 'sidebar.footer.action',
+          id: LINK_ID,
+        }, teamsLink(host, offered)))), 'dsh-team-timeline: teams link')
       })
 
       whenSettled(ctx, win).then(() => {
@@ -364,7 +415,7 @@ window.__ModuleLoader__.load({
       })
     }
 
-    module.exports = { name: 'dsh-team-timeline', inject: [], apply, TAB_ID, TAB_KIND, PAGE_ID }
+    module.exports = { name: 'dsh-team-timeline', inject: [], apply, TAB_ID, TAB_KIND, PAGE_ID, LINK_ID }
     return module.exports
   },
 })

@@ -8,7 +8,10 @@ const { createClientContext, createReact, createWindow, loadClient } = require('
 
 const ORIGIN = 'http://dsh.test:3080'
 const TAB_SEAT = 'sidebar.right.pane.tab'
-const ALL_SEATS = [TAB_SEAT, 'sidebar.panellist', 'main']
+const FOOTER = 'sidebar.footer.action'
+/** DSH 0.1.5's seats; 0.1.0-rc.8 and 0.1.1-rc.2 have only the footer. */
+const ALL_SEATS = [TAB_SEAT, 'sidebar.panellist', 'main', FOOTER]
+const RC8_SEATS = [FOOTER]
 
 /** A locale service like DSH's (`getLocale().active`, `subscribe`), switchable from the test. */
 function createLocale(initial) {
@@ -62,14 +65,26 @@ function showTab(env, sessionId) {
 
 const tick = () => new Promise((resolve) => setImmediate(resolve))
 /** Past the client's "after DSH's plugins started" turn (a loader-less host: one timer). */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 5))
+const settle = async () => {
+  await tick() // the client's own timer is set first (from a microtask)…
+  await new Promise((resolve) => setTimeout(resolve, 10)) // …and runs before this one
+}
 const notices = (env) => env.win.logged.filter((line) => line.text.startsWith('[dsh-team-timeline]'))
+
+/** The footer link as the sidebar draws it: an element, or null where it stands aside. */
+function renderLink(env, props = { wide: true }) {
+  const [entry] = env.dsh.seats(FOOTER)
+  const container = env.win.document.createElement('div')
+  env.render(entry.component, props, container)
+  return container.children[0] || null
+}
 
 function offered(env) {
   return {
     tab: env.dsh.tabTypes.size === 1 && env.dsh.seats(TAB_SEAT).length === 1,
     row: env.dsh.seats('sidebar.panellist').length === 1,
     page: env.dsh.seats('main').length === 1,
+    link: env.dsh.seats(FOOTER).length === 1 && renderLink(env) !== null,
   }
 }
 
@@ -99,6 +114,7 @@ test('on DSH 0.1.5 (right-sidebar tabs, panel row, main page): tab type, its bod
   const [page] = env.dsh.seats('main')
   assert.equal(page.spec.key, row.spec.id, 'the teams row opens its page')
   assert.equal(row.spec.label(), 'Agent teams')
+  assert.equal(renderLink(env), null, 'where the row is offered the footer link stands aside')
   assert.deepEqual(env.dsh.pending(), [])
   await settle()
   assert.deepEqual(notices(env), [], 'nothing is missing, so nothing is said')
@@ -112,7 +128,7 @@ test('on DSH 0.1.5 (right-sidebar tabs, panel row, main page): tab type, its bod
 
 test('every combination of missing services and seats: DSH boots, each feature is there exactly when its services are', async () => {
   const optional = ['slots', 'sidebarRightTabs', 'locale', 'uiWorkspace']
-  const seatSets = [ALL_SEATS, [], [TAB_SEAT], ['sidebar.panellist', 'main']]
+  const seatSets = [ALL_SEATS, [], [TAB_SEAT], ['sidebar.panellist', 'main'], RC8_SEATS, [TAB_SEAT, FOOTER]]
   let cases = 0
   for (let mask = 0; mask < 1 << optional.length; mask += 1) {
     const without = optional.filter((_, i) => mask & (1 << i))
@@ -126,6 +142,7 @@ test('every combination of missing services and seats: DSH boots, each feature i
           row: has('slots') && seats.includes('sidebar.panellist'),
           page: has('slots') && seats.includes('main'),
         }
+        want.link = has('slots') && seats.includes(FOOTER) && !(want.row && want.page)
         assert.deepEqual(offered(env), want, label)
         await settle()
         const said = notices(env)
@@ -133,10 +150,12 @@ test('every combination of missing services and seats: DSH boots, each feature i
         assert.equal(said.length, missing ? 1 : 0, `${label}: ${JSON.stringify(said)}`)
         if (missing) {
           const [line] = said
+          const instead = !want.tab && !(want.row && want.page)
           assert.equal(line.level, 'info', label)
           assert.equal(/sidebarRightTabs/.test(line.text), !want.tab, label)
           assert.equal(/Offered instead: the "Agent teams" row/.test(line.text), !want.tab && want.row && want.page, label)
-          assert.equal(/nothing is added to the window; the start page is at \/plugins\/dsh-task-gantt\//.test(line.text), !want.tab && !(want.row && want.page), label)
+          assert.equal(/an "Agent teams" link at the foot of the left sidebar/.test(line.text), instead && want.link, label)
+          assert.equal(/nothing is added to the window; the start page is at \/plugins\/dsh-task-gantt\//.test(line.text), instead && !want.link, label)
           assert.equal(/No "locale" service/.test(line.text), !has('locale'), label)
           assert.equal(/cannot open that conversation/.test(line.text), !has('uiWorkspace') && !sessions, label)
         }
@@ -145,19 +164,38 @@ test('every combination of missing services and seats: DSH boots, each feature i
       }
     }
   }
-  assert.equal(cases, 128)
+  assert.equal(cases, 192)
 })
 
-test('DSH 0.1.0-rc.8 as it is (slots, locale, sessions; no sidebarRightTabs, no panel row or main seat): nothing added, one line, no wait', async () => {
-  const env = setup({ without: ['sidebarRightTabs', 'uiWorkspace'], seats: [], sessions: true })
-  assert.deepEqual(offered(env), { tab: false, row: false, page: false })
+test('DSH 0.1.0-rc.8 as it is (slots with only the footer seat, locale, sessions; no sidebarRightTabs): a footer link, one line, no wait', async () => {
+  const env = setup({ without: ['sidebarRightTabs', 'uiWorkspace'], seats: RC8_SEATS, sessions: true })
+  assert.deepEqual(offered(env), { tab: false, row: false, page: false, link: true })
   assert.deepEqual(env.dsh.pending(), [['sidebarRightTabs']], 'only the tab waits, in its own fiber')
   await settle()
   await settle()
   const said = notices(env)
   assert.equal(said.length, 1, 'said once, however long the page stays')
   assert.match(said[0].text, /no right-sidebar tab API \(service "sidebarRightTabs", DSH 0\.1\.5 and later\)/)
-  assert.match(said[0].text, /no panel row seat \("sidebar\.panellist"\)/)
+  assert.match(said[0].text, /no "sidebar\.panellist" and "main" seat either, so an "Agent teams" link/)
+})
+
+test('the footer link opens the start page in a new tab, in DSH theme and language, wide or as a rail icon', async () => {
+  const env = setup({ without: ['sidebarRightTabs'], seats: RC8_SEATS, dark: true, locale: 'zh' })
+  const link = renderLink(env)
+  assert.equal(link.tagName, 'A')
+  assert.equal(link.getAttribute('href'), '/plugins/dsh-task-gantt/?theme=dark&lang=zh')
+  assert.equal(link.getAttribute('target'), '_blank')
+  assert.equal(link.getAttribute('rel'), 'noopener')
+  assert.equal(link.getAttribute('aria-label'), '智能体团队（在新标签页中打开起始页）')
+  assert.equal(link.children.at(-1).textContent, '智能体团队', 'wide: the label beside the icon')
+  env.win.document.body.removeAttribute('data-ds-dark-theme')
+  await tick()
+  assert.equal(link.getAttribute('href'), '/plugins/dsh-task-gantt/?theme=light&lang=zh', 'it follows DSH\'s theme')
+  env.lang.set('en')
+  assert.equal(link.getAttribute('href'), '/plugins/dsh-task-gantt/?theme=light&lang=en', 'and its language')
+  const rail = renderLink(env, { wide: false })
+  assert.equal(rail.getAttribute('aria-label'), 'Agent teams (opens the start page in a new tab)')
+  assert.equal(rail.children.filter((c) => c.tagName === '#TEXT').length, 0, 'rail: the icon alone')
 })
 
 test('the notice waits for DSH\'s loader: a service that arrives while plugins still start is not reported missing', async () => {
@@ -169,35 +207,35 @@ test('the notice waits for DSH\'s loader: a service that arrives while plugins s
   env.dsh.provide('sidebarRightTabs', env.dsh.builtins.sidebarRightTabs)
   release()
   await settle()
-  assert.deepEqual(offered(env), { tab: true, row: true, page: true })
+  assert.deepEqual(offered(env), { tab: true, row: true, page: true, link: false })
   assert.deepEqual(notices(env), [])
 })
 
 test('a service or seat that appears later is used then, and withdrawn cleanly when it goes', async () => {
   const env = setup({ without: ['sidebarRightTabs', 'slots'], seats: [] })
-  assert.deepEqual(offered(env), { tab: false, row: false, page: false })
+  assert.deepEqual(offered(env), { tab: false, row: false, page: false, link: false })
   await settle()
   assert.equal(notices(env).length, 1)
 
   const registry = env.dsh.builtins.sidebarRightTabs
   env.dsh.provide('slots', env.dsh.builtins.slots)
-  assert.deepEqual(offered(env), { tab: false, row: false, page: false }, 'slots alone: the seats are not declared yet')
+  assert.deepEqual(offered(env), { tab: false, row: false, page: false, link: false }, 'slots alone: the seats are not declared yet')
   env.dsh.declare('sidebar.panellist')
   env.dsh.declare('main')
-  assert.deepEqual(offered(env), { tab: false, row: true, page: true })
+  assert.deepEqual(offered(env), { tab: false, row: true, page: true, link: false })
   env.dsh.declare(TAB_SEAT)
-  assert.deepEqual(offered(env), { tab: false, row: true, page: true }, 'the seat without the tab API')
+  assert.deepEqual(offered(env), { tab: false, row: true, page: true, link: false }, 'the seat without the tab API')
   env.dsh.provide('sidebarRightTabs', registry)
-  assert.deepEqual(offered(env), { tab: true, row: true, page: true })
+  assert.deepEqual(offered(env), { tab: true, row: true, page: true, link: false })
 
   env.dsh.remove('sidebarRightTabs')
-  assert.deepEqual(offered(env), { tab: false, row: true, page: true }, 'the tab goes with its API, its body too')
+  assert.deepEqual(offered(env), { tab: false, row: true, page: true, link: false }, 'the tab goes with its API, its body too')
   env.dsh.provide('sidebarRightTabs', registry)
-  assert.deepEqual(offered(env), { tab: true, row: true, page: true }, 'and comes back without a duplicate registration')
+  assert.deepEqual(offered(env), { tab: true, row: true, page: true, link: false }, 'and comes back without a duplicate registration')
   env.dsh.withdraw('main')
-  assert.deepEqual(offered(env), { tab: true, row: true, page: false })
+  assert.deepEqual(offered(env), { tab: true, row: true, page: false, link: false })
   env.dsh.declare('main')
-  assert.deepEqual(offered(env), { tab: true, row: true, page: true })
+  assert.deepEqual(offered(env), { tab: true, row: true, page: true, link: false })
   assert.equal(notices(env).length, 1, 'still one line in all')
 })
 

@@ -77,6 +77,7 @@
           text.textContent = tree
           return text
         }
+        if (typeof tree.type === 'function') return build(tree.type({ ...tree.props, children: tree.children })) // a stateless child
         if (tree.type === 'svg' || tree.type === 'rect') return null // icons are not drawn here
         const element = document.createElement(tree.type)
         for (const [name, value] of Object.entries(tree.props)) {
@@ -110,8 +111,8 @@
     }
   }
 
-  /** The seats client.js uses, with their kinds as DSH 0.1.5 declares them. */
-  const SEATS = { 'sidebar.right.pane.tab': 'keyed', 'sidebar.panellist': 'list', main: 'keyed' }
+  /** The seats client.js uses, with their kinds as DSH declares them (the footer since 0.1.0, the rest since 0.1.5). */
+  const SEATS = { 'sidebar.right.pane.tab': 'keyed', 'sidebar.panellist': 'list', main: 'keyed', 'sidebar.footer.action': 'list' }
   /** Service names DSH's client knows; reading one off a context that did not inject it throws, as in cordis 4. */
   const KNOWN_SERVICES = ['slots', 'sidebarRightTabs', 'sidebarRight', 'locale', 'uiWorkspace', 'sessions', 'workspaces', 'layout', 'theme', 'loader', 'resources']
 
@@ -134,7 +135,7 @@
    * - `sidebarRightTabs.register(type)` throws on a second type with the same id.
    * `services` are present from the start, besides `slots` and `sidebarRightTabs`
    * (unless named in `without`); `seats` are declared from the start (default:
-   * all three). `provide`, `remove`, `declare` and `withdraw` change that later.
+   * all four). `provide`, `remove`, `declare` and `withdraw` change that later.
    */
   function createClientContext(services = {}, options = {}) {
     const without = options.without || []
