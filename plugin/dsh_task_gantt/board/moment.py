@@ -279,7 +279,10 @@ def _task_at(task: Mapping[str, Any], at: int) -> TaskAt:
         actor = as_str(entry.get("actor")) or None
         # Claiming makes the claimer the owner; going back to pending (released,
         # reopened) leaves the task unowned; completing or deleting keeps the owner.
-        if status == "in_progress" and entry.get("action") == "claimed":
+        if "ownerName" in entry or "ownerId" in entry:
+            # The entry says who owned the task after it (an assignment names no actor).
+            owner = as_str(entry.get("ownerName")) or as_str(entry.get("ownerId")) or None
+        elif status == "in_progress" and entry.get("action") == "claimed":
             owner = actor
         elif status == "pending":
             owner = None
