@@ -186,7 +186,9 @@ class Panel:
         template = self._env.get_template("task_row.html")
         for n, task in enumerate(board.task_rows, start=board.tasks_before):
             task_at = moment.tasks[n] if moment is not None and n < len(moment.tasks) else None
-            key = (task_row_key(task), task_at, session_id)
+            # A row's links are drawn only while their blocker's row is (the window's start).
+            window = board.tasks_before if task.links else None
+            key = (task_row_key(task), task_at, session_id, window)
             piece = self._tasks.get(key)
             if piece is None:
                 at_context = {} if task_at is None else {"task_at": task_at}
