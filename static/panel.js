@@ -786,6 +786,17 @@
     });
     // The replay line comes out of band too, with every board: its time in local time
     // like the slider's, not the server's UTC.
+    // "Where the time went" is redrawn with the tasks: it stays open once opened.
+    var whereOpen = false;
+    document.addEventListener("toggle", function (ev) {
+      if (ev.target instanceof Element && ev.target.id === "where-time") whereOpen = ev.target.open;
+    }, true);
+    ["htmx:afterSettle", "htmx:oobAfterSwap"].forEach(function (name) {
+      document.body.addEventListener(name, function () {
+        var where = document.getElementById("where-time");
+        if (where && whereOpen && !where.open) where.open = true;
+      });
+    });
     document.body.addEventListener("htmx:oobAfterSwap", function () {
       var line = document.getElementById("moment");
       if (line) localize(line);

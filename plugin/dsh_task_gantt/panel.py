@@ -105,7 +105,9 @@ class Panel:
         self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, LaneShape]] = OrderedDict()
         #: Each task row's markup by what the row shows and the task at the replayed
         #: moment (most polls change none of them).
-        self._tasks: OrderedDict[tuple[tuple[Any, ...], TaskAt | None, str], Piece] = OrderedDict()
+        self._tasks: OrderedDict[tuple[tuple[Any, ...], TaskAt | None, str, int | None], Piece] = (
+            OrderedDict()
+        )
         #: What a browser holds, by the token its last answer carried.
         self._shown = ShownBoards()
         #: The team at a replayed moment, by (timeline version, moment).

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..plurals import counted as counted  # re-exported: the panel takes it from here
 from ..timetext import format_time
+from .where_time import WhereTime
 
 #: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
 DEFAULT_TRACK_PX = 300
@@ -336,6 +337,8 @@ class Board:
     tasks_before: int = 0
     tasks_after: int = 0
     task_page: int = 0
+    #: "Where the time went" under the tasks (``None``: a timeline without phases).
+    where: WhereTime | None = None
 
     @property
     def zoomed(self) -> bool:

@@ -46,6 +46,7 @@ from .model import (
     View,
 )
 from .task_graph import GraphContext, graph_fields
+from .where_time import where_time
 
 #: Colours repeat every this many lanes; from then on lanes differ by a pattern too.
 PALETTE_SIZE = len(PALETTE)
@@ -697,6 +698,7 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         task_page=view.task_page if shown_from or shown_to < len(tasks) else 0,
         drawn_from=drawn_from,
         drawn_to=drawn_to,
+        where=where_time(timeline),
         **_board_facts(timeline, plan.live),
     )
 
