@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from ..plurals import counted as counted  # re-exported: the panel takes it from here
 from ..timetext import format_time
-from .where_time import WhereTime
 
 #: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
 DEFAULT_TRACK_PX = 300
@@ -282,6 +281,36 @@ class ListItem:
     sender: Party | None
     recipient: Party | None
     pending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TaskTime:
+    task_id: str
+    subject: str
+    blocked: str
+    ready: str
+    working: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemberTime:
+    name: str
+    in_turns: str
+    idle: str
+    held: int
+
+
+@dataclass(frozen=True, slots=True)
+class WhereTime:
+    upto: int
+    upto_text: str
+    tasks: tuple[TaskTime, ...]
+    tasks_more: int
+    members: tuple[MemberTime, ...]
+    #: "task-1 → task-3", its length and the team's span (empty without a path).
+    path: str
+    path_length: str
+    span: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,11 +7,11 @@ event: the section changes with what happened, not with the clock)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..timetext import format_time
 from .geometry import as_int, as_map, as_seq, as_str
+from .model import MemberTime, TaskTime, WhereTime
 
 #: Tasks listed (those that waited longest); the rest are counted.
 TASKS_LISTED = 8
@@ -26,36 +26,6 @@ def duration_text(ms: int) -> str:
     if m < 60:
         return f"{m} min"
     return f"{m // 60} h {m % 60:02d} min"
-
-
-@dataclass(frozen=True, slots=True)
-class TaskTime:
-    task_id: str
-    subject: str
-    blocked: str
-    ready: str
-    working: str
-
-
-@dataclass(frozen=True, slots=True)
-class MemberTime:
-    name: str
-    in_turns: str
-    idle: str
-    held: int
-
-
-@dataclass(frozen=True, slots=True)
-class WhereTime:
-    upto: int
-    upto_text: str
-    tasks: tuple[TaskTime, ...]
-    tasks_more: int
-    members: tuple[MemberTime, ...]
-    #: "task-1 → task-3", its length and the team's span (empty without a path).
-    path: str
-    path_length: str
-    span: str
 
 
 def _latest(timeline: Mapping[str, Any]) -> int | None:
