@@ -89,10 +89,11 @@ class BusyTeamSim(Sim):
             subject = f"Extra work item {self.tasks_made + 1}"
             made: list[str] = []
             earlier = self.extra_task_ids[-3:]
-            # A chain (the one before) and, every fifth task, a fan-in of three.
-            blocked = (
-                (earlier if self.tasks_made % 5 == 0 else earlier[-1:]) if self.dependencies else []
-            )
+            # Three chains side by side (each task waits on the one three before) and,
+            # every fifth task, a fan-in of the last three.
+            chain = earlier[:1] if len(earlier) == 3 else []
+            fan_in = self.tasks_made % 5 == 0
+            blocked = (earlier if fan_in else chain) if self.dependencies else []
             scopes = [f"src/area{self.tasks_made % 6}"] if self.dependencies else []
 
             def create(m: list[str] = made, s: str = subject, b: list[str] = blocked,

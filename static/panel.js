@@ -786,6 +786,24 @@
     });
     // The replay line comes out of band too, with every board: its time in local time
     // like the slider's, not the server's UTC.
+    // While live, done tasks fold into one "N done" row; opened, it stays open.
+    var doneOpen = false;
+    function applyDoneFold() {
+      var head = document.getElementById("tasks-head");
+      var button = head ? head.querySelector("[data-done-fold]") : null;
+      if (!head || !button) return;
+      head.classList.toggle("open", doneOpen);
+      button.setAttribute("aria-expanded", doneOpen ? "true" : "false");
+    }
+    document.addEventListener("click", function (ev) {
+      var button = ev.target instanceof Element ? ev.target.closest("[data-done-fold]") : null;
+      if (!button) return;
+      doneOpen = !doneOpen;
+      applyDoneFold();
+    });
+    ["htmx:afterSettle", "htmx:oobAfterSwap"].forEach(function (name) {
+      document.body.addEventListener(name, applyDoneFold);
+    });
     // "Where the time went" is redrawn with the tasks: it stays open once opened.
     var whereOpen = false;
     document.addEventListener("toggle", function (ev) {

@@ -395,6 +395,11 @@ class Board:
         return counted(len(self.notes), "note")
 
     @property
+    def done_rows(self) -> int:
+        """Completed tasks among the rows drawn: while live they fold into one row."""
+        return sum(1 for row in self.task_rows if row.status == "completed")
+
+    @property
     def tasks_before_text(self) -> str:
         return counted(self.tasks_before, "earlier task")
 
