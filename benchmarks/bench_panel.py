@@ -31,8 +31,9 @@ Teams (``--team``), each its history in the hour before now, then live:
 - ``real``: sized like the biggest real team: the fixture generator's large "full" team
   (a lead of ~19k lines, 9 lanes with logs) with ~360 messages and ~30 tasks;
 - ``big``: the same with 5x the messages and 8x the tasks (long runs get there);
-- ``big-deps``: ``big`` whose extra tasks wait on earlier ones (three chains, a fan-in of
-  three every fifth task) and share write scopes: dependencies drawn;
+- ``big-deps``: ``big`` whose extra tasks wait on earlier ones (eight chains, a fan-in of
+  three every tenth task; work finishes sooner) and share write scopes: dependencies
+  drawn;
 - ``small``: a small team, for the smoke test that keeps this script working.
 
 Figures only: nothing here asserts a time. The board is found by ``BOARD_SELECTOR``

@@ -24,6 +24,8 @@ from dsh_task_gantt.fixturegen.scenario import _full  # the "full" team's script
 from dsh_task_gantt.fixturegen.sim import Sim
 
 HOUR_MS = 3_600_000
+#: The dependency chains of ``big-deps`` (tasks wait on the one this many before).
+CHAINS = 8
 
 
 @dataclass(frozen=True)
@@ -88,12 +90,12 @@ class BusyTeamSim(Sim):
         while self.tasks_made < round(self.extra_tasks * share):
             subject = f"Extra work item {self.tasks_made + 1}"
             made: list[str] = []
-            earlier = self.extra_task_ids[-3:]
-            # Three chains side by side (each task waits on the one three before) and,
-            # every fifth task, a fan-in of the last three.
-            chain = earlier[:1] if len(earlier) == 3 else []
-            fan_in = self.tasks_made % 5 == 0
-            blocked = (earlier if fan_in else chain) if self.dependencies else []
+            earlier = self.extra_task_ids[-CHAINS:]
+            # CHAINS chains side by side (each task waits on the one CHAINS before) and,
+            # every tenth task, a fan-in of the last three.
+            chain = earlier[:1] if len(earlier) == CHAINS else []
+            fan_in = self.tasks_made % 10 == 0
+            blocked = (earlier[-3:] if fan_in else chain) if self.dependencies else []
             scopes = [f"src/area{self.tasks_made % 6}"] if self.dependencies else []
 
             def create(m: list[str] = made, s: str = subject, b: list[str] = blocked,
@@ -103,6 +105,8 @@ class BusyTeamSim(Sim):
             self.act(lead_id, create)
             self.extra_task_ids.extend(made)
             self.tasks_made += 1
+        # Waiting tasks move on only as their blockers finish: finish work sooner then.
+        done_p = 0.6 if self.dependencies else 0.3
         for task in self.tasks:
             if task.id not in self.extra_task_ids:
                 continue
@@ -110,7 +114,7 @@ class BusyTeamSim(Sim):
             if self.ready(task) and roll < 0.6:
                 actor = self.rng.choice(active)
                 self.act(actor, lambda a=actor, t=task.id: self.update_task(a, t, "claim"))
-            elif task.status == "in_progress" and task.owner_id in active and roll < 0.3:
+            elif task.status == "in_progress" and task.owner_id in active and roll < done_p:
                 owner = task.owner_id
                 self.act(owner, lambda a=owner, t=task.id: self.update_task(a, t, "complete"))
 
