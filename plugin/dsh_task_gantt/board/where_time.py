@@ -42,8 +42,9 @@ def _latest(timeline: Mapping[str, Any]) -> int | None:
     times += [
         t
         for task in as_seq(timeline.get("tasks"))
-        for h in as_seq(as_map(task).get("history"))
-        if (t := as_int(as_map(h).get("time"))) is not None
+        for key, entries in (("time", "history"), ("start", "phases"))
+        for h in as_seq(as_map(task).get(entries))
+        if (t := as_int(as_map(h).get(key))) is not None
     ]
     return max(times, default=None)
 
