@@ -5,13 +5,18 @@ hostile payloads."""
 from __future__ import annotations
 
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsh_task_gantt.fold.tasks import HistoryEntry, TaskView
+from dsh_task_gantt.fixturegen import generate_team
+from dsh_task_gantt.fold import fold_lane
+from dsh_task_gantt.fold.tasks import CallIndex, HistoryEntry, TaskView, replay_tasks
+from dsh_task_gantt.logs.reader import LogReader
 from dsh_task_gantt.timeline import build_timeline
 from dsh_task_gantt.timeline.task_graph import (
     PHASE_KINDS,
@@ -229,3 +234,35 @@ def test_hostile_blocked_by_and_write_scopes_never_raise(rows: list[Any]) -> Non
     orjson.dumps(out)
     for task in out["tasks"]:
         assert all(p["kind"] in PHASE_KINDS for p in task["phases"])
+
+
+# -- the generator's boards ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("shape", "seed"), [("story", 11), ("full", 12), ("story", 13)])
+def test_phases_agree_with_the_ready_rule_on_generated_boards(
+    tmp_path: Path, shape: str, seed: int
+) -> None:
+    spec = generate_team(tmp_path, seed=seed, shape=shape)
+    lead = next(m for m in spec.members if m.role == "lead")
+    assert lead.rel_path is not None
+    fold = fold_lane(LogReader(tmp_path / lead.rel_path).read_new().events)
+    views = replay_tasks(fold.tasks.items(), CallIndex.build([]), lambda s: None, None).tasks
+    assert {v.id for v in views} == {t.id for t in spec.tasks}
+    graph = analyse(views)
+    by_id = {v.id: v for v in views}
+    times = sorted({h.time for v in views for h in v.history})
+    kinds: set[str] = set()
+    for view in views:
+        phases = graph.phases[view.id]
+        for before, after in pairwise(phases):
+            assert before.end == after.start
+        for t in times:
+            here = [p for p in phases if p.start <= t and (p.end is None or t < p.end)]
+            if t < phases[0].start:
+                assert here == []
+                continue
+            (phase,) = here
+            assert phase.kind == _direct_kind(by_id, view, t), (view.id, t)
+            kinds.add(phase.kind)
+    assert {"blocked", "ready", "in-progress", "completed"} <= kinds
