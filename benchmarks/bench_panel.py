@@ -31,6 +31,9 @@ Teams (``--team``), each its history in the hour before now, then live:
 - ``real``: sized like the biggest real team: the fixture generator's large "full" team
   (a lead of ~19k lines, 9 lanes with logs) with ~360 messages and ~30 tasks;
 - ``big``: the same with 5x the messages and 8x the tasks (long runs get there);
+- ``big-deps``: ``big`` whose extra tasks wait on earlier ones (eight chains, a fan-in of
+  three every tenth task; work finishes sooner) and share write scopes: dependencies
+  drawn;
 - ``small``: a small team, for the smoke test that keeps this script working.
 
 Figures only: nothing here asserts a time. The board is found by ``BOARD_SELECTOR``
@@ -524,7 +527,9 @@ def parse_widths(text: str) -> list[tuple[int, int]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--team", choices=("real", "big", "both", "small"), default="both")
+    parser.add_argument(
+        "--team", choices=("real", "big", "big-deps", "both", "small"), default="both"
+    )
     parser.add_argument("--seconds", type=float, default=30.0, help="live window (>= 30 s)")
     parser.add_argument("--widths", default="400x900,1280x800", help="viewports WxH, first: live")
     parser.add_argument("--cold-runs", type=int, default=3, help="fresh servers for first load")
@@ -540,7 +545,8 @@ def main(argv: list[str] | None = None) -> int:
     import dsh_task_gantt
 
     print(f"(code under test: {Path(dsh_task_gantt.__file__).parent})", flush=True)
-    names = ["real", "big"] if args.team == "both" else [args.team]
+    # The big team with and without dependencies drawn (phases, chips, links, overlaps).
+    names = ["real", "big", "big-deps"] if args.team == "both" else [args.team]
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:

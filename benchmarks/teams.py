@@ -24,6 +24,8 @@ from dsh_task_gantt.fixturegen.scenario import _full  # the "full" team's script
 from dsh_task_gantt.fixturegen.sim import Sim
 
 HOUR_MS = 3_600_000
+#: The dependency chains of ``big-deps`` (tasks wait on the one this many before).
+CHAINS = 8
 
 
 @dataclass(frozen=True)
@@ -32,12 +34,16 @@ class TeamShape:
     #: Messages and tasks the "full" script writes anyway are counted in these totals.
     messages: int
     tasks: int
+    #: Extra tasks wait on earlier ones (chains and fan-ins) and share write scopes,
+    #: so the board draws phases, chips, overlaps and finish-to-start links.
+    dependencies: bool = False
 
 
 TEAMS = {
     "small": TeamShape("small", messages=40, tasks=10),
     "real": TeamShape("large", messages=360, tasks=30),
     "big": TeamShape("large", messages=5 * 360, tasks=8 * 30),
+    "big-deps": TeamShape("large", messages=5 * 360, tasks=8 * 30, dependencies=True),
 }
 
 
@@ -45,7 +51,8 @@ class BusyTeamSim(Sim):
     """The generator's simulation with extra messages and task moves in its work rounds,
     spread evenly over them, so a team reaches a given count of each."""
 
-    def setup_extras(self, messages: int, tasks: int) -> None:
+    def setup_extras(self, messages: int, tasks: int, dependencies: bool = False) -> None:
+        self.dependencies = dependencies
         self.extra_messages = messages
         self.extra_tasks = tasks
         self.rounds_done = 0
@@ -83,17 +90,31 @@ class BusyTeamSim(Sim):
         while self.tasks_made < round(self.extra_tasks * share):
             subject = f"Extra work item {self.tasks_made + 1}"
             made: list[str] = []
-            self.act(lead_id, lambda m=made, s=subject: m.append(self.create_task(lead_id, s)))
+            earlier = self.extra_task_ids[-CHAINS:]
+            # CHAINS chains side by side (each task waits on the one CHAINS before) and,
+            # every tenth task, a fan-in of the last three.
+            chain = earlier[:1] if len(earlier) == CHAINS else []
+            fan_in = self.tasks_made % 10 == 0
+            blocked = (earlier[-3:] if fan_in else chain) if self.dependencies else []
+            scopes = [f"src/area{self.tasks_made % 6}"] if self.dependencies else []
+
+            def create(m: list[str] = made, s: str = subject, b: list[str] = blocked,
+                       w: list[str] = scopes) -> None:  # fmt: skip
+                m.append(self.create_task(lead_id, s, blocked_by=b, write_scopes=w))
+
+            self.act(lead_id, create)
             self.extra_task_ids.extend(made)
             self.tasks_made += 1
+        # Waiting tasks move on only as their blockers finish: finish work sooner then.
+        done_p = 0.6 if self.dependencies else 0.3
         for task in self.tasks:
             if task.id not in self.extra_task_ids:
                 continue
             roll = self.rng.random()
-            if task.status == "pending" and roll < 0.6:
+            if self.ready(task) and roll < 0.6:
                 actor = self.rng.choice(active)
                 self.act(actor, lambda a=actor, t=task.id: self.update_task(a, t, "claim"))
-            elif task.status == "in_progress" and task.owner_id in active and roll < 0.3:
+            elif task.status == "in_progress" and task.owner_id in active and roll < done_p:
                 owner = task.owner_id
                 self.act(owner, lambda a=owner, t=task.id: self.update_task(a, t, "complete"))
 
@@ -111,7 +132,9 @@ def _simulate(root: Path, shape: TeamShape, *, seed: int, start_ms: int, time_sc
     )
     sim.time_scale = time_scale
     # The "full" script itself writes 17 messages and 7 tasks.
-    sim.setup_extras(max(shape.messages - 17, 0), max(shape.tasks - 7, 0))
+    sim.setup_extras(
+        max(shape.messages - 17, 0), max(shape.tasks - 7, 0), dependencies=shape.dependencies
+    )
     _full(sim, live=True, extra=SCALES[shape.scale].extra_teammates)
     sim.finish()
     return sim

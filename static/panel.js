@@ -717,6 +717,14 @@
       });
     });
 
+    // A task row focused or hovered lights its blockers and the tasks waiting on it.
+    [["mouseover", true], ["mouseout", false], ["focusin", true], ["focusout", false]].forEach(function (pair) {
+      board.addEventListener(pair[0], function (ev) {
+        var row = ev.target instanceof Element ? ev.target.closest(".row.task") : null;
+        if (row) taskGraphLight(row, pair[1]);
+      });
+    });
+
     document.addEventListener("keydown", function (ev) {
       var t = ev.target;
       if (t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement) return;
@@ -778,6 +786,35 @@
     });
     // The replay line comes out of band too, with every board: its time in local time
     // like the slider's, not the server's UTC.
+    // While live, done tasks fold into one "N done" row; opened, it stays open.
+    var doneOpen = false;
+    function applyDoneFold() {
+      var head = document.getElementById("tasks-head");
+      var button = head ? head.querySelector("[data-done-fold]") : null;
+      if (!head || !button) return;
+      head.classList.toggle("open", doneOpen);
+      button.setAttribute("aria-expanded", doneOpen ? "true" : "false");
+    }
+    document.addEventListener("click", function (ev) {
+      var button = ev.target instanceof Element ? ev.target.closest("[data-done-fold]") : null;
+      if (!button) return;
+      doneOpen = !doneOpen;
+      applyDoneFold();
+    });
+    ["htmx:afterSettle", "htmx:oobAfterSwap"].forEach(function (name) {
+      document.body.addEventListener(name, applyDoneFold);
+    });
+    // "Where the time went" is redrawn with the tasks: it stays open once opened.
+    var whereOpen = false;
+    document.addEventListener("toggle", function (ev) {
+      if (ev.target instanceof Element && ev.target.id === "where-time") whereOpen = ev.target.open;
+    }, true);
+    ["htmx:afterSettle", "htmx:oobAfterSwap"].forEach(function (name) {
+      document.body.addEventListener(name, function () {
+        var where = document.getElementById("where-time");
+        if (where && whereOpen && !where.open) where.open = true;
+      });
+    });
     document.body.addEventListener("htmx:oobAfterSwap", function () {
       var line = document.getElementById("moment");
       if (line) localize(line);
@@ -787,6 +824,23 @@
       var notes = status.querySelector("details.notes");
       if (notes && notesOpen) notes.open = true;
     });
+  }
+
+  function taskGraphLight(row, on) {
+    var marked = document.querySelectorAll(".row.task.hl-self, .row.task.hl-blocker, .row.task.hl-dependent");
+    for (var i = 0; i < marked.length; i++) marked[i].classList.remove("hl-self", "hl-blocker", "hl-dependent");
+    if (!on) return;
+    var id = row.getAttribute("data-task-id");
+    var blockers = (row.getAttribute("data-blockers") || "").split(" ").filter(Boolean);
+    var rows = document.querySelectorAll(".row.task[data-task-id]");
+    row.classList.add("hl-self");
+    for (var j = 0; j < rows.length; j++) {
+      var other = rows[j];
+      if (other === row) continue;
+      if (blockers.indexOf(other.getAttribute("data-task-id")) >= 0) other.classList.add("hl-blocker");
+      var theirs = (other.getAttribute("data-blockers") || "").split(" ");
+      if (id && theirs.indexOf(id) >= 0) other.classList.add("hl-dependent");
+    }
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

@@ -366,6 +366,13 @@ alpha = fixture_team.alpha
 alpha_server = fixture_team.alpha_server
 
 
+def _status_then(team: Any, task_id: str, at: int) -> str | None:
+    """A task's status at ``at`` by the generator's record (``None``: not on the board)."""
+    found = [t for t in team.tasks if t.id == task_id]
+    done = [r for t in found for r in t.revisions if r.time <= at]
+    return done[-1].status if done else None
+
+
 def test_a_deep_link_shows_the_fixture_teams_rows_and_lanes_at_a_known_moment(
     watched_each: Watched, alpha_server: Server, alpha: Any
 ) -> None:
@@ -388,13 +395,16 @@ def test_a_deep_link_shows_the_fixture_teams_rows_and_lanes_at_a_known_moment(
             continue
         last = done[-1]
         owner = f" · {names[last.owner_id]}" if last.owner_id else ""
+        status = last.status.replace("_", " ")
+        if last.status == "pending":  # ready, or blocked by the blockers not done then
+            open_ = [b for b in task.blocked_by if _status_then(alpha, b, at) != "completed"]
+            status = f"blocked by {', '.join(open_)}" if open_ else "ready"
         expected.append(
-            f"{last.status.replace('_', ' ')}{owner} · r{last.revision} · "
-            f"{last.expected_action} by {names[last.actor_id]}"
+            f"{status}{owner} · r{last.revision} · {last.expected_action} by {names[last.actor_id]}"
         )
     shown = [re.sub(r" \d\d:\d\d:\d\d$", "", t) for t in page.locator(".at-task").all_inner_texts()]
     assert shown == expected
-    assert expected[int(reopened[0].id.split("-")[1]) - 1].startswith("pending · r4 · reopened")
+    assert expected[int(reopened[0].id.split("-")[1]) - 1].startswith("ready · r4 · reopened")
     # the lead's lane: the last message it had sent by then, to whom
     sent = [
         m

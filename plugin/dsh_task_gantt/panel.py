@@ -105,7 +105,9 @@ class Panel:
         self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, LaneShape]] = OrderedDict()
         #: Each task row's markup by what the row shows and the task at the replayed
         #: moment (most polls change none of them).
-        self._tasks: OrderedDict[tuple[tuple[Any, ...], TaskAt | None, str], Piece] = OrderedDict()
+        self._tasks: OrderedDict[tuple[tuple[Any, ...], TaskAt | None, str, int | None], Piece] = (
+            OrderedDict()
+        )
         #: What a browser holds, by the token its last answer carried.
         self._shown = ShownBoards()
         #: The team at a replayed moment, by (timeline version, moment).
@@ -186,7 +188,9 @@ class Panel:
         template = self._env.get_template("task_row.html")
         for n, task in enumerate(board.task_rows, start=board.tasks_before):
             task_at = moment.tasks[n] if moment is not None and n < len(moment.tasks) else None
-            key = (task_row_key(task), task_at, session_id)
+            # A row's links are drawn only while their blocker's row is (the window's start).
+            window = board.tasks_before if task.links else None
+            key = (task_row_key(task), task_at, session_id, window)
             piece = self._tasks.get(key)
             if piece is None:
                 at_context = {} if task_at is None else {"task_at": task_at}

@@ -138,6 +138,46 @@ class Transition:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskPhase:
+    """One phase of a task's life on its row (``task-phase--<kind>``)."""
+
+    kind: str  # blocked | ready | in-progress | completed | deleted
+    t: float
+    d: float
+    #: Runs on to now (the task is still so): it reaches --open-t in CSS.
+    open: bool
+    #: A finished task's last phase: a short cap, not a bar to the end of time.
+    cap: bool
+    #: The owner's colour (in progress only).
+    tone: Tone | None
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOverlap:
+    """A stretch in which another task in progress had overlapping write scopes."""
+
+    t: float
+    d: float
+    open: bool
+    other: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskLink:
+    """Finish to start: from a blocker's completion (``up`` rows above) to the moment
+    this task became ready."""
+
+    t: float
+    d: float
+    up: int
+    #: The blocker's row position (drawn only while that row is drawn too).
+    source: int
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
 class TaskRow:
     dom_id: str
     task_id: str
@@ -155,6 +195,17 @@ class TaskRow:
     segments: tuple[Segment, ...]
     transitions: tuple[Transition, ...]
     label: str
+    #: The task's phases (empty for a timeline without them: segments are drawn then).
+    phases: tuple[TaskPhase, ...] = ()
+    #: Short texts on the one-line row: its state now and its owner.
+    state_text: str = ""
+    #: Blockers not completed now (the chip's count) and every blocker it lists.
+    open_blockers: tuple[str, ...] = ()
+    blockers: tuple[str, ...] = ()
+    overlaps: tuple[TaskOverlap, ...] = ()
+    links: tuple[TaskLink, ...] = ()
+    #: On the chain that decided the team's last completion.
+    critical: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +284,36 @@ class ListItem:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskTime:
+    task_id: str
+    subject: str
+    blocked: str
+    ready: str
+    working: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemberTime:
+    name: str
+    in_turns: str
+    idle: str
+    held: int
+
+
+@dataclass(frozen=True, slots=True)
+class WhereTime:
+    upto: int
+    upto_text: str
+    tasks: tuple[TaskTime, ...]
+    tasks_more: int
+    members: tuple[MemberTime, ...]
+    #: "task-1 → task-3", its length and the team's span (empty without a path).
+    path: str
+    path_length: str
+    span: str
+
+
+@dataclass(frozen=True, slots=True)
 class Board:
     empty: bool
     live: bool
@@ -285,6 +366,8 @@ class Board:
     tasks_before: int = 0
     tasks_after: int = 0
     task_page: int = 0
+    #: "Where the time went" under the tasks (``None``: a timeline without phases).
+    where: WhereTime | None = None
 
     @property
     def zoomed(self) -> bool:
@@ -310,6 +393,11 @@ class Board:
     @property
     def notes_text(self) -> str:
         return counted(len(self.notes), "note")
+
+    @property
+    def done_rows(self) -> int:
+        """Completed tasks among the rows drawn: while live they fold into one row."""
+        return sum(1 for row in self.task_rows if row.status == "completed")
 
     @property
     def tasks_before_text(self) -> str:

@@ -75,10 +75,20 @@ class TaskAt:
     action: str | None = None
     actor: str | None = None
     action_ms: int | None = None
+    #: The task's phase then (``ready``, ``blocked``…; ``None`` without phases) and,
+    #: blocked, the blockers not completed then.
+    phase: str | None = None
+    blockers: tuple[str, ...] = ()
 
     @property
     def status_text(self) -> str:
-        return (self.status or "unknown").replace("_", " ") if self.exists else "not created yet"
+        if not self.exists:
+            return "not created yet"
+        if self.phase == "blocked":
+            return "blocked by " + ", ".join(self.blockers) if self.blockers else "blocked"
+        if self.phase == "ready":
+            return "ready"
+        return (self.status or "unknown").replace("_", " ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +289,10 @@ def _task_at(task: Mapping[str, Any], at: int) -> TaskAt:
         actor = as_str(entry.get("actor")) or None
         # Claiming makes the claimer the owner; going back to pending (released,
         # reopened) leaves the task unowned; completing or deleting keeps the owner.
-        if status == "in_progress" and entry.get("action") == "claimed":
+        if "ownerName" in entry or "ownerId" in entry:
+            # The entry says who owned the task after it (an assignment names no actor).
+            owner = as_str(entry.get("ownerName")) or as_str(entry.get("ownerId")) or None
+        elif status == "in_progress" and entry.get("action") == "claimed":
             owner = actor
         elif status == "pending":
             owner = None
@@ -291,6 +304,7 @@ def _task_at(task: Mapping[str, Any], at: int) -> TaskAt:
         # board may know an owner that no claim names, such as one assigned by the lead).
         owner = as_str(task.get("ownerName")) or owner
     time, _, last = entries[-1]
+    phase, blockers = _phase_at(task, at)
     return TaskAt(
         task_id=task_id,
         exists=True,
@@ -300,7 +314,20 @@ def _task_at(task: Mapping[str, Any], at: int) -> TaskAt:
         action=as_str(last.get("action"), "updated"),
         actor=as_str(last.get("actor")) or None,
         action_ms=time,
+        phase=phase,
+        blockers=blockers,
     )
+
+
+def _phase_at(task: Mapping[str, Any], at: int) -> tuple[str | None, tuple[str, ...]]:
+    """The task's phase holding ``at`` (phases partition its life, the last one open)."""
+    for raw in as_seq(task.get("phases")):
+        phase = as_map(raw)
+        start, end = as_int(phase.get("start")), as_int(phase.get("end"))
+        if start is not None and start <= at and (end is None or at < end):
+            blockers = tuple(b for b in (as_str(x) for x in as_seq(phase.get("blockers"))) if b)
+            return as_str(phase.get("kind")) or None, blockers
+    return None, ()
 
 
 def list_page_at(item_times: Sequence[int], at: int, page_size: int) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -45,6 +45,8 @@ from .model import (
     TurnBar,
     View,
 )
+from .task_graph import GraphContext, graph_fields
+from .where_time import where_time
 
 #: Colours repeat every this many lanes; from then on lanes differ by a pattern too.
 PALETTE_SIZE = len(PALETTE)
@@ -65,7 +67,29 @@ LIST_PAGE = 50
 FINISHED_STATUSES = frozenset({"completed", "deleted"})
 
 _SLOT_TONES = tuple(f"c{n}" for n in range(PALETTE_SIZE))
-_ACTION_GLYPHS = {"created": "+", "claimed": "▶", "completed": "✓", "reopened": "↺"}
+_ACTION_GLYPHS = {
+    "created": "+",
+    "claimed": "▶",
+    "assigned": "▷",
+    "released": "◁",
+    "unassigned": "◁",
+    "reassigned": "⇄",
+    "completed": "✓",
+    "reopened": "↺",
+    "deleted": "✕",
+    "dependencies-changed": "⛓",
+    "edited": "✎",
+}
+#: How the list view says an action ("ana claimed “Parse logs”").
+ACTION_PHRASES = {
+    "assigned": "assigned",
+    "unassigned": "took the owner off",
+    "reassigned": "reassigned",
+    "dependencies-changed": "changed the dependencies of",
+    "edited": "edited",
+    "released": "released",
+    "deleted": "deleted",
+}
 
 # ---------------------------------------------------------------------------
 # lanes, colours and parties
@@ -121,6 +145,10 @@ class _Roster:
 
     def by_name(self, name: str) -> tuple[str, Tone] | None:
         return self._by_name.get(name)
+
+    def by_key(self, key: str) -> tuple[str, Tone] | None:
+        """A lane's name and colour by its id or session id."""
+        return self._by_key.get(key) if key else None
 
 
 def _turn_bar(time: int, stop: int, start: int, closed: int | None) -> TurnBar:
@@ -365,6 +393,24 @@ def _task_row(
     )
 
 
+def _with_graph(
+    row: TaskRow, task: Mapping[str, Any], position: int, graph: GraphContext, plan: BoardPlan
+) -> TaskRow:
+    """The row with its phases, chip, overlaps, links and critical mark (a timeline
+    without phases keeps the owner segments alone)."""
+    if "phases" not in task:
+        return row
+    fields = graph_fields(task, position, graph, plan.roster.by_key, plan.extent)
+    said = [row.label]
+    if fields["open_blockers"]:
+        said.append(f"blocked by {', '.join(fields['open_blockers'])}")
+    elif fields["state_text"]:
+        said.append(fields["state_text"])
+    if fields["critical"]:
+        said.append("on the critical path")
+    return replace(row, label=", ".join(said), **fields)
+
+
 def task_row_key(row: TaskRow) -> tuple[Any, ...]:
     """What a task row's markup shows, as a key: not what moves with the clock or the
     extent's end and is not drawn (percentages; an open life's or run's length, which
@@ -388,6 +434,14 @@ def task_row_key(row: TaskRow) -> tuple[Any, ...]:
             (m.t, m.ms, m.time_text, m.action, m.glyph, m.actor, m.status, m.revision)
             for m in row.transitions
         ),
+        # Frozen values whose open parts carry no length: stable across live polls.
+        row.phases,
+        row.state_text,
+        row.open_blockers,
+        row.blockers,
+        row.overlaps,
+        row.links,
+        row.critical,
     )
 
 
@@ -439,7 +493,8 @@ def _list_items(lanes: Sequence[LaneRow], tasks: Sequence[TaskRow]) -> tuple[Lis
                         ms=move.ms,
                         time_text=move.time_text,
                         kind="task",
-                        text=f"{move.actor} {move.action} “{task.subject}”",
+                        text=f"{move.actor} {ACTION_PHRASES.get(move.action, move.action)} "
+                        f"“{task.subject}”",
                         msg_id=None,
                         task_id=task.task_id,
                         sender=None,
@@ -589,8 +644,11 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
     start, end = plan.extent
     win_start, win_end = plan.window
     tasks_raw = [as_map(task) for task in as_seq(timeline.get("tasks"))]
+    graph = GraphContext.build(timeline, tasks_raw)
     tasks = tuple(
-        _task_row(task, n, plan.roster, plan.extent, plan.clamp_to)
+        _with_graph(
+            _task_row(task, n, plan.roster, plan.extent, plan.clamp_to), task, n, graph, plan
+        )
         for n, task in enumerate(tasks_raw)
     )
     drawn_from = None if plan.drawn is None else start + plan.drawn.first * plan.scale.chunk_ms
@@ -640,6 +698,7 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         task_page=view.task_page if shown_from or shown_to < len(tasks) else 0,
         drawn_from=drawn_from,
         drawn_to=drawn_to,
+        where=where_time(timeline),
         **_board_facts(timeline, plan.live),
     )
 

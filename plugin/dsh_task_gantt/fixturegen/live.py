@@ -187,7 +187,7 @@ class LiveTeam:
         rng = sim.rng
         active_ids = {m.id for m in active}
         working = [t for t in sim.tasks if t.status == "in_progress" and t.owner_id in active_ids]
-        pending = [t for t in sim.tasks if t.status == "pending"]
+        pending = [t for t in sim.tasks if sim.ready(t)]  # DSH lets only a ready task be claimed
         if working and (not pending or rng.random() < 0.5):
             task = rng.choice(working)
             owner = task.owner_id

@@ -298,6 +298,7 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
     beat(lambda: sim.act(lead_id, lambda: sim.update_task(lead_id, t_lead, "complete")))
     beat(lambda: sim.act(lead_id, lambda: sim.update_task(lead_id, t_deleted, "delete")))
     beat(lambda: sim.message(ids["planner"], ids["scout"], S.NORMAL))
+    beat(lambda: _odd_graph(sim, lead_id, t_deleted))
 
     rounds = sim.scale.rounds
     for i, fn in enumerate(beats):
@@ -323,6 +324,29 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
     lead.user_message("schedule", "Daily check-in at 09:00.")
     lead.user_message("plugin:reminders", "Remember to commit.")
     _end_lead(sim, lead, live=live, prompt=_prompt_text(sim, "Keep going.") if live else "")
+
+
+def _odd_graph(sim: Sim, lead_id: str, deleted: str) -> None:
+    """The task graph's odd cases, each one DSH refuses (HOST.md §7): a blocker not on
+    the board, a cycle written anyway, a dependency on a deleted task, a skipped
+    revision."""
+
+    def body() -> None:
+        sim.create_task(
+            lead_id, "Port the reader to Rust", blocked_by=["task-99"], traits=["missing-blocker"]
+        )
+        a = sim.create_task(lead_id, "Agree on the wire format", traits=["cycle"])
+        b = sim.create_task(lead_id, "Freeze the wire format", blocked_by=[a], traits=["cycle"])
+        sim.update_task(lead_id, a, "set_dependencies", blocked_by=[b])
+        sim.create_task(
+            lead_id, "Restore the legacy cache", blocked_by=[deleted], traits=["on-deleted"]
+        )
+        c = sim.create_task(lead_id, "Tag the release", traits=["skipped-revision"])
+        sim.update_task(
+            lead_id, c, "edit", description="Tag it once CI is green.", skip_revision=True
+        )
+
+    sim.act(lead_id, body)
 
 
 def _end_lead(sim: Sim, lead: Log, *, live: bool, prompt: str) -> None:
@@ -412,6 +436,10 @@ _STORY_ROSTER = (
 )
 
 
+#: A task the lead adds and then drops (the accountants only need CSV).
+_STORY_UNNEEDED = "Offer the export as XLSX too"
+
+
 def _story(sim: Sim, *, live: bool) -> None:
     """A lead and three teammates adding a CSV export to an invoices API: planning,
     claims, questions and answers, reports with code, a human prompt in Chinese."""
@@ -441,6 +469,8 @@ def _story(sim: Sim, *, live: bool) -> None:
     t_docs = sim.create_task(
         lead_id, "Document the export endpoint", write_scopes=["docs/api/invoices.md"]
     )
+    # The docs describe the route as built: they wait for it (a chain beside the fan-in).
+    sim.update_task(lead_id, t_docs, "set_dependencies", blocked_by=[t_route])
     lead.end_step()
     lead.begin_step()
     mates = {name: _spawn(sim, name, about, "fresh", ()).id for name, about in _STORY_ROSTER}
@@ -477,11 +507,22 @@ def _story(sim: Sim, *, live: bool) -> None:
     lead.begin_step()
     lead.assistant()
     t_bom = sim.create_task(lead_id, sim.words.follow_up(), write_scopes=["app/export/csv_rows.py"])
+    t_xlsx = sim.create_task(lead_id, _STORY_UNNEEDED, write_scopes=["app/export/xlsx.py"])
+    # The tests will touch the export module too (a fixture for the BOM): overlapping
+    # scopes with the follow-up, which csv works on at the same time.
+    sim.update_task(
+        lead_id,
+        t_tests,
+        "edit",
+        write_scopes=["tests/test_invoice_export.py", "app/export"],
+    )
     lead.end_step()
     lead.end_turn("completed")
     sim.settle(lead)
     sim.message(lead_id, csv, S.NORMAL, topic="kickoff", about=t_bom)
-    move(csv, t_bom, "claim")
+    # The lead puts csv on the follow-up (an assignment), and drops the XLSX idea.
+    sim.act(lead_id, lambda: sim.update_task(lead_id, t_bom, "reassign", owner=csv))
+    sim.act(lead_id, lambda: sim.update_task(lead_id, t_xlsx, "delete"))
     _rounds(sim, logs, 1)
     move(api, t_route, "complete")
     route = sim.task(t_route)
@@ -490,6 +531,9 @@ def _story(sim: Sim, *, live: bool) -> None:
     )
     sim.message(api, lead_id, S.NORMAL, text)
     move(qa, t_tests, "claim")
+    # api offers to write the docs, then hands them back to the lead.
+    move(api, t_docs, "claim")
+    move(api, t_docs, "release")
     move(lead_id, t_docs, "claim")
     _rounds(sim, logs, 2)
     move(csv, t_bom, "complete")

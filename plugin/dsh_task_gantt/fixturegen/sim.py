@@ -24,7 +24,12 @@ from dsh_task_gantt.fixturegen.spec import (
     TaskSpec,
     TeamSpec,
 )
-from dsh_task_gantt.fixturegen.task_state import STATUS_AFTER, TaskState, derived_action
+from dsh_task_gantt.fixturegen.task_state import (
+    STATUS_AFTER,
+    TaskState,
+    derived_action,
+    tool_action_name,
+)
 from dsh_task_gantt.fixturegen.texts import EXPORT, Project, Texts
 from dsh_task_gantt.fixturegen.writer import Event, SessionLogWriter, header_record
 from dsh_task_gantt.logs.project_key import project_key
@@ -186,6 +191,12 @@ class Sim:
                 return t
         raise KeyError(task_id)
 
+    def ready(self, task: TaskState) -> bool:
+        """DSH's *ready* (HOST.md §7): pending, every blocker completed. Only a ready
+        task can be claimed or assigned."""
+        done = {t.id for t in self.tasks if t.status == "completed"}
+        return task.status == "pending" and all(b in done for b in task.blocked_by)
+
     def _snapshot(self, task: TaskState) -> dict[str, Any]:
         snap: dict[str, Any] = {
             "id": task.id,
@@ -208,6 +219,7 @@ class Sim:
         actor: str,
         event: Event,
         call: Event,
+        expected: str | None = None,
     ) -> None:
         task.revisions.append(
             TaskRevisionSpec(
@@ -215,7 +227,9 @@ class Sim:
                 status=task.status,
                 owner_id=task.owner_id,
                 tool_action=tool_action,
-                expected_action=derived_action(prev_status, task.status, task.revision),
+                expected_action=expected
+                if expected is not None
+                else derived_action(prev_status, task.status, task.revision),
                 actor_id=actor,
                 time=event.time,
                 lead_seq=event.seq,
@@ -270,28 +284,68 @@ class Sim:
         )
         return task_id
 
-    def update_task(self, actor: str, task_id: str, action: str) -> None:
-        """A team_task_update by ``actor`` (expected_revision = current), then the snapshot."""
+    def update_task(
+        self,
+        actor: str,
+        task_id: str,
+        action: str,
+        *,
+        owner: str | None = None,
+        blocked_by: list[str] | None = None,
+        subject: str | None = None,
+        description: str | None = None,
+        write_scopes: list[str] | None = None,
+        skip_revision: bool = False,
+    ) -> None:
+        """A team_task_update by ``actor`` (expected_revision = current), then the snapshot.
+
+        ``action`` is one of DSH's: claim, release, complete, reopen, delete, edit
+        (``subject``/``description``/``write_scopes``), set_dependencies
+        (``blocked_by``), reassign (``owner``; none: back to pending, unowned).
+        ``skip_revision`` writes revision + 2 (an odd case DSH refuses)."""
         task = self.task(task_id)
         log = self.log_of(actor)
 
         def on_call(call: Event) -> None:
             self.now = max(self.now, call.time)
-            prev = task.status
-            task.revision += 1
-            task.status = STATUS_AFTER[action]
+            prev_status, prev_owner = task.status, task.owner_id
+            task.revision += 2 if skip_revision else 1
+            task.status = STATUS_AFTER.get(action, task.status)
             if action == "claim":
                 task.owner_id = actor
             elif action in ("release", "reopen"):
                 task.owner_id = None
+            elif action == "reassign":
+                task.owner_id = owner
+                task.status = "in_progress" if owner is not None else "pending"
+            elif action == "edit":
+                task.subject = subject if subject is not None else task.subject
+                task.description = description if description is not None else task.description
+                if write_scopes is not None:
+                    task.write_scopes = list(write_scopes)
+            elif action == "set_dependencies":
+                task.blocked_by = list(blocked_by or [])
             event = self.team_event(
                 "team/task", {"version": 2, "teamId": self.team_id, "task": self._snapshot(task)}
             )
-            self._record(task, prev, action, actor, event, call)
+            expected = tool_action_name(action, actor, prev_owner, task.owner_id, prev_status)
+            self._record(task, prev_status, action, actor, event, call, expected)
 
+        arguments: dict[str, Any] = {
+            "task_id": task_id,
+            "expected_revision": task.revision,
+            "action": action,
+        }
+        if action == "reassign" and owner is not None:
+            arguments["owner_id"] = owner
+        if action == "set_dependencies":
+            arguments["blocked_by"] = list(blocked_by or [])
+        if action == "edit":
+            extra = {"subject": subject, "description": description, "write_scopes": write_scopes}
+            arguments.update({k: v for k, v in extra.items() if v is not None})
         log.tool(
             "team_task_update",
-            {"task_id": task_id, "expected_revision": task.revision, "action": action},
+            arguments,
             on_call,
             result_text=f'{{"ok":true,"task_id":"{task_id}"}}',
         )
@@ -363,7 +417,8 @@ class Sim:
                     "content": [{"type": "text", "text": text}],
                 }
                 queued = self.team_event(
-                    "team/message/queued", {"teamId": self.team_id, "message": message}
+                    "team/message/queued",
+                    {"version": 2, "teamId": self.team_id, "message": message},
                 )
 
         slog.tool(
@@ -380,7 +435,7 @@ class Sim:
             self.now += self.dt(300, 20_000)
             delivered = self.team_event(
                 "team/message/delivered",
-                {"teamId": self.team_id, "messageId": msg_id, "targetId": target},
+                {"version": 2, "teamId": self.team_id, "messageId": msg_id, "targetId": target},
             )
             target_meta = next((m for m in self.members if m.id == target), None)
             if target_meta is not None and target_meta.log is not None:

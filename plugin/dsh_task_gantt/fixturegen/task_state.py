@@ -48,3 +48,28 @@ STATUS_AFTER = {
     "reopen": "pending",
     "delete": "deleted",
 }
+
+
+def tool_action_name(
+    tool: str, actor: str, owner_before: str | None, owner_after: str | None, status_before: str
+) -> str:
+    """The history action a tool call stands for, from what the generator *did* (the
+    tool's action and who called it), not from the snapshots: the fold's independent
+    oracle (HOST.md §7; the action names of docs/interfaces.md)."""
+    if tool == "release":
+        # DSH lets the owner or the lead release; the lead taking another off unassigns.
+        return "released" if owner_before in (None, actor) else "unassigned"
+    if tool == "reassign":
+        if owner_after is None:
+            return "unassigned"
+        if status_before == "in_progress" and owner_before is not None:
+            return "reassigned"
+        return "assigned" if owner_after != actor else "claimed"
+    return {
+        "claim": "claimed",
+        "complete": "completed",
+        "reopen": "reopened",
+        "delete": "deleted",
+        "edit": "edited",
+        "set_dependencies": "dependencies-changed",
+    }.get(tool, "updated")

@@ -32,6 +32,10 @@ class HistoryEntry:
     status: str
     session_id: str | None
     actor: str | None
+    #: The snapshot's owner, blockers and write scopes (the task graph reads them).
+    owner_id: str | None = None
+    blocked_by: tuple[str, ...] = ()
+    write_scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,23 +65,77 @@ class TaskReplay:
     unattributed_revisions: int = 0
     ambiguous_revisions: int = 0
     live_only_tasks: list[str] = field(default_factory=list)
+    #: DSH's projection wants revision 1 first and then exactly +1 each time (§7):
+    #: tasks first seen later than 1, and revisions applied after a gap, by task.
+    first_seen_late: list[str] = field(default_factory=list)
+    skipped_revisions: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
 
-def derive_action(previous: str | None, first: bool, revision: int, status: str | None) -> str:
-    """The action a snapshot stands for (the host writes none)."""
-    if first:
-        if revision == 1:
+#: Every action a history entry can name (docs/interfaces.md); ``updated`` only where
+#: nothing else fits.
+ACTIONS = (
+    "created",
+    "claimed",
+    "assigned",
+    "released",
+    "unassigned",
+    "reassigned",
+    "completed",
+    "reopened",
+    "deleted",
+    "dependencies-changed",
+    "edited",
+    "updated",
+)
+
+
+def derive_action(
+    previous: TaskRec | None,
+    snap: TaskRec,
+    maker: str | None = None,
+    lead: str | None = None,
+) -> str:
+    """The action a snapshot stands for (the host writes none), from the state before it,
+    the session that made it (``maker``, the CAS rule; ``None`` when unknown) and the
+    lead's session. One snapshot carries one action (HOST.md §7), so the first change
+    that tells wins: status, then owner, then blockers, then the text and scopes."""
+    status = snap.status
+    if previous is None:
+        if snap.revision == 1:
             return "created"
-        if status == "in_progress":
-            return "claimed"
-        return "completed" if status == "completed" else "updated"
-    if previous != "completed" and status == "completed":
+        return _FIRST_SEEN.get(status or "", "updated")
+    before = previous.status
+    if status == "deleted" and before != "deleted":
+        return "deleted"
+    if before != "completed" and status == "completed":
         return "completed"
-    if previous == "completed" and status != "completed":
+    if before == "completed" and status != "completed":
         return "reopened"
-    if previous != "in_progress" and status == "in_progress":
+    by_lead = maker is not None and maker == lead
+    if before != "in_progress" and status == "in_progress":
+        # A claim makes its caller the owner; an owner other than the caller was put there.
+        if maker is not None and snap.owner_id is not None and snap.owner_id != maker:
+            return "assigned"
         return "claimed"
+    if before == "in_progress" and status != "in_progress":
+        # The lead taking someone else off it unassigns; the owner leaving releases.
+        return "unassigned" if by_lead and previous.owner_id not in (None, maker) else "released"
+    if snap.owner_id != previous.owner_id:
+        if status == "in_progress" and previous.owner_id is not None and snap.owner_id:
+            return "reassigned"
+        return "assigned" if snap.owner_id else "unassigned"
+    if snap.blocked_by != previous.blocked_by:
+        return "dependencies-changed"
+    if (snap.subject, snap.description, snap.write_scopes) != (
+        previous.subject,
+        previous.description,
+        previous.write_scopes,
+    ):
+        return "edited"
     return "updated"
+
+
+_FIRST_SEEN = {"in_progress": "claimed", "completed": "completed", "deleted": "deleted"}
 
 
 _DIGITS = re.compile(r"(\d+)")
@@ -133,13 +191,17 @@ def replay_tasks(
     calls: CallIndex,
     actor_of: Callable[[str], str | None],
     live_tasks: Sequence[Any] | None,
+    lead: str | None = None,
 ) -> TaskReplay:
+    """Every task's history and final state; ``lead`` (the lead's session id) tells an
+    assignment from a claim and an unassignment from a release."""
     out = TaskReplay()
     by_task: dict[str, list[tuple[int, TaskRec]]] = {}
     for seq, snap in snapshots:
         by_task.setdefault(snap.id, []).append((seq, snap))
     for task_id, group in by_task.items():
-        view = _replay_one(task_id, sorted(group, key=lambda item: item[0]), calls, actor_of, out)
+        ordered = sorted(group, key=lambda item: item[0])
+        view = _replay_one(task_id, ordered, calls, actor_of, out, lead)
         if view is not None:
             out.tasks.append(view)
     known = {t.id for t in out.tasks}
@@ -162,6 +224,7 @@ def _replay_one(
     calls: CallIndex,
     actor_of: Callable[[str], str | None],
     out: TaskReplay,
+    lead: str | None,
 ) -> TaskView | None:
     state: TaskRec | None = None
     history: list[HistoryEntry] = []
@@ -176,10 +239,12 @@ def _replay_one(
             else:
                 out.rewound_revisions += 1
             continue
-        action = derive_action(
-            state.status if state else None, state is None, revision, snap.status
-        )
+        if state is None and revision != 1:
+            out.first_seen_late.append(task_id)
+        elif state is not None and state.revision is not None and revision > state.revision + 1:
+            out.skipped_revisions.setdefault(task_id, []).append((state.revision, revision))
         made_by, matches = calls.maker(task_id, revision, snap.subject)
+        action = derive_action(state, snap, made_by[0] if made_by else None, lead)
         if made_by is None:
             if matches > 1:
                 out.ambiguous_revisions += 1
@@ -200,6 +265,9 @@ def _replay_one(
                 status=snap.status or "unknown",
                 session_id=session_id,
                 actor=actor_of(session_id) if session_id else None,
+                owner_id=snap.owner_id,
+                blocked_by=snap.blocked_by,
+                write_scopes=snap.write_scopes,
             )
         )
     if state is None:
@@ -218,7 +286,17 @@ def _replay_one(
     )
 
 
-_ACTION_OF_TOOL = {"claim": "claimed", "complete": "completed", "reopen": "reopened"}
+#: A tool call's action as a history action (a task the log lacks: no snapshots to
+#: compare; ``reassign`` may assign, unassign or reassign, so it stays ``updated``).
+_ACTION_OF_TOOL = {
+    "claim": "claimed",
+    "complete": "completed",
+    "reopen": "reopened",
+    "release": "released",
+    "delete": "deleted",
+    "edit": "edited",
+    "set_dependencies": "dependencies-changed",
+}
 _STATUS_OF_TOOL = {
     "claim": "in_progress",
     "complete": "completed",

@@ -33,6 +33,7 @@ class Model:
         self.tasks = placed.tasks
         self.deleted = placed.deleted
         self.orphaned_owner = placed.orphaned_owner
+        self.graph = placed.graph
 
     @property
     def lanes(self) -> list[Lane]:

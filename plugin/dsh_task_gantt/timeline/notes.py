@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from ..fold.text import text
 from ..plurals import counted
+from .dsh_rules import dsh_refusals
 from .model import Model
 from .roster import Lane
+from .task_graph import graph_notes
 
 #: Member phases in which having no log is expected rather than a loss.
 _NO_LOG_YET_PHASES = frozenset({"failed", "provisioning"})
@@ -199,6 +201,14 @@ def notes_of(model: Model, unreadable: list[Lane]) -> list[str]:
         notes.append(
             f"{counted(model.orphaned_owner, 'task')} owned by someone outside the team, "
             "shown as unassigned"
+        )
+    notes.extend(graph_notes(model.graph))
+    refusals = dsh_refusals(model)
+    if refusals:
+        notes.append(
+            "DSH's own team projection would refuse this team ("
+            + "; ".join(refusals)
+            + "); it is drawn as read"
         )
     unknown = sum(lane.fold.unknown_events for lane in model.lanes)
     malformed = sum(lane.fold.malformed_events for lane in model.lanes)

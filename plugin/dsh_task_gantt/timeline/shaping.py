@@ -79,6 +79,9 @@ def _diagnostics(model: Model, unreadable: list[Lane]) -> dict[str, Any]:
         "liveOnlyTasks": len(r.live_only_tasks),
         "deletedTasks": model.deleted,
         "tasksOwnedOutsideTeam": model.orphaned_owner,
+        "missingBlockers": len(model.graph.missing_blockers),
+        "tasksOnCycle": len(model.graph.cyclic),
+        "taskOverlaps": sum(len(o) for o in model.graph.overlaps.values()) // 2,
         "serviceNotes": len(model.team.service_notes or ()),
     }
 
@@ -101,6 +104,7 @@ def build_timeline(team: TeamSnapshot) -> dict[str, Any]:
         "range": {"start": start, "end": end},
         "lanes": [_lane_json(lane, i) for i, lane in enumerate(model.lanes)],
         "tasks": model.tasks,
+        "criticalPath": model.graph.critical_path.json() if model.graph.critical_path else None,
         "notes": notes,
         "diagnostics": _diagnostics(model, unreadable),
     }

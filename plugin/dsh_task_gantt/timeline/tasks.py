@@ -11,6 +11,7 @@ from ..fold.records import TaskCallRec
 from ..fold.tasks import CallIndex, TaskReplay, TaskView, replay_tasks
 from .inputs import TeamSnapshot
 from .roster import Lane, Roster
+from .task_graph import TaskGraph, analyse
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,8 @@ class TeamTasks:
     deleted: int
     #: Tasks whose owner is not on the team (shown as unassigned).
     orphaned_owner: int
+    #: Phases, overlaps, critical path and rule breaks of the tasks.
+    graph: TaskGraph
 
 
 def place_tasks(roster: Roster, team: TeamSnapshot) -> TeamTasks:
@@ -37,7 +40,10 @@ def place_tasks(roster: Roster, team: TeamSnapshot) -> TeamTasks:
         (s, t) for s, t in lead.fold.tasks.items() if s >= lead.cut and roster.ours(t.team_id)
     ]
     live = team.live_tasks if isinstance(team.live_tasks, Sequence) else None
-    replay = replay_tasks(snapshots, CallIndex.build(calls), roster.actor_of, live)
+    replay = replay_tasks(
+        snapshots, CallIndex.build(calls), roster.actor_of, live, roster.lead_session
+    )
+    graph = analyse(replay.tasks)
     tasks: list[dict[str, Any]] = []
     orphaned_owner = 0
     deleted = 0
@@ -55,17 +61,24 @@ def place_tasks(roster: Roster, team: TeamSnapshot) -> TeamTasks:
             owner.task_ids.append(view.id)
         else:
             needs_unassigned = True
-        tasks.append(_task_json(view, owner, lane_id))
+        tasks.append(_task_json(view, owner, lane_id, graph, roster))
     if needs_unassigned:
         lane = Lane("unassigned", "unassigned", "unassigned", None, None, None)
         lane.task_ids = [
             t["id"] for t in tasks if t["laneId"] == "unassigned" and t["status"] != "deleted"
         ]
         roster.lanes.append(lane)
-    return TeamTasks(replay, tasks, deleted, orphaned_owner)
+    return TeamTasks(replay, tasks, deleted, orphaned_owner, graph)
 
 
-def _task_json(view: TaskView, owner: Lane | None, lane_id: str) -> dict[str, Any]:
+def _name_of(roster: Roster, owner_id: str | None) -> str | None:
+    lane = roster.resolve(owner_id) if owner_id else None
+    return lane.name if lane else None
+
+
+def _task_json(
+    view: TaskView, owner: Lane | None, lane_id: str, graph: TaskGraph, roster: Roster
+) -> dict[str, Any]:
     owner_id = view.owner_id
     if owner_id is None and owner is not None:
         owner_id = owner.session_id
@@ -88,7 +101,12 @@ def _task_json(view: TaskView, owner: Lane | None, lane_id: str) -> dict[str, An
                 "status": h.status,
                 "sessionId": h.session_id,
                 "actor": h.actor,
+                # The owner after this move (the lead may assign: not always the actor).
+                "ownerId": h.owner_id,
+                "ownerName": _name_of(roster, h.owner_id),
             }
             for h in view.history
         ],
+        "phases": [p.json() for p in graph.phases.get(view.id, ())],
+        "overlaps": [o.json() for o in graph.overlaps.get(view.id, ())],
     }

@@ -1,0 +1,131 @@
+"""Where the time went (pure): per task, time blocked, ready but waiting and in
+progress; per member, time in turns against idle and the tasks held; the critical
+path against the team's span. Read from the timeline's phases, turn spans and
+``criticalPath``, up to its last dated moment (``range.end``, or while live the last
+event: the section changes with what happened, not with the clock)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..timetext import format_time
+from .geometry import as_int, as_map, as_seq, as_str
+from .model import MemberTime, TaskTime, WhereTime
+
+#: Tasks listed (those that waited longest); the rest are counted.
+TASKS_LISTED = 8
+
+
+def duration_text(ms: int) -> str:
+    """``2 h 05 min``, ``12 min``, ``40 s``."""
+    s = max(ms, 0) // 1000
+    if s < 60:
+        return f"{s} s"
+    m = s // 60
+    if m < 60:
+        return f"{m} min"
+    return f"{m // 60} h {m % 60:02d} min"
+
+
+def _latest(timeline: Mapping[str, Any]) -> int | None:
+    end = as_int(as_map(timeline.get("range")).get("end"))
+    if end is not None:
+        return end
+    times = [
+        t
+        for lane in as_seq(timeline.get("lanes"))
+        for span in as_seq(as_map(lane).get("spans"))
+        for t in (as_int(as_map(span).get("time")), as_int(as_map(span).get("end")))
+        if t is not None
+    ]
+    times += [
+        t
+        for task in as_seq(timeline.get("tasks"))
+        for key, entries in (("time", "history"), ("start", "phases"))
+        for h in as_seq(as_map(task).get(entries))
+        if (t := as_int(as_map(h).get(key))) is not None
+    ]
+    return max(times, default=None)
+
+
+def _phase_sums(task: Mapping[str, Any], upto: int) -> dict[str, int]:
+    sums = {"blocked": 0, "ready": 0, "in-progress": 0}
+    for raw in as_seq(task.get("phases")):
+        p = as_map(raw)
+        kind, start = as_str(p.get("kind")), as_int(p.get("start"))
+        if kind not in sums or start is None:
+            continue
+        end = as_int(p.get("end"))
+        sums[kind] += max(min(end if end is not None else upto, upto) - start, 0)
+    return sums
+
+
+def _members(timeline: Mapping[str, Any], upto: int) -> tuple[MemberTime, ...]:
+    held: dict[str, set[str]] = {}
+    for task in (as_map(t) for t in as_seq(timeline.get("tasks"))):
+        for raw in as_seq(task.get("phases")):
+            p = as_map(raw)
+            if as_str(p.get("kind")) == "in-progress" and as_str(p.get("ownerId")):
+                held.setdefault(as_str(p.get("ownerId")), set()).add(as_str(task.get("id")))
+    out = []
+    for lane in (as_map(x) for x in as_seq(timeline.get("lanes"))):
+        if as_str(lane.get("kind")) == "unassigned":
+            continue
+        turns = [
+            (start, min(end if end is not None else upto, upto))
+            for span in (as_map(s) for s in as_seq(lane.get("spans")))
+            if as_str(span.get("kind")) == "turn"
+            and (start := as_int(span.get("time"))) is not None
+            for end in (as_int(span.get("end")),)
+        ]
+        if not turns:
+            continue
+        busy = sum(max(b - a, 0) for a, b in turns)
+        first = min(a for a, _ in turns)
+        session = as_str(lane.get("sessionId"))
+        out.append(
+            MemberTime(
+                name=as_str(lane.get("name"), as_str(lane.get("id"))),
+                in_turns=duration_text(busy),
+                idle=duration_text(max(upto - first - busy, 0)),
+                held=len(held.get(session, ())),
+            )
+        )
+    return tuple(out)
+
+
+def where_time(timeline: Mapping[str, Any]) -> WhereTime | None:
+    """The section, or ``None`` for a timeline without phases (or without any time)."""
+    tasks = [as_map(t) for t in as_seq(timeline.get("tasks"))]
+    if not tasks or not any("phases" in t for t in tasks):
+        return None
+    upto = _latest(timeline)
+    if upto is None:
+        return None
+    sums = [(t, _phase_sums(t, upto)) for t in tasks if as_str(t.get("status")) != "deleted"]
+    # The ones that waited longest first: that is what the section is asked about.
+    sums.sort(key=lambda ts: (-(ts[1]["blocked"] + ts[1]["ready"]), as_str(ts[0].get("id"))))
+    listed = tuple(
+        TaskTime(
+            task_id=as_str(t.get("id")),
+            subject=as_str(t.get("subject")) or as_str(t.get("id")),
+            blocked=duration_text(s["blocked"]),
+            ready=duration_text(s["ready"]),
+            working=duration_text(s["in-progress"]),
+        )
+        for t, s in sums[:TASKS_LISTED]
+    )
+    path = as_map(timeline.get("criticalPath"))
+    ids: Sequence[str] = [as_str(x) for x in as_seq(path.get("taskIds")) if as_str(x)]
+    start = as_int(as_map(timeline.get("range")).get("start"))
+    return WhereTime(
+        upto=upto,
+        upto_text=format_time(upto),
+        tasks=listed,
+        tasks_more=max(len(sums) - TASKS_LISTED, 0),
+        members=_members(timeline, upto),
+        path=" → ".join(ids),
+        path_length=duration_text(as_int(path.get("duration")) or 0) if ids else "",
+        span=duration_text(upto - start) if start is not None else "",
+    )
