@@ -41,7 +41,6 @@ from tests.kit.dsh_npm import DshInstall, RegistryUnavailable, install_dsh
 from tests.kit.scripted_model import Ledger, scripted_model
 
 TOKENS_PENDING = "lands with issue 22 (branch s6-tokens)"
-ACTIONS_PENDING = "lands with issue 21 (branch s6-taskgraph)"
 
 
 @dataclass(frozen=True)
@@ -261,7 +260,6 @@ def test_team_every_task_revision_is_dated_and_made_by_its_actor(team: Played) -
     assert {t["ownerName"] for t in team.timeline["tasks"]} == {"bob"}
 
 
-@pytest.mark.xfail(strict=True, reason=ACTIONS_PENDING)
 def test_team_task_actions_say_what_each_revision_did(team: Played) -> None:
     assert [h["action"] for h in _history(team, "A")] == [
         "created",
