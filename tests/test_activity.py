@@ -24,7 +24,7 @@ def test_a_lane_is_in_its_open_turn_and_idle_after_its_last_end() -> None:
     assert activity_at(spans, 5).doing == "none"
     # a closed turn seen from before its end is open then; nothing later is read in
     assert activity_at([_turn(10, 50)], 40).doing == "turn"
-    assert activity_at([{"kind": "message", "time": 3}], None) .doing == "idle"
+    assert activity_at([{"kind": "message", "time": 3}], None).doing == "idle"
 
 
 def test_lane_now_says_the_roster_phase_over_the_log_and_nothing_when_frozen() -> None:

@@ -80,6 +80,6 @@ def lane_now_at(lane: Mapping[str, Any], live: bool, now: int) -> LaneNow | None
 
 
 def working_text(nows: Sequence[LaneNow | None]) -> str:
-    """"2 of 4 working": members in a turn, of the members the roster has."""
+    """ "2 of 4 working": members in a turn, of the members the roster has."""
     members = [n for n in nows if n is not None]
     return f"{sum(1 for n in members if n.working)} of {len(members)} working"
