@@ -32,7 +32,10 @@
     if (kind === "hm") return hm;
     if (kind === "d") return day;
     if (kind === "dhm") return day + " " + hm;
-    if (kind === "full") return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + hms;
+    if (kind === "full" || kind === "fullms") {
+      var ms3 = kind === "fullms" ? "." + String(d.getMilliseconds() + 1000).slice(1) : "";
+      return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + hms + ms3;
+    }
     return hms;
   }
 

@@ -95,6 +95,19 @@ class Moment:
     after: tuple[int, ...]
 
     @property
+    def at_fmt(self) -> str:
+        """How the moment's time is written: to the millisecond when another event
+        falls in the same second (a step between them would otherwise change nothing
+        that shows), else to the second."""
+        second = self.at // 1000
+        near = (*self.before[-1:], *self.after[:2])
+        return "fullms" if any(t != self.at and t // 1000 == second for t in near) else "full"
+
+    @property
+    def at_text(self) -> str:
+        return format_time(self.at, self.at_fmt)
+
+    @property
     def in_turn(self) -> int:
         return sum(1 for lane in self.lanes if lane.doing == "turn")
 
