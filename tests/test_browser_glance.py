@@ -5,6 +5,7 @@ replay cursor in the list view, the axis beside an open detail, UTC before local
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -98,7 +99,7 @@ def test_the_key_opens_and_shuts_by_keyboard_and_pointer_and_stays_as_left_acros
         ).all():
             box = glyph.bounding_box()
             assert box and box["width"] >= 1 and box["height"] >= 8
-            assert 0 <= box["x"] and box["x"] + box["width"] <= viewport["width"]
+            assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"]
         assert page.locator("#key .k-mark.sent:not(.pending)").inner_text() == "▲"
         assert page.locator("#key .k-mark.received").inner_text() == "▼"
         assert page.locator("#key .k-mark.prompt").inner_text() == "◆"
@@ -228,7 +229,7 @@ def _overlapping_ticks(page: Any) -> list[tuple[str, str]]:
     # Labels closer than this run together when read (a tick gets 46 px or more of room
     # for a label about 30 px wide).
     apart = 8
-    return [(a[0], b[0]) for a, b in zip(boxes, boxes[1:], strict=False) if b[1] < a[2] + apart]
+    return [(a[0], b[0]) for a, b in itertools.pairwise(boxes) if b[1] < a[2] + apart]
 
 
 @pytest.mark.parametrize("scheme", ["dark", "light"])
