@@ -10,13 +10,16 @@ MIN = 60_000
 
 
 @pytest.mark.parametrize(
-    ("ms", "text"),
-    [(0, "<1 min"), (59_999, "<1 min"), (3 * MIN, "3 min"), (60 * MIN, "1 h"),
-     (125 * MIN, "2 h 5 min"), (26 * 60 * MIN, "1 d 2 h"), (48 * 60 * MIN, "2 d"),
-     (-5, "<1 min")],
+    ("ms", "text", "precise"),
+    [(0, "<1 min", "<1 min"), (59_999, "<1 min", "<1 min"), (3 * MIN, "3 min", "3 min"),
+     (60 * MIN, "1 h", "1 h"), (125 * MIN, "2 h", "2 h 5 min"), (26 * 60 * MIN, "1 d", "1 d 2 h"),
+     (48 * 60 * MIN, "2 d", "2 d"), (-5, "<1 min", "<1 min")],
 )  # fmt: skip
-def test_durations_read_short(ms: int, text: str) -> None:
+def test_durations_read_short_and_the_tooltip_to_the_minute(
+    ms: int, text: str, precise: str
+) -> None:
     assert duration_text(ms) == text
+    assert duration_text(ms, precise=True) == precise
 
 
 def test_each_state_in_words_from_the_json_now_or_the_same_computation_without_it() -> None:
@@ -26,6 +29,8 @@ def test_each_state_in_words_from_the_json_now_or_the_same_computation_without_i
     assert turn is not None and turn.text == "in a turn · 3 min" and turn.working
     assert idle is not None and idle.text == "idle · 12 min" and not idle.working
     assert turn.title == "in a turn for 3 min"
+    long = lane_now_at({"now": {"state": "idle", "since": now - 125 * MIN}}, True, now)
+    assert long is not None and long.text == "idle · 2 h" and long.title == "idle for 2 h 5 min"
     prov = lane_now_at({"now": {"state": "provisioning", "since": None}}, True, now)
     failed = lane_now_at({"now": {"state": "failed", "since": None}}, True, now)
     assert prov is not None and prov.text == "provisioning"

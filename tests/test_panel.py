@@ -503,8 +503,11 @@ def test_through_the_real_service_a_poll_redraws_only_the_lane_whose_log_grew() 
 
 def _now_states(html: str) -> dict[str, str]:
     """Each lane's now-state text by its element id."""
-    found = re.findall(r'<div [^>]*class="now-state[^"]*" id="(lane-\d+)-now"[^>]*>([^<]*)<', html)
-    return {lane: unescape(text) for lane, text in found if text}
+    found = re.findall(
+        r'<div [^>]*class="now-state[^"]*" id="(lane-\d+)-now"[^>]*>(.*?)</div>', html
+    )
+    texts = {lane: unescape(re.sub(r"<[^>]+>", "", text)) for lane, text in found}
+    return {lane: text for lane, text in texts.items() if text}
 
 
 def test_live_lanes_say_what_each_member_is_doing_now_and_polls_keep_it_fresh(

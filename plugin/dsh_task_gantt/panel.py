@@ -585,9 +585,11 @@ def _with_now(lane: LaneShape, now: LaneNow | None) -> LaneShape:
     if now is None:
         html = empty
     else:
+        # "in a turn" reads "turn" in the narrow name cell (whole for screen readers).
+        text = Markup(now.text.replace("in a turn", '<span class="sr">in a </span>turn', 1))
         html = str(
             Markup('<div class="now-state now-{}" id="{}" title="{}">{}</div>').format(
-                now.state, piece_id, now.title, now.text
+                now.state, piece_id, now.title, text
             )
         )
     piece = Piece.of(piece_id, html)

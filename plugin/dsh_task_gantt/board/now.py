@@ -31,6 +31,8 @@ class LaneNow:
     since: int | None
     #: How long, in words ("3 min"); empty when the start is unknown or not a duration.
     duration: str
+    #: The same to the minute ("2 h 5 min"), for the tooltip.
+    precise: str = ""
 
     @property
     def text(self) -> str:
@@ -45,15 +47,16 @@ class LaneNow:
         if self.state == "failed":
             return "failed to start"
         word = _WORDS[self.state]
-        return f"{word} for {self.duration}" if self.duration else word
+        return f"{word} for {self.precise or self.duration}" if self.duration else word
 
     @property
     def working(self) -> bool:
         return self.state == "in-turn"
 
 
-def duration_text(ms: int) -> str:
-    """A short duration: "<1 min", "3 min", "2 h 5 min", "3 d 4 h"."""
+def duration_text(ms: int, *, precise: bool = False) -> str:
+    """A short duration: "<1 min", "3 min", "2 h", "3 d" (the lane's name cell is narrow
+    in a sidebar); ``precise``: "2 h 5 min", "3 d 4 h" (the tooltip)."""
     minutes = max(ms, 0) // _MINUTE_MS
     if minutes < 1:
         return "<1 min"
@@ -61,10 +64,10 @@ def duration_text(ms: int) -> str:
         return f"{minutes} min"
     if minutes < _DAY_MIN:
         hours, rest = divmod(minutes, _HOUR_MIN)
-        return f"{hours} h {rest} min" if rest else f"{hours} h"
+        return f"{hours} h {rest} min" if rest and precise else f"{hours} h"
     days, rest = divmod(minutes, _DAY_MIN)
     hours = rest // _HOUR_MIN
-    return f"{days} d {hours} h" if hours else f"{days} d"
+    return f"{days} d {hours} h" if hours and precise else f"{days} d"
 
 
 def lane_now_at(lane: Mapping[str, Any], live: bool, now: int) -> LaneNow | None:
@@ -76,7 +79,11 @@ def lane_now_at(lane: Mapping[str, Any], live: bool, now: int) -> LaneNow | None
         return None
     since = as_int(found.get("since"))
     timed = since is not None and state in {"in-turn", "idle"}
-    return LaneNow(state, since, duration_text(now - since) if timed and since is not None else "")
+    if not timed or since is None:
+        return LaneNow(state, since, "")
+    return LaneNow(
+        state, since, duration_text(now - since), duration_text(now - since, precise=True)
+    )
 
 
 def working_text(nows: Sequence[LaneNow | None]) -> str:
