@@ -559,6 +559,7 @@ def test_live_lanes_say_what_each_member_is_doing_now_and_polls_keep_it_fresh(
     delta = client.get(f"{PREFIX}/panel/board", params=params)
     assert delta.headers.get("X-Board-Delta") == "1"
     assert _now_states(delta.text)["lane-2"] == "in a turn · <1 min"
+    assert "turn · &lt;1 min</div>" in delta.text  # escaped like every text
     assert '<span class="working">3 of 5 working</span>' in delta.text
     # five minutes on, nothing appended: a redraw sends the durations, no lane again
     clock["now"] += 5 * 60_000

@@ -586,7 +586,8 @@ def _with_now(lane: LaneShape, now: LaneNow | None) -> LaneShape:
         html = empty
     else:
         # "in a turn" reads "turn" in the narrow name cell (whole for screen readers).
-        text = Markup(now.text.replace("in a turn", '<span class="sr">in a </span>turn', 1))
+        words = str(Markup.escape(now.text))  # "<1 min": escaped like any text
+        text = Markup(words.replace("in a turn", '<span class="sr">in a </span>turn', 1))
         html = str(
             Markup('<div class="now-state now-{}" id="{}" title="{}">{}</div>').format(
                 now.state, piece_id, now.title, text
