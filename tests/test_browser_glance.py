@@ -291,3 +291,26 @@ def test_no_time_is_shown_in_utc_before_the_page_writes_it_in_local_time(
         )
         assert hidden == 0
     assert pages[1].errors == []
+
+
+def test_a_step_to_an_event_in_the_same_second_changes_what_shows(
+    browser: Any, pages: list[Page]
+) -> None:
+    team = demo_team(live=False)
+    base = T0 + 20 * MINUTE + 100
+    team.message("lead", "ui", base, "first of two", msg_id="near-1")
+    team.message("ui", "lead", base + 250, "second of two", msg_id="near-2")
+    with Server(make_app(FakeProvider(team))) as server:
+        page = _open(pages, browser, SIDEBAR, timezone_id="Asia/Kolkata").page
+        page.goto(server.url(f"session=s-lead&at={base}"))
+        line = page.locator("#moment .moment-line time")
+        first = line.inner_text()
+        assert first.endswith(".100")  # local time, to the millisecond
+        page.locator("#cursor").focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "at => Number(document.getElementById('moment-data').dataset.at) === at",
+            arg=base + 250,
+        )
+        assert line.inner_text() != first and line.inner_text().endswith(".350")
+    assert pages[0].errors == []
