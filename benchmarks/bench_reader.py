@@ -39,8 +39,8 @@ from typing import Any
 import orjson
 import zstandard
 
-from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA
-from dsh_task_gantt.logs.reader import BULK_TYPES, LogReader
+from dsh_task_gantt.fold import BULK_TYPES, RUN_MARKS, UNREAD_DATA
+from dsh_task_gantt.logs.reader import LogReader
 
 SEED = 20261129
 T0 = 1_791_648_700_000

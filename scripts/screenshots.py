@@ -9,7 +9,8 @@ Two embedded hosts on 127.0.0.1 (free ports), both reading real zstd logs:
 
 - the live demo team (``DemoTeams``: the bundled team "invoices" regenerated to end
   now, in a temporary copy, with a background thread appending to it) for
-  ``panel-sidebar.png`` — sidebar width, live, a message open — the README's picture;
+  ``panel-sidebar.png`` — sidebar width, live, a message open — the README's picture —
+  and ``panel-key.png`` (a full window, live, the key open: what each lane is doing now);
 - the committed fixtures ``fixtures/sessions`` (frozen) for the full-window and list
   views of the "invoices" team (a lead and three teammates adding a CSV export), the
   start page (``start-page.png``: teams, then the single sessions opened), and the
@@ -64,6 +65,10 @@ def live_sidebar(browser: Browser, out: Path) -> None:
             page.locator(".lane:not([data-lane='lead']) .mark.sent").last.click()
             page.locator("#detail .message-card").wait_for()
             _shoot(page, out / f"panel-sidebar{suffix}.png")
+            page = _page(browser, WIDE, scheme, url)
+            page.locator("#key > summary").click()
+            page.locator("#key .key-list").wait_for()
+            _shoot(page, out / f"panel-key{suffix}.png")
 
 
 def fixture_views(browser: Browser, out: Path) -> None:

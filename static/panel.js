@@ -32,7 +32,10 @@
     if (kind === "hm") return hm;
     if (kind === "d") return day;
     if (kind === "dhm") return day + " " + hm;
-    if (kind === "full") return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + hms;
+    if (kind === "full" || kind === "fullms") {
+      var ms3 = kind === "fullms" ? "." + String(d.getMilliseconds() + 1000).slice(1) : "";
+      return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + hms + ms3;
+    }
     return hms;
   }
 
@@ -397,9 +400,15 @@
 
   function msAtX(clientX) {
     var m = meta();
-    var track = board.querySelector(".row > .track");
+    // In the list view the cursor's own bar stands for the extent.
+    var listBar = document.body.classList.contains("list-mode");
+    var track = listBar ? cursor.el : board.querySelector(".row > .track");
     if (!m || !track) return null;
     var rect = track.getBoundingClientRect();
+    if (listBar) {  // the bar's line runs inside its padding
+      var pad = parseFloat(getComputedStyle(track).paddingLeft) || 0;
+      rect = { left: rect.left + pad, width: rect.width - 2 * pad };
+    }
     var frac = Math.min(Math.max((clientX - rect.left) / Math.max(rect.width, 1), 0), 1);
     return m.start + frac * (m.end - m.start);
   }
@@ -422,6 +431,9 @@
     setAttr(el, "aria-valuemax", String(m.end));
     setAttr(el, "aria-valuenow", String(set ? cursor.at : m.end));
     setAttr(el, "aria-valuetext", set ? fmt(cursor.at, "full") : "the present");
+    var frac = set ? (Math.min(Math.max(cursor.at, m.start), m.end) - m.start) / Math.max(m.end - m.start, 1) : 1;
+    // The list view's bar places its knob from this alone (the chart is not laid out).
+    if (el.style.getPropertyValue("--cursor-frac") !== String(frac)) el.style.setProperty("--cursor-frac", String(frac));
     if (!set) {
       // Parked at the end of the track, by the stylesheet.
       if (el.style.left) { el.style.left = ""; el.style.height = ""; }
@@ -429,7 +441,6 @@
     }
     var t = String((cursor.at - m.start) / 1000);
     if (chart && chart.style.getPropertyValue("--cursor-t") !== t) chart.style.setProperty("--cursor-t", t);
-    var frac = (Math.min(Math.max(cursor.at, m.start), m.end) - m.start) / Math.max(m.end - m.start, 1);
     el.style.left = (trackOffset() + frac * trackWidth()) + "px";
     // As tall as the chart (the scroller may be taller: it fills the window).
     var height = chart ? chart.offsetHeight + "px" : "";
@@ -606,6 +617,8 @@
     cursor.el.setPointerCapture(ev.pointerId);
     focusCursor();
     ev.preventDefault();
+    // The list view's bar: a press anywhere on it is the moment there.
+    if (document.body.classList.contains("list-mode")) setCursor(msAtX(ev.clientX));
   }
   function endDrag(ev) {
     if (cursor.dragging !== ev.pointerId) return;
@@ -681,6 +694,20 @@
     document.getElementById("list-toggle").addEventListener("click", toggleList);
     scroller.addEventListener("scroll", onScroll, { passive: true });
     window.addEventListener("resize", function () { apply(); syncInputs(); });
+    // The ticks and mark rows were laid out for the track's width: when it changes by
+    // much (a detail opens beside the chart, the window is resized), ask for the board
+    // again, once the width has settled.
+    if (window.ResizeObserver) {
+      var resized = null;
+      new ResizeObserver(function () {
+        window.clearTimeout(resized);
+        resized = window.setTimeout(function () {
+          var cur = meta();
+          if (!cur || cur.empty || document.body.classList.contains("list-mode")) return;
+          if (Math.abs(visibleTrack() - cur.trackPx) > cur.trackPx * 0.2) refresh();
+        }, 150);
+      }).observe(scroller);
+    }
 
     document.addEventListener("click", function (ev) {
       var t = ev.target instanceof Element ? ev.target : null;

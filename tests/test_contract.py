@@ -23,7 +23,7 @@ TIMELINE_KEYS = {
 }  # fmt: skip
 LANE_KEYS = {
     "id", "kind", "name", "sessionId", "index", "label", "color", "phase", "status", "createdAt",
-    "channel", "error", "spans", "taskIds",
+    "channel", "error", "spans", "taskIds", "now",
 }  # fmt: skip
 SPAN_KEYS = {"kind", "id", "time", "end", "from", "to", "direction", "preview", "sessionId"}
 #: Added beyond the documented contract (adding fields is allowed): a message's delivery time.
@@ -82,6 +82,18 @@ def test_lanes_and_spans(timeline: dict[str, Any]) -> None:
         assert lane["status"] in {"running", "idle", None}
         assert lane["channel"] in {"snapshot", "persisted", "empty", "unreadable"}
         assert _nullable(lane["createdAt"], int) and _nullable(lane["error"], str)
+        now = lane["now"]
+        # null when frozen; else a state and since (ms or null)
+        assert (
+            now is None
+            if not timeline["live"]
+            else now is None
+            or (
+                set(now) == {"state", "since"}
+                and now["state"] in {"in-turn", "idle", "provisioning", "failed"}
+                and _nullable(now["since"], int)
+            )
+        )
         times = [span["time"] for span in lane["spans"]]
         assert times == sorted(times)
         for span in lane["spans"]:

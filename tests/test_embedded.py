@@ -757,6 +757,10 @@ def test_a_log_without_its_header_yet_is_not_listed_and_joins_its_team_once_writ
     assert client.get(f"{PREFIX}/start/live").json() == before  # nothing to place yet
     assert client.get(f"{PREFIX}/start/live").json() == before
     assert len(lists) == 2  # a log that stays as it was is not listed again
+    # not silently: the page says which log it leaves out, and why
+    note = re.search(r'<p class="headerless"[^>]*>(.*?)</p>', client.get("/").text, re.S)
+    assert note is not None and "1 log is not listed: no session header was read" in note[1]
+    assert str(log_file.relative_to(made.root)) in note[1]
     header = {
         "type": "session",
         "id": "session-joining",
@@ -771,3 +775,4 @@ def test_a_log_without_its_header_yet_is_not_listed_and_joins_its_team_once_writ
     assert lone.lead_id in [lead for group in after["groups"] for lead in group["leads"]]
     assert "session-joining" not in after["singles"]
     assert after["summary"] == "4 teams in 2 workspaces · 1 single session"
+    assert 'class="headerless"' not in client.get("/").text

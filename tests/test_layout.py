@@ -361,3 +361,17 @@ def test_a_tick_label_at_an_end_of_the_track_is_not_centred_off_it() -> None:
     assert ticks[-1].ms == base + 10 * MIN and ticks[-1].align == "end"
     assert len(ticks) > 2
     assert all(t.align == "" for t in ticks[1:-1])
+
+
+def test_a_label_held_at_an_end_of_the_track_never_runs_into_its_neighbour() -> None:
+    """The extent starts seconds before a tick: that tick's label is held at the track's
+    start (it reaches a whole label inward), so with the steps as tight as the labels
+    allow it would touch the next label: it goes, the even steps stay."""
+    step = 60_000  # 46 px per minute: "hm" labels at their tightest
+    base = T0 // step * step
+    start, end = base - 5_000, base + 20 * step + 4_000
+    px = round((end - start) / step * 46)
+    _, ticks = make_ticks(start, end, start, end, px)
+    assert ticks and ticks[1].ms - ticks[0].ms == step
+    assert all(t.align == "" for t in ticks)  # no label is pushed into another
+    assert ticks[0].ms == base + step and ticks[-1].ms == base + 19 * step

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from html import unescape
 from html.parser import HTMLParser
 from typing import Any
 
@@ -498,3 +499,82 @@ def test_through_the_real_service_a_poll_redraws_only_the_lane_whose_log_grew() 
     assert 'class="turn c2 v0 open"' in delta.text  # m2's new, running turn
     fresh = client.get(f"{PREFIX}/panel/board", params={"session": "lead"}).text
     assert 'class="turn c2 v0 open"' in fresh and fresh.count('class="row lane') == 3
+
+
+def _now_states(html: str) -> dict[str, str]:
+    """Each lane's now-state text by its element id."""
+    found = re.findall(
+        r'<div [^>]*class="now-state[^"]*" id="(lane-\d+)-now"[^>]*>(.*?)</div>', html
+    )
+    texts = {lane: unescape(re.sub(r"<[^>]+>", "", text)) for lane, text in found}
+    return {lane: text for lane, text in texts.items() if text}
+
+
+def test_live_lanes_say_what_each_member_is_doing_now_and_polls_keep_it_fresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a turn · n min, idle · n min, provisioning, failed; the status line counts the
+    members in a turn; a poll after an append (or minutes later) sends the now-states
+    that changed, not the lanes."""
+    from dsh_task_gantt import panel as panel_module
+    from dsh_task_gantt.service import TimelineService
+    from tests.kit.fakehost import FakeContext, FakePersistence, ev, header
+
+    clock = {"now": T0 + 10 * 60_000}
+    monkeypatch.setattr(panel_module, "now_ms", lambda: clock["now"])
+    persistence = FakePersistence()
+
+    def member(seq: int, mid: str, phase: str) -> dict[str, Any]:
+        data = {"id": mid, "name": mid, "phase": phase, "context": "fresh"}
+        return ev("team/member", seq, T0, {"version": 2, "teamId": "lead", "member": data})
+
+    lead = [ev("turn/start", 0, T0, {"turn": "t0"}), member(1, "m1", "active")]
+    lead += [member(2, "m2", "active"), member(3, "m3", "provisioning")]
+    lead += [member(4, "m4", "provisioning"), member(5, "m4", "failed")]
+    persistence.put("lead", header("lead"), lead)
+    persistence.put(
+        "m1", header("m1", parent="lead"), [ev("turn/start", 0, T0 + 7 * 60_000, {"turn": "a"})]
+    )
+    m2 = [
+        ev("turn/start", 0, T0 + 60_000, {"turn": "b"}),
+        ev("turn/end", 1, T0 + 2 * 60_000, {"turn": "b"}),
+    ]
+    persistence.put("m2", header("m2", parent="lead"), m2)
+    service = TimelineService(
+        FakeContext(sessionPersistence=persistence).get, clock=lambda: clock["now"]
+    )
+    client = TestClient(make_app(service))
+    board = client.get(f"{PREFIX}/panel", params={"session": "lead"}).text
+    assert _now_states(board) == {
+        "lane-0": "in a turn · 10 min",
+        "lane-1": "in a turn · 3 min",
+        "lane-2": "idle · 8 min",
+        "lane-3": "provisioning",
+        "lane-4": "failed",
+    }
+    assert '<span class="working">2 of 5 working</span>' in board
+    # m2 starts a turn: the poll's delta says so, and the count follows
+    persistence.append("m2", [ev("turn/start", 2, T0 + 10 * 60_000, {"turn": "c"})])
+    params = {"session": "lead", "v": _version(board), "b": _token(board)}
+    delta = client.get(f"{PREFIX}/panel/board", params=params)
+    assert delta.headers.get("X-Board-Delta") == "1"
+    assert _now_states(delta.text)["lane-2"] == "in a turn · <1 min"
+    assert "turn · &lt;1 min</div>" in delta.text  # escaped like every text
+    assert '<span class="working">3 of 5 working</span>' in delta.text
+    # five minutes on, nothing appended: a redraw sends the durations, no lane again
+    clock["now"] += 5 * 60_000
+    params = {"session": "lead", "v": _version(delta.text), "b": _token(delta.text)}
+    later = client.get(f"{PREFIX}/panel/board", params={**params, "drawn": str(T0)})
+    assert later.headers.get("X-Board-Delta") == "1"
+    assert _now_states(later.text) == {
+        "lane-0": "in a turn · 15 min",
+        "lane-1": "in a turn · 8 min",
+        "lane-2": "in a turn · 5 min",
+    }
+    assert 'class="row lane' not in later.text and 'class="name"' not in later.text
+    # a replayed moment says nothing of now (its lanes say what they did then)
+    frozen = client.get(f"{PREFIX}/panel", params={"session": "lead", "at": str(T0 + 60_000)})
+    assert (
+        _now_states(frozen.text) == {}
+        and "working" not in frozen.text.split('id="status"')[1][:400]
+    )

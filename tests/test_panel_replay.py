@@ -201,3 +201,28 @@ def test_a_lane_state_says_utc_only_when_it_names_a_time() -> None:
     assert any(not title.endswith(" UTC") for title in titles)  # "nothing yet" is there
     for title in titles:
         assert title.endswith(" UTC") == bool(re.search(r"\d\d:\d\d:\d\d", title)), title
+
+
+def _moment_line(html: str) -> str:
+    found = re.search(r'<p class="moment-line">(.*?)</p>', html, re.S)
+    assert found is not None
+    return html_text.unescape(re.sub(r"<[^>]+>", "", found.group(1)))
+
+
+def test_steps_between_events_in_one_second_each_show_a_different_moment() -> None:
+    """Two events 250 ms apart: stepping from one to the other changes the line that
+    shows (its time, to the millisecond), not only the cursor's number."""
+    team = demo_team(live=False)
+    base = T0 + 20 * MINUTE + 100
+    team.message("lead", "ui", base, "first of two", msg_id="near-1")
+    team.message("ui", "lead", base + 250, "second of two", msg_id="near-2")
+    client = _client(team)
+    first = client.get(f"{PREFIX}/panel/moment?session=s-lead&at={base}").text
+    second = client.get(f"{PREFIX}/panel/moment?session=s-lead&at={base}&step=next").text
+    assert f'data-at="{base + 250}"' in second
+    assert _moment_line(first) != _moment_line(second)
+    assert ".100 UTC" in _moment_line(first) and ".350 UTC" in _moment_line(second)
+    assert 'data-fmt="fullms"' in second
+    # a moment alone in its second is written to the second, as before
+    alone = client.get(f"{PREFIX}/panel/moment?session=s-lead&at={T0 + 3 * MINUTE + 30_500}")
+    assert re.search(r"\d\d:\d\d:\d\d UTC", _moment_line(alone.text))

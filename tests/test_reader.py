@@ -730,3 +730,24 @@ def test_an_error_while_decompressing_ahead_is_raised_to_the_reader() -> None:
 
     with pytest.raises(ValueError, match="job 0"):
         list(ahead_thread.run_ahead(iter(range(3)), failing))
+
+
+def test_reading_knows_no_fold() -> None:
+    """The reader is a floor below the fold: no module of ``logs`` imports it, and the
+    reader re-exports none of its names (the fold's BULK_TYPES is imported from the
+    fold by whoever needs it)."""
+    import ast
+
+    import dsh_task_gantt.logs as logs_package
+    from dsh_task_gantt.logs import reader
+
+    root = Path(logs_package.__file__).parent
+    importing = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                if "fold" in module.split("."):
+                    importing.append(f"{path.relative_to(root)}: {module}")
+    assert importing == []
+    assert not hasattr(reader, "BULK_TYPES") and "BULK_TYPES" not in reader.__all__

@@ -24,7 +24,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 
-from .board.geometry import as_str, parse_count
+from .board.geometry import as_map, as_seq, as_str, parse_count
 from .board.model import counted
 from .board.moment import (
     LaneAt,
@@ -35,6 +35,7 @@ from .board.moment import (
     malformed_at,
     step_from,
 )
+from .board.now import LaneNow, lane_now_at, working_text
 from .board.pieces import BoardPieces, LaneShape, Piece, Shown, ShownBoards, board_delta
 from .board.view_model import task_row_key
 from .clock import now_ms
@@ -179,11 +180,21 @@ class Panel:
         lanes: list[LaneShape],
         session_id: str,
         moment: Moment | None = None,
+        timeline: Mapping[str, Any] | None = None,
     ) -> BoardPieces:
         context = {"board": board, "prefix": self._prefix, "session_id": session_id}
         if moment is not None and not board.empty:
             rows_then = zip(lanes, board.lanes, moment.lanes, strict=True)
             lanes = [self._lane_at(lane, row, then, session_id) for lane, row, then in rows_then]
+        nows: list[LaneNow | None] = []
+        if board.live and moment is None and timeline is not None and not board.empty:
+            at = now_ms()
+            raw = [as_map(lane) for lane in as_seq(timeline.get("lanes"))]
+            if len(raw) == len(lanes):
+                nows = [lane_now_at(lane, True, at) for lane in raw]
+        lanes = [
+            _with_now(lane, nows[n] if n < len(nows) else None) for n, lane in enumerate(lanes)
+        ]
         tasks: list[Piece] = []
         template = self._env.get_template("task_row.html")
         for n, task in enumerate(board.task_rows, start=board.tasks_before):
@@ -214,6 +225,7 @@ class Panel:
             ),
             listing=Piece.of("list", self._env.get_template("list.html").render(context)),
             empty=board.empty,
+            working=working_text(nows) if nows else "",
         )
 
     def _lane_at(
@@ -323,7 +335,7 @@ class Panel:
         if params.get("list") == "1":
             view = replace(view, listing=True)
         board, lanes, moment = self._replayed(result, view, session_id, to_moment=True)
-        pieces = self._board_pieces(board, lanes, session_id, moment)
+        pieces = self._board_pieces(board, lanes, session_id, moment, result.data)
         return {
             "session_id": session_id,
             "board": board,
@@ -333,6 +345,7 @@ class Panel:
             "etag": result.etag,
             "drawn": now_ms(),
             "list_mode": params.get("list") == "1",
+            "working": pieces.working,
             "message": self._message_context(result.data, message) if message else None,
             "htmx_file": HTMX_FILE,
             "poll_every": POLL_EVERY,
@@ -368,7 +381,7 @@ class Panel:
         if result is None:
             return self._not_found(request, "session")
         board, lanes, moment = self._replayed(result, parse_view(params), session_id)
-        pieces = self._board_pieces(board, lanes, session_id, moment)
+        pieces = self._board_pieces(board, lanes, session_id, moment, result.data)
         held = self._shown.get(params.get("b")) if shown and result.live else None
         return self._answer(result, session_id, board, pieces, moment, held, not result.live)
 
@@ -389,7 +402,7 @@ class Panel:
             times = self._moments.times(result.etag, result.data)
             view = replace(view, at=step_from(times, view.at, step))
         board, lanes, moment = self._replayed(result, view, session_id, to_moment=True)
-        pieces = self._board_pieces(board, lanes, session_id, moment)
+        pieces = self._board_pieces(board, lanes, session_id, moment, result.data)
         held = self._shown.get(params.get("b"))
         return self._answer(
             result, session_id, board, pieces, moment, held, False, moment_line=True
@@ -512,6 +525,7 @@ class Panel:
             "etag": result.etag,
             "drawn": now_ms(),
             "token": self._shown.remember(now_shown),
+            "working": pieces.working,
         }
         if delta is not None:
             response = self._render(
@@ -565,6 +579,27 @@ def _lane_versions(result: TimelineResult, plan: BoardPlan) -> tuple[int, ...] |
     ):
         return None
     return tuple(part.generation for part in parts)
+
+
+def _with_now(lane: LaneShape, now: LaneNow | None) -> LaneShape:
+    """The lane with its now-state (empty: frozen, replaying, or no member) drawn into
+    the placeholder its name cell holds (lane_name.html)."""
+    piece_id = f"{lane.dom_id}-now"
+    empty = f'<div class="now-state" id="{piece_id}"></div>'
+    if now is None:
+        html = empty
+    else:
+        # "in a turn" reads "turn" in the narrow name cell (whole for screen readers).
+        words = str(Markup.escape(now.text))  # "<1 min": escaped like any text
+        text = Markup(words.replace("in a turn", '<span class="sr">in a </span>turn', 1))
+        html = str(
+            Markup('<div class="now-state now-{}" id="{}" title="{}">{}</div>').format(
+                now.state, piece_id, now.title, text
+            )
+        )
+    piece = Piece.of(piece_id, html)
+    whole = lane.whole if html == empty else Markup(str(lane.whole).replace(empty, html, 1))
+    return replace(lane, now=piece, whole=whole)
 
 
 def _bad_at() -> HTMLResponse:

@@ -23,6 +23,8 @@ def format_time(ms: int, fmt: str = "hms") -> str:
         return moment.strftime("%b %d")
     if fmt == "full":
         return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    if fmt == "fullms":  # two events in one second: the milliseconds tell them apart
+        return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d} UTC"
     return moment.strftime("%H:%M:%S")
 
 

@@ -19,6 +19,9 @@ TICK_STEPS_MS: tuple[int, ...] = (
 #: The room (px) a tick needs for its label, by label format ("12:05" is short,
 #: "Oct 10 12:05" is not): a sidebar gets ticks every 5 minutes, not every 10.
 TICK_LABEL_PX = {"hms": 64, "hm": 46, "dhm": 88, "d": 52}
+#: How much of a tick's room its label's text takes, and the gap two labels keep.
+_LABEL_SHARE = 0.7
+_LABEL_GAP_PX = 6
 #: Never draw more ticks than this (a deep zoom on a long team): the rest is off screen.
 MAX_TICKS = 240
 #: The smallest extent drawn.
@@ -188,6 +191,16 @@ def make_ticks(
         )
         for ms in range(first, hi + 1, step)
     )
+    # A label held at an end of the track reaches a whole label's width inward, not
+    # half: when its neighbour is too close for both, the end's label goes (the rest
+    # keep their even steps).
+    room = step * px_per_ms
+    label_px = TICK_LABEL_PX[fmt] * _LABEL_SHARE
+    if room < 1.5 * label_px + _LABEL_GAP_PX and len(ticks) > 1:
+        if ticks[0].align == "start":
+            ticks = ticks[1:]
+        if len(ticks) > 1 and ticks[-1].align == "end":
+            ticks = ticks[:-1]
     return fmt, ticks
 
 

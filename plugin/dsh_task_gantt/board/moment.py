@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..timeline.activity import activity_at
 from ..timetext import format_time
 from .geometry import as_int, as_map, as_seq, as_str, parse_time_param
 from .model import counted
@@ -30,6 +31,7 @@ LATEST_MS = 253_402_300_799_999
 
 #: The order statuses are counted in, in the summary (others follow by name).
 _STATUS_ORDER = ("pending", "in_progress", "completed", "deleted")
+_MESSAGE_KINDS = frozenset({"message", "user-prompt"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,19 @@ class Moment:
     #: so the browser finds the event before or after any time inside it.
     before: tuple[int, ...]
     after: tuple[int, ...]
+
+    @property
+    def at_fmt(self) -> str:
+        """How the moment's time is written: to the millisecond when another event
+        falls in the same second (a step between them would otherwise change nothing
+        that shows), else to the second."""
+        second = self.at // 1000
+        near = (*self.before[-1:], *self.after[:2])
+        return "fullms" if any(t != self.at and t // 1000 == second for t in near) else "full"
+
+    @property
+    def at_text(self) -> str:
+        return format_time(self.at, self.at_fmt)
 
     @property
     def in_turn(self) -> int:
@@ -199,49 +214,31 @@ def moment_at(timeline: Mapping[str, Any], at: int, times: Sequence[int] = ()) -
 
 
 def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
-    turn_since: int | None = None
-    idle_since: int | None = None
-    seen = False
+    spans = as_seq(lane.get("spans"))
+    activity = activity_at(spans, at)
     # The latest by (time, id): two messages in the same millisecond are told apart the
     # same way whatever order the lane lists them in.
     sent: tuple[int, str, Mapping[str, Any]] | None = None
     received: tuple[int, str, Mapping[str, Any]] | None = None
-    for raw in as_seq(lane.get("spans")):
+    for raw in spans:
         span = as_map(raw)
         time = as_int(span.get("time"))
-        if time is None or time > at:
+        if time is None or time > at or as_str(span.get("kind")) not in _MESSAGE_KINDS:
             continue
-        seen = True
-        kind = as_str(span.get("kind"))
-        if kind == "turn":
-            end = as_int(span.get("end"))
-            if end is None or end > at:
-                # Overlapping turns (a host restart) count from the latest start.
-                turn_since = time if turn_since is None else max(turn_since, time)
+        outgoing = span.get("direction") == "outgoing"
+        if not outgoing and not _delivered_by(span, at):
+            continue
+        found = (time, as_str(span.get("id")), span)
+        best = sent if outgoing else received
+        if best is None or found[:2] > best[:2]:
+            if outgoing:
+                sent = found
             else:
-                idle_since = end if idle_since is None else max(idle_since, end)
-        elif kind in {"message", "user-prompt"}:
-            outgoing = span.get("direction") == "outgoing"
-            if not outgoing and not _delivered_by(span, at):
-                continue
-            found = (time, as_str(span.get("id")), span)
-            best = sent if outgoing else received
-            if best is None or found[:2] > best[:2]:
-                if outgoing:
-                    sent = found
-                else:
-                    received = found
-    since: int | None
-    if turn_since is not None:
-        doing, since = "turn", turn_since
-    elif seen:
-        doing, since = "idle", idle_since
-    else:
-        doing, since = "none", None
+                received = found
     return LaneAt(
         lane_id=as_str(lane.get("id")),
-        doing=doing,
-        since=since,
+        doing=activity.doing,
+        since=activity.since,
         sent=_message_at(sent, "to") if sent else None,
         received=_message_at(received, "from") if received else None,
     )

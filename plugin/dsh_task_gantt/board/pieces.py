@@ -55,6 +55,9 @@ class LaneShape:
     name: Piece
     chunks: tuple[Piece, ...]
     whole: Markup
+    #: What the member is doing now (live; empty otherwise), inside the name cell but
+    #: kept apart: it changes with the clock, the name cell with the lane.
+    now: Piece | None = None
 
     @property
     def track_id(self) -> str:
@@ -72,6 +75,8 @@ class BoardPieces:
     tasks_foot: Piece
     listing: Piece
     empty: bool
+    #: The status line's "2 of 4 working" (live, in the present; else empty).
+    working: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +104,8 @@ class Shown:
         digests.update((task.id, task.digest) for task in pieces.tasks)
         for lane in pieces.lanes:
             digests[lane.name.id] = lane.name.digest
+            if lane.now is not None:
+                digests[lane.now.id] = lane.now.digest
             digests.update((c.id, c.digest) for c in lane.chunks)
         return cls(
             skeleton=(pieces.empty, bool(pieces.tasks)),
@@ -154,6 +161,9 @@ def board_delta(old: Shown, pieces: BoardPieces, new: Shown | None = None) -> De
         drawn = {c.id for c in kept}
         replaced.extend(_deleted(chunk_id) for chunk_id in old_ids if chunk_id not in drawn)
         replaced.extend(p.out_of_band() for p in (lane.name, *kept) if changed(p))
+        # A name cell swapped anew holds an empty now-state: send the state again too.
+        if lane.now is not None and (changed(lane.now) or changed(lane.name)):
+            replaced.append(lane.now.out_of_band())
         appended.extend((f"beforeend:#{lane.track_id}", c.html) for c in added)
     # A lane more (the "unassigned" lane comes and goes with ownerless tasks) goes before
     # the tasks; a lane fewer is deleted.

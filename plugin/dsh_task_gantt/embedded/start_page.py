@@ -89,6 +89,8 @@ class StartPageView:
     card_url: str
     stylesheets: tuple[str, ...]
     scripts: tuple[str, ...]
+    #: Logs left out because the listing read no header in them (paths under the root).
+    headerless: tuple[str, ...] = ()
 
 
 #: One log's state: its session folder's identity (a newer log file beside it changes
@@ -178,7 +180,8 @@ class StartPage:
         return HTMLResponse(html, headers=START_PAGE_HEADERS)
 
     async def view(self) -> StartPageView:
-        groups, singles = self.arranged(await self.listing())
+        found = await self.listing()
+        groups, singles = self.arranged(found)
         static = [self.url_path_for("static", name=n) for n in ("start.css", "start.js")]
         return StartPageView(
             title=self.title,
@@ -193,7 +196,20 @@ class StartPage:
             card_url=CARD_PATH,
             stylesheets=(static[0],),
             scripts=(static[1], self.url_path_for("static", name="embed.js")),
+            headerless=self._headerless_paths(),
         )
+
+    def _headerless_paths(self) -> tuple[str, ...]:
+        """The logs the listing left out for want of a header, by their path under the
+        root: a page that hides one says so (it may be a log just created, or one whose
+        first line never becomes a header)."""
+        root = str(self.sessions_root)
+        found = []
+        for session_id in sorted(self._headerless):
+            place = self._log_paths.get(session_id)
+            if place is not None:
+                found.append(os.path.relpath(place[1], root))
+        return tuple(found)
 
     def arranged(self, found: Listing) -> tuple[tuple[WorkspaceGroup, ...], tuple[TeamCard, ...]]:
         """The cards as the first answer shows them, each placed where its last summary

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..events import as_int
 from ..fold.text import key, text
+from .activity import lane_now
 from .colours import ON_COLOR, PALETTE, UNASSIGNED_COLOR
 from .inputs import TeamSnapshot
 from .liveness import is_live, time_range
@@ -15,11 +16,11 @@ from .roster import Lane
 from .spans import sorted_spans
 
 
-def _lane_json(lane: Lane, index: int) -> dict[str, Any]:
+def _lane_json(lane: Lane, index: int, live: bool) -> dict[str, Any]:
     source = lane.source
     fill = UNASSIGNED_COLOR[0] if lane.slot is None else PALETTE[lane.slot][0]
     status = source.agent_status if source else None
-    return {
+    lane_json: dict[str, Any] = {
         "id": lane.id,
         "kind": lane.kind,
         "name": lane.name,
@@ -35,6 +36,8 @@ def _lane_json(lane: Lane, index: int) -> dict[str, Any]:
         "spans": sorted_spans(lane),
         "taskIds": list(lane.task_ids),
     }
+    lane_json["now"] = lane_now(lane_json, live)
+    return lane_json
 
 
 def _diagnostics(model: Model, unreadable: list[Lane]) -> dict[str, Any]:
@@ -102,7 +105,7 @@ def build_timeline(team: TeamSnapshot) -> dict[str, Any]:
         "source": "partial" if unreadable or cut_short else "log",
         "live": live,
         "range": {"start": start, "end": end},
-        "lanes": [_lane_json(lane, i) for i, lane in enumerate(model.lanes)],
+        "lanes": [_lane_json(lane, i, live) for i, lane in enumerate(model.lanes)],
         "tasks": model.tasks,
         "criticalPath": model.graph.critical_path.json() if model.graph.critical_path else None,
         "notes": notes,

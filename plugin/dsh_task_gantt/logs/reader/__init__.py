@@ -45,9 +45,6 @@ What to skip is the caller's choice (the fold says what it never reads:
 
 from __future__ import annotations
 
-# Moved: the fold owns what it does not read. Kept here for callers that still import
-# it from the reader (benchmarks/bench_reader.py); the reader itself never uses it.
-from dsh_task_gantt.fold import BULK_TYPES
 from dsh_task_gantt.logs.reader.log_reader import Checkpoint, LogReader, ReadBatch, ReaderState
 from dsh_task_gantt.logs.reader.raw_scan import RawScan, read_header
 from dsh_task_gantt.logs.reader.skip_rules import SkipTypes
@@ -55,7 +52,6 @@ from dsh_task_gantt.logs.reader.units import is_zstd_path
 from dsh_task_gantt.logs.reader.zstd_batches import MAX_FRAME_BYTES, decompress_frame
 
 __all__ = [
-    "BULK_TYPES",
     "MAX_FRAME_BYTES",
     "Checkpoint",
     "LogReader",

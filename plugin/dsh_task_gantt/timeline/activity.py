@@ -1,0 +1,74 @@
+"""What a lane is doing at a moment: in a turn since when, or idle since when.
+
+One computation for the present (a lane's ``now`` in the timeline JSON, the panel's
+"in a turn · 3 min") and for any past moment (the replay cursor): both read the lane's
+spans as the JSON has them, and nothing after the moment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: What a lane can be doing at a moment (``none``: nothing on it yet).
+IN_TURN, IDLE, NOTHING = "turn", "idle", "none"
+#: The JSON's lane ``now.state`` values.
+NOW_STATES = ("in-turn", "idle", "provisioning", "failed")
+#: Member phases the roster reports that outrank the log: no turn is read into them.
+_ROSTER_STATES = frozenset({"provisioning", "failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    doing: str
+    #: In a turn since (its start), idle since (the last turn's end); ``None``: unknown.
+    since: int | None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def activity_at(spans: Iterable[Any], at: int | None) -> Activity:
+    """The lane at ``at`` (``None``: after everything it holds). A turn that started by
+    then and had not ended is open; overlapping turns (a host restart) count from the
+    latest start; idle counts from the latest end at or before ``at``."""
+    turn_since: int | None = None
+    idle_since: int | None = None
+    seen = False
+    for raw in spans:
+        if not isinstance(raw, Mapping):
+            continue
+        time = _int(raw.get("time"))
+        if time is None or (at is not None and time > at):
+            continue
+        seen = True
+        if raw.get("kind") != "turn":
+            continue
+        end = _int(raw.get("end"))
+        if end is None or (at is not None and end > at):
+            turn_since = time if turn_since is None else max(turn_since, time)
+        else:
+            idle_since = end if idle_since is None else max(idle_since, end)
+    if turn_since is not None:
+        return Activity(IN_TURN, turn_since)
+    if seen:
+        return Activity(IDLE, idle_since)
+    return Activity(NOTHING, None)
+
+
+def lane_now(lane: Mapping[str, Any], live: bool) -> dict[str, Any] | None:
+    """A lane's JSON ``now``: ``None`` when the team is frozen or the lane is no member
+    (``unassigned``); the roster's provisioning/failed phase when it says so; else in a
+    turn or idle, from the lane's spans."""
+    if not live or lane.get("kind") == "unassigned":
+        return None
+    phase = lane.get("phase")
+    if isinstance(phase, str) and phase in _ROSTER_STATES:
+        return {"state": phase, "since": None}
+    spans = lane.get("spans")
+    found = activity_at(spans if isinstance(spans, list | tuple) else (), None)
+    if found.doing == IN_TURN:
+        return {"state": "in-turn", "since": found.since}
+    return {"state": "idle", "since": found.since}

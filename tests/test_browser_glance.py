@@ -1,0 +1,316 @@
+"""The panel at a glance, in real Chromium against a real uvicorn server on loopback:
+the key, what each member is doing now, and the small things a newcomer trips on (the
+replay cursor in the list view, the axis beside an open detail, UTC before local time).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from dsh_task_gantt import panel as panel_module
+from tests.kit import browser as browser_kit
+from tests.kit.boardteams import T0, FakeProvider, TeamBuilder, demo_team, make_app
+from tests.kit.browser import CHROMIUM, ONE_POLL_MS, SIDEBAR, WIDE, Server
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's /usr/bin/chromium is not installed"),
+]
+
+browser = browser_kit.browser
+MINUTE = 60_000
+LOOKS = [
+    pytest.param(view, scheme, id=f"{view['width']}-{scheme}")
+    for view in (SIDEBAR, WIDE)
+    for scheme in ("light", "dark")
+]
+
+
+class Page:
+    """A page in a context of its own (viewport, colour scheme, time zone, scripts), with
+    the errors it logs."""
+
+    def __init__(self, browser: Any, viewport: dict[str, int], **options: Any) -> None:
+        self.context = browser.new_context(viewport=viewport, **options)
+        self.context.set_default_timeout(5_000)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+
+
+@pytest.fixture
+def pages(browser: Any) -> Iterator[list[Page]]:
+    made: list[Page] = []
+    yield made
+    for page in made:
+        page.context.close()
+
+
+def _open(pages: list[Page], browser: Any, viewport: dict[str, int], **options: Any) -> Any:
+    page = Page(browser, viewport, **options)
+    pages.append(page)
+    return page
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """The panel's clock (the durations it writes), set by the test."""
+    now = {"ms": T0 + 40 * MINUTE}
+    monkeypatch.setattr(panel_module, "now_ms", lambda: now["ms"])
+    return now
+
+
+# -- the key -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), LOOKS)
+def test_the_key_opens_and_shuts_by_keyboard_and_pointer_and_stays_as_left_across_polls(
+    browser: Any, pages: list[Page], viewport: dict[str, int], scheme: str, clock: dict[str, int]
+) -> None:
+    team = demo_team()
+    with Server(make_app(FakeProvider(team))) as server:
+        page = _open(pages, browser, viewport, color_scheme=scheme).page
+        page.goto(server.url())
+        summary = page.locator("#key > summary")
+        legend = page.locator("#key .key-list")
+        assert summary.inner_text() == "Key" and summary.is_visible() and legend.is_hidden()
+        assert summary.bounding_box()["height"] < 24  # one line
+        # the keyboard reaches it from the page's start, and opens it
+        page.locator("body").focus()
+        for _ in range(12):
+            page.keyboard.press("Tab")
+            if page.evaluate("document.activeElement.matches('#key > summary')"):
+                break
+        assert page.evaluate("document.activeElement.matches('#key > summary')")
+        page.keyboard.press("Enter")
+        assert legend.is_visible()
+        for words in ("sent", "received", "your prompt", "pending", "a turn", "an open turn",
+                      "an aggregate", "the now-line", "hatched", "blocked", "ready",
+                      "in progress", "completed", "deleted"):  # fmt: skip
+            assert words in legend.inner_text(), words
+        # the real glyphs, drawn: each has a size and sits inside the viewport
+        for glyph in page.locator(
+            "#key .k-mark, #key .k-turn, #key .key-now, #key .key-swatch"
+        ).all():
+            box = glyph.bounding_box()
+            assert box and box["width"] >= 1 and box["height"] >= 8
+            assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"]
+        assert page.locator("#key .k-mark.sent:not(.pending)").inner_text() == "▲"
+        assert page.locator("#key .k-mark.received").inner_text() == "▼"
+        assert page.locator("#key .k-mark.prompt").inner_text() == "◆"
+        # a live poll that changes the board leaves it open
+        team.message("lead", "ui", team.now - 1_000, "a new message", msg_id="key-poll")
+        team.now += 1_000
+        page.locator('.mark[data-msg="key-poll"]').first.wait_for(
+            state="attached", timeout=ONE_POLL_MS
+        )
+        assert legend.is_visible()
+        page.keyboard.press("Space")
+        assert legend.is_hidden()
+        summary.click()
+        assert legend.is_visible()
+        summary.click()
+        assert legend.is_hidden()
+        # the board's marks are not the key's: nothing that counts marks counts these
+        assert page.locator("#key .mark, #key .turn").count() == 0
+    assert pages[0].errors == []
+
+
+def test_the_key_reads_without_script(browser: Any, pages: list[Page]) -> None:
+    with Server(make_app(FakeProvider(demo_team()))) as server:
+        page = _open(pages, browser, SIDEBAR, java_script_enabled=False).page
+        page.goto(server.url())
+        page.locator("#key > summary").click()
+        assert "your prompt" in page.locator("#key .key-list").inner_text()
+
+
+# -- now, per lane -----------------------------------------------------------------
+
+
+def _now_texts(page: Any) -> dict[str, str]:
+    return dict(
+        page.evaluate(
+            "() => [...document.querySelectorAll('.lane')].map(l => [l.dataset.lane,"
+            " (l.querySelector('.now-state') || {}).textContent || ''])"
+        )
+    )
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), LOOKS)
+def test_each_lane_says_what_its_member_is_doing_now_and_an_append_changes_it(
+    browser: Any, pages: list[Page], viewport: dict[str, int], scheme: str, clock: dict[str, int]
+) -> None:
+    team = TeamBuilder(names=("lead", "ui", "docs", "setup", "broken"))
+    now = team.now
+    clock["ms"] = now
+    team.turn("lead", now - 3 * MINUTE, None)
+    team.turn("ui", now - 20 * MINUTE, now - 12 * MINUTE)
+    team.turn("docs", now - 30 * MINUTE, now - 29 * MINUTE)
+    team.lanes["setup"]["phase"] = "provisioning"
+    team.lanes["broken"]["phase"] = "failed"
+    with Server(make_app(FakeProvider(team))) as server:
+        page = _open(pages, browser, viewport, color_scheme=scheme).page
+        page.goto(server.url())
+        assert _now_texts(page) == {
+            "lead": "in a turn · 3 min",
+            "ui": "idle · 12 min",
+            "docs": "idle · 29 min",
+            "setup": "provisioning",
+            "broken": "failed",
+        }
+        assert page.locator("#status .working").inner_text() == "1 of 5 working"
+        # each is seen: inside its name cell, one line, not cut to nothing
+        for state in page.locator(".lane .now-state").all():
+            box, cell = state.bounding_box(), state.locator("xpath=..").bounding_box()
+            assert box and cell and box["height"] < 18 and box["width"] > 20
+            assert (
+                cell["x"] <= box["x"] and box["x"] + box["width"] <= cell["x"] + cell["width"] + 1
+            )
+        # ui starts a turn: the next poll says so, and the count follows
+        clock["ms"] = team.now = now + 2 * MINUTE
+        team.turn("ui", team.now - 1_000, None)
+        page.wait_for_function(
+            "() => document.querySelector('[data-lane=ui] .now-state').textContent"
+            " === 'in a turn · <1 min'",
+            timeout=ONE_POLL_MS,
+        )
+        assert page.locator("#status .working").inner_text() == "2 of 5 working"
+        assert _now_texts(page)["lead"] == "in a turn · 5 min"
+    assert pages[0].errors == []
+
+
+# -- left from before --------------------------------------------------------------
+
+
+def test_the_replay_cursor_is_there_in_the_list_view(browser: Any, pages: list[Page]) -> None:
+    team = demo_team(live=False)
+    with Server(make_app(FakeProvider(team))) as server:
+        page = _open(pages, browser, SIDEBAR).page
+        page.goto(server.url("session=s-lead&list=1"))
+        cursor = page.locator("#cursor")
+        assert cursor.is_visible()
+        box = cursor.bounding_box()
+        assert box and box["width"] > 200  # a bar across the list, not a hairline
+        knob = page.locator("#cursor .cursor-knob").bounding_box()
+        assert knob and knob["x"] > box["x"] + box["width"] * 0.8  # parked at the present
+        # keys and a press on the bar set the moment; the list follows it
+        cursor.focus()
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function("() => !!document.getElementById('moment-data')")
+        assert page.locator("#moment .pill.replay").is_visible()
+        box = cursor.bounding_box()  # the moment's line above moved it down
+        assert box
+        page.mouse.click(box["x"] + box["width"] * 0.25, box["y"] + box["height"] / 2)
+        start, end = (
+            int(page.locator("#board-meta").get_attribute(a))
+            for a in ("data-extent-start", "data-extent-end")
+        )
+        page.wait_for_function(
+            "([lo, hi]) => { const v = Number(document.getElementById('cursor')"
+            ".getAttribute('aria-valuenow')); return v > lo && v < hi; }",
+            arg=[start + (end - start) * 0.15, start + (end - start) * 0.35],
+        )
+        page.wait_for_function("() => !!document.querySelector('#list .item[aria-current=time]')")
+        page.keyboard.press("Escape")
+        page.wait_for_function("() => !document.getElementById('moment-data')")
+    assert pages[0].errors == []
+
+
+def _overlapping_ticks(page: Any) -> list[tuple[str, str]]:
+    boxes = page.evaluate(
+        "() => [...document.querySelectorAll('#axis .tick')].map(t => {"
+        " const r = t.getBoundingClientRect(); return [t.textContent, r.left, r.right]; })"
+    )
+    # Labels closer than this run together when read (a tick gets 46 px or more of room
+    # for a label about 30 px wide).
+    apart = 8
+    return [(a[0], b[0]) for a, b in itertools.pairwise(boxes) if b[1] < a[2] + apart]
+
+
+@pytest.mark.parametrize("scheme", ["dark", "light"])
+def test_the_axis_labels_stay_apart_with_a_detail_open_in_a_wide_panel(
+    browser: Any, pages: list[Page], scheme: str
+) -> None:
+    team = demo_team(live=False)
+    with Server(make_app(FakeProvider(team))) as server:
+        page = _open(pages, browser, WIDE, color_scheme=scheme).page
+        page.goto(server.url())
+        page.wait_for_load_state("networkidle")
+        assert _overlapping_ticks(page) == []
+        wide = int(page.locator("#board-meta").get_attribute("data-track-px"))
+        page.locator(".mark.sent").first.click()
+        page.locator("#detail .message-card").wait_for()
+        page.wait_for_timeout(400)  # the width settles, and a board laid out for it comes
+        page.wait_for_load_state("networkidle")
+        assert _overlapping_ticks(page) == []
+        narrow = int(page.locator("#board-meta").get_attribute("data-track-px"))
+        assert narrow < wide * 0.8  # laid out again for the narrower track
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(400)
+        page.wait_for_load_state("networkidle")
+        assert _overlapping_ticks(page) == []
+        assert int(page.locator("#board-meta").get_attribute("data-track-px")) > narrow
+    assert pages[0].errors == []
+
+
+def test_no_time_is_shown_in_utc_before_the_page_writes_it_in_local_time(
+    browser: Any, pages: list[Page]
+) -> None:
+    """In a time zone other than UTC: with panel.js held back, no time shows (its UTC
+    text is not painted); once it runs, every time shows, in local time."""
+    team = demo_team(live=False)
+    with Server(make_app(FakeProvider(team))) as server:
+        held = _open(pages, browser, SIDEBAR, timezone_id="Asia/Kolkata").page
+        held.route("**/panel.js*", lambda route: route.abort())
+        held.goto(server.url())
+        times = held.locator("time[data-ms]:not([data-ms=''])")
+        assert times.count() >= 5
+        shown = held.evaluate(
+            "() => [...document.querySelectorAll('time[data-ms]:not([data-ms=\"\"])')]"
+            ".filter(t => getComputedStyle(t).visibility !== 'hidden').map(t => t.textContent)"
+        )
+        assert shown == []
+        page = _open(pages, browser, SIDEBAR, timezone_id="Asia/Kolkata").page
+        page.goto(server.url())
+        first = page.locator("#axis time").first
+        ms = int(first.get_attribute("data-ms"))
+        local = page.evaluate(
+            "ms => { const d = new Date(ms); return String(d.getHours()).padStart(2, '0')"
+            " + ':' + String(d.getMinutes()).padStart(2, '0'); }",
+            ms,
+        )
+        assert first.is_visible() and first.inner_text().startswith(local)
+        hidden = page.evaluate(
+            "() => [...document.querySelectorAll('time[data-ms]:not([data-ms=\"\"])')]"
+            ".filter(t => getComputedStyle(t).visibility === 'hidden').length"
+        )
+        assert hidden == 0
+    assert pages[1].errors == []
+
+
+def test_a_step_to_an_event_in_the_same_second_changes_what_shows(
+    browser: Any, pages: list[Page]
+) -> None:
+    team = demo_team(live=False)
+    base = T0 + 20 * MINUTE + 100
+    team.message("lead", "ui", base, "first of two", msg_id="near-1")
+    team.message("ui", "lead", base + 250, "second of two", msg_id="near-2")
+    with Server(make_app(FakeProvider(team))) as server:
+        page = _open(pages, browser, SIDEBAR, timezone_id="Asia/Kolkata").page
+        page.goto(server.url(f"session=s-lead&at={base}"))
+        line = page.locator("#moment .moment-line time")
+        first = line.inner_text()
+        assert first.endswith(".100")  # local time, to the millisecond
+        page.locator("#cursor").focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "at => Number(document.getElementById('moment-data').dataset.at) === at",
+            arg=base + 250,
+        )
+        assert line.inner_text() != first and line.inner_text().endswith(".350")
+    assert pages[0].errors == []
