@@ -3,7 +3,9 @@
 Needs: the package installed (``pip install -e '.[test]'``), npm (it installs DSH
 0.1.0-rc.8 into the test cache, as tests/test_dsh_real.py does) and Debian's Chromium at
 ``/usr/bin/chromium``. Writes ``docs/screenshots/dsh-real-window.png`` (DSH's window with
-the package installed), ``dsh-real-start.png`` (the start page through DSH's port) and
+the package installed: as before, plus the package's "Agent teams" link at the foot of
+the left sidebar), ``dsh-real-teams-link.png`` (that corner, at twice the scale),
+``dsh-real-start.png`` (the start page through DSH's port, where the link leads) and
 ``dsh-real-panel.png`` (a fixture team's panel through DSH's port); ``--out`` to change
 the folder. Everything on them is real: DSH from npm, the package added with ``dsh plugin
 add link:``, the repository's fixture teams.
@@ -19,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the kit the tests use: one source
@@ -32,7 +34,33 @@ from tests.kit.dsh_npm import (  # noqa: E402
 
 LEAD = "session-bbea4661-0acc-4317-8d18-889da97edfab"
 PREFIX = "/plugins/dsh-task-gantt"
-WINDOW = {"width": 1280, "height": 760}
+WINDOW = {"width": 1280, "height": 800}
+#: The foot of the left sidebar (CSS pixels): the package's link above DSH's Settings.
+LINK_CORNER = {"x": 0, "y": 680, "width": 280, "height": 120}
+#: The corner is taken at this device scale, so its text is as sharp as on a HiDPI screen.
+CORNER_SCALE = 2
+#: The package's link in DSH's sidebar footer (client.js).
+TEAMS_LINK = 'a[data-dsh-team-timeline="teams-link"]'
+NAMES = (
+    "dsh-real-window.png",
+    "dsh-real-teams-link.png",
+    "dsh-real-start.png",
+    "dsh-real-panel.png",
+)
+
+
+def _open_dsh_window(page: Page, base: str) -> None:
+    """DSH's window, its first dialogs answered, once the package's link is drawn."""
+    page.goto(f"{base}/")
+    page.get_by_text("New Session").first.wait_for(timeout=20_000)
+    # A fresh DSH_HOME greets with a testing notice, then asks for an API key.
+    for button in ("Continue", "Configure later"):
+        page.wait_for_timeout(1000)
+        found = page.get_by_role("button", name=button, exact=True)
+        if found.count():
+            found.first.click()
+    page.locator(TEAMS_LINK).wait_for(timeout=20_000)
+    page.wait_for_timeout(1500)
 
 
 def main() -> int:
@@ -68,16 +96,12 @@ def main() -> int:
                 base = f"http://127.0.0.1:{port}"
                 with sync_playwright() as pw:
                     browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+                    corner = browser.new_page(viewport=WINDOW, device_scale_factor=CORNER_SCALE)
+                    _open_dsh_window(corner, base)
+                    corner.screenshot(path=str(out / "dsh-real-teams-link.png"), clip=LINK_CORNER)
+                    corner.close()
                     page = browser.new_page(viewport=WINDOW)
-                    page.goto(f"{base}/")
-                    page.get_by_text("New Session").first.wait_for(timeout=20_000)
-                    # A fresh DSH_HOME greets with a testing notice, then asks for an API key.
-                    for button in ("Continue", "Configure later"):
-                        page.wait_for_timeout(1000)
-                        found = page.get_by_role("button", name=button)
-                        if found.count():
-                            found.first.click()
-                    page.wait_for_timeout(1500)
+                    _open_dsh_window(page, base)
                     page.screenshot(path=str(out / "dsh-real-window.png"))
                     page.goto(f"{base}{PREFIX}/")
                     page.locator(f'a[href*="{LEAD}"]').first.wait_for()
@@ -90,7 +114,7 @@ def main() -> int:
             finally:
                 proc.send_signal(signal.SIGINT)
                 proc.wait(timeout=20)
-    print(f"wrote dsh-real-window.png, dsh-real-start.png, dsh-real-panel.png to {out}")
+    print(f"wrote {', '.join(NAMES)} to {out}")
     return 0
 
 

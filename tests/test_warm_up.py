@@ -21,7 +21,7 @@ from starlette.testclient import TestClient
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.logs.persistence import DirectorySessionPersistence
 from dsh_task_gantt.service import TimelineService
-from dsh_task_gantt.warm_up import warm_up
+from dsh_task_gantt.warm_up import READY_PREFIX, ready_line, warm_up
 from tests.kit.fakehost import FakeContext, FakePersistence, ev, header
 from tests.kit.start_root import start_root
 
@@ -74,6 +74,71 @@ def test_the_server_reads_the_latest_team_at_start_up_and_the_first_panel_reuses
         page = client.get(f"{PREFIX}/panel", params={"session": team.lead_id})
         assert page.status_code == 200 and page.text.count('class="row lane') == len(drawn)
         assert panel._lanes == drawn  # the first page laid out no lane again
+
+
+def test_the_server_says_on_stderr_when_the_start_up_read_ended_and_which_team_it_read(
+    tmp_path: Path,
+) -> None:
+    """The line DSH's log relays: a user (and the real-DSH test) knows the first panel
+    opened from then on is warm."""
+    made = start_root(tmp_path)
+    team = made.teams[1]
+    _touch_newest(_log_of(made.root, _last_with_a_log(team)))
+    said: list[str] = []
+    host = EmbeddedHost(made.root, warm=True, announce=said.append)
+    with TestClient(host, base_url="http://127.0.0.1:8765", client=("127.0.0.1", 5)) as client:
+        deadline = time.monotonic() + 60
+        while not said and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(said) == 1, said
+        line = said[0]
+        assert line.startswith(READY_PREFIX) and "\n" not in line
+        assert f"read the team {team.lead_id} at start-up in " in line
+        elapsed_ms = int(line.rsplit(" in ", 1)[1].removesuffix(" ms"))
+        assert 0 <= elapsed_ms < 60_000
+        # said once the read is over: the first panel now renders whole, not streamed
+        page = client.get(f"{PREFIX}/panel", params={"session": team.lead_id})
+        assert page.status_code == 200 and "content-length" in page.headers
+        assert "Reading the team" not in page.text
+    assert said == [line]  # once per start, nothing more at shut-down
+
+
+def test_with_no_team_to_read_it_says_so_and_without_the_read_it_says_nothing(
+    tmp_path: Path,
+) -> None:
+    said: list[str] = []
+    with TestClient(EmbeddedHost(tmp_path / "none", warm=True, announce=said.append)):
+        deadline = time.monotonic() + 30
+        while not said and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert len(said) == 1 and said[0].startswith(f"{READY_PREFIX}no team read at start-up (")
+    quiet: list[str] = []
+    made = start_root(tmp_path / "teams")
+    with TestClient(EmbeddedHost(made.root, announce=quiet.append)):
+        time.sleep(0.5)
+    assert quiet == []
+
+
+def test_the_ready_line_is_one_line_whatever_the_folder_is_called() -> None:
+    line = ready_line("team\n\x1b[2Jgone\u202e", 12)
+    assert line == f"{READY_PREFIX}read the team team\\n\\x1b[2Jgone\\u202e at start-up in 12 ms"
+    assert line.isprintable()
+
+
+def test_the_server_prints_the_ready_line_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    made = start_root(tmp_path)
+    host = EmbeddedHost(made.root, warm=True)  # no announce given: stderr, as `serve` has it
+    with TestClient(host, base_url="http://127.0.0.1:8765", client=("127.0.0.1", 5)):
+        deadline = time.monotonic() + 60
+        while (host.warmed is None or not host.warmed.done()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert host.warmed is not None
+        root = host.warmed.result()
+    err = capsys.readouterr().err
+    ready = [line for line in err.splitlines() if line.startswith(READY_PREFIX)]
+    assert len(ready) == 1 and ready[0].startswith(f"{READY_PREFIX}read the team {root} "), err
 
 
 def test_a_server_started_without_it_reads_nothing_until_asked(tmp_path: Path) -> None:

@@ -46,17 +46,18 @@ function loggerIsShown(root) {
 /**
  * DSH's log (the context's cordis logger). Warnings and errors also go to stderr where
  * that logger only buffers them (DSH 0.1.0/0.1.1 web): a failed start must reach the
- * terminal `dsh web` runs in, as DSH's own web-app warnings do.
+ * terminal `dsh web` runs in, as DSH's own web-app warnings do. So does an info line
+ * logged `{shown: true}` (the server's "ready" line: the first panel opened is warm).
  */
 function logger(ctx) {
   const root = ctx && ctx.logger
   const sink = root ? (typeof root === 'function' ? root(name) : root) : console
   const alsoStderr = root ? !loggerIsShown(root) : false
-  return (level, message) => {
+  return (level, message, options = {}) => {
     try {
       const write = sink[level] || sink.info || console.log
       write.call(sink, `[${name}] ${message}`)
-      if (alsoStderr && (level === 'warn' || level === 'error')) console.error(`${name}: ${message}`)
+      if (alsoStderr && (level === 'warn' || level === 'error' || options.shown)) console.error(`${name}: ${message}`)
     } catch {
       // A logger that fails must not take a request down.
     }

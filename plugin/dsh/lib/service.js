@@ -30,6 +30,67 @@ const STOP_GRACE_MS = 5000
 const FAILED_START_COOLDOWN_MS = 2000
 /** How much of the child's stderr is kept to explain a failed start. */
 const STDERR_TAIL_BYTES = 4096
+/**
+ * The child's stderr lines relayed into DSH's log: only the server's own announcements,
+ * by how they begin (warm_up.py's READY_PREFIX: its start-up read is over, so the first
+ * panel opened is warm). Anything else it writes stays in the tail above.
+ */
+const ANNOUNCED = ['dsh-task-gantt: ready; ']
+/** A relayed line (escaped) is cut to this many characters (a team root is a folder's name). */
+const RELAYED_LINE_CHARS = 300
+/** At most this many lines relayed per child: its log cannot flood DSH's. */
+const RELAYED_LINES_PER_CHILD = 4
+/** A line longer than this (no newline yet) is not an announcement: dropped up to its end. */
+const PENDING_LINE_CHARS = 2048
+/** C0/C1 controls, and the marks that reorder or break a terminal's line. */
+const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+
+/** `text` with every control character written as an escape (one line, nothing a terminal obeys). */
+function escapeControls(text) {
+  return text.replace(UNSAFE_CHARS, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+/**
+ * Picks the announced lines out of a child's stderr as it arrives in chunks: whole lines
+ * only, each escaped and cut, at most `RELAYED_LINES_PER_CHILD` of them.
+ */
+class StderrRelay {
+  constructor() {
+    this.pending = ''
+    this.overlong = false
+    this.relayed = 0
+  }
+
+  /** The announced lines completed by `text` (a decoded chunk). */
+  push(text) {
+    const lines = []
+    const parts = text.split('\n')
+    const last = parts.pop()
+    for (const part of parts) {
+      const line = this.overlong ? null : this.pending + part
+      this.pending = ''
+      this.overlong = false
+      if (line !== null) lines.push(line)
+    }
+    if (!this.overlong) {
+      this.pending += last
+      if (this.pending.length > PENDING_LINE_CHARS) {
+        this.pending = ''
+        this.overlong = true
+      }
+    }
+    const announced = []
+    for (const raw of lines) {
+      const line = raw.replace(/\r$/, '')
+      if (this.relayed >= RELAYED_LINES_PER_CHILD) break
+      if (!ANNOUNCED.some((prefix) => line.startsWith(prefix))) continue
+      this.relayed += 1
+      const safe = escapeControls(line)
+      announced.push(safe.length > RELAYED_LINE_CHARS ? `${safe.slice(0, RELAYED_LINE_CHARS)}…` : safe)
+    }
+    return announced
+  }
+}
 
 class ServiceUnavailable extends Error {
   /** @param {string} reason - one sentence a user can act on. */
@@ -100,7 +161,8 @@ class PythonService {
    * @param {string} [options.sessionsRoot] - passed as --sessions-root; else Python's default
    *   ($DSH_HOME/sessions or ~/.dsh/sessions, the folder DSH writes).
    * @param {number} [options.readyTimeoutMs]
-   * @param {(level: string, message: string) => void} [options.log]
+   * @param {(level: string, message: string, options?: {shown?: boolean}) => void} [options.log]
+   *   `shown`: also on the terminal where the host's log only buffers.
    */
   constructor({ python, sessionsRoot, readyTimeoutMs = DEFAULT_READY_TIMEOUT_MS, log = () => {} }) {
     this.python = python
@@ -211,8 +273,14 @@ class PythonService {
       throw new ServiceUnavailable(this.notFound(error))
     }
     let stderrTail = ''
-    child.stderr.on('data', (chunk) => {
-      stderrTail = (stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES)
+    const relay = new StderrRelay()
+    // Decoded as a stream: a character split between two chunks stays whole.
+    child.stderr.setEncoding('utf8')
+    child.stderr.on('data', (text) => {
+      stderrTail = (stderrTail + text).slice(-STDERR_TAIL_BYTES)
+      // Shown on the terminal too where DSH's log only buffers: a user sees when the first
+      // panel will be warm.
+      for (const line of relay.push(text)) this.log('info', line, { shown: true })
     })
     const ended = new Promise((resolve) => {
       child.once('error', (error) => resolve({ error }))
@@ -281,4 +349,4 @@ class PythonService {
   }
 }
 
-module.exports = { PythonService, ServiceUnavailable, pythonExecutable, PYTHON_ENV, SECRET_ENV }
+module.exports = { PythonService, ServiceUnavailable, StderrRelay, pythonExecutable, PYTHON_ENV, RELAYED_LINE_CHARS, RELAYED_LINES_PER_CHILD, SECRET_ENV }

@@ -13,7 +13,7 @@ const { after, before, describe, test } = require('node:test')
 
 const { apply } = require('../index.js')
 const { createProxyHandler } = require('../lib/proxy.js')
-const { ServiceUnavailable } = require('../lib/service.js')
+const { RELAYED_LINE_CHARS, RELAYED_LINES_PER_CHILD, ServiceUnavailable, StderrRelay } = require('../lib/service.js')
 const { createContext, createWebServer } = require('../testing/fake-host.js')
 const { FIXTURES, alive, request, servingChildren, startDirect, testPython, waitFor } = require('../testing/python.js')
 
@@ -26,8 +26,10 @@ const SKIP = PYTHON === null
 const PREFIX = '/plugins/dsh-task-gantt'
 /** A frozen team of the fixtures: its lead's session. */
 const LEAD = 'session-bbea4661-0acc-4317-8d18-889da97edfab'
-/** How long the start-up read of one fixture team may take on a busy machine. */
-const WARM_UP_ALLOWANCE_MS = 4000
+/** How long the server may take to start and read one fixture team on a busy machine (a bound, not a guess). */
+const READY_LINE_TIMEOUT_MS = 60000
+/** How the server's line saying its start-up read is over begins (warm_up.py's READY_PREFIX). */
+const READY = 'dsh-task-gantt: ready; '
 /** What a same-origin iframe of a signed-in DSH page carries. */
 const SIGNED_IN = { cookie: 'dsh_session=valid' }
 
@@ -284,10 +286,13 @@ describe('starting with the host', { skip: SKIP }, () => {
       // and answers while the child may still be starting.
       assert.ok(host.web.webServer.routes.has(`prefix ${PREFIX}`))
       await waitFor(() => servingChildren().length === 1, 20000, 'the child to start without a request')
-      await waitFor(() => host.messages.some(([, line]) => line.includes('serve ready')), 20000, 'the child to answer')
-      // The server reads the team written last (the lead's) at start-up, beside the
-      // first requests; that read takes well under a second on the fixtures.
-      await new Promise((resolve) => setTimeout(resolve, WARM_UP_ALLOWANCE_MS))
+      // The server reads the team written last (the lead's) at start-up and says so when
+      // done; the host half relays that line into DSH's log.
+      await waitFor(() => host.messages.some(([, line]) => line.includes(READY)), READY_LINE_TIMEOUT_MS, 'the ready line in the log')
+      const ready = host.messages.filter(([, line]) => line.includes(READY))
+      assert.equal(ready.length, 1)
+      assert.equal(ready[0][0], 'info')
+      assert.match(ready[0][1], new RegExp(`^\\[dsh-team-timeline\\] ${READY}read the team ${LEAD} at start-up in \\d+ ms$`))
       const panel = await host.get(`${PREFIX}/panel?session=${LEAD}`)
       assert.equal(panel.status, 200)
       assert.ok(panel.headers['content-length'], 'a warm panel is rendered whole, not streamed while reading')
@@ -359,6 +364,87 @@ exec ${JSON.stringify(PYTHON)} "$@"
       await ctx.dispose()
       await web.close()
     }
+  })
+})
+
+describe("the child's stderr in DSH's log", { skip: SKIP }, () => {
+  test('only the server\'s own announced lines are relayed, escaped; the rest of its stderr is not', async () => {
+    // A Python that writes a flood of other lines, a forged announcement with terminal
+    // escapes, and one overlong line before the real server starts.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsh-team-timeline-'))
+    const noisy = path.join(dir, 'noisy-python')
+    fs.writeFileSync(noisy, `#!/bin/sh
+i=0; while [ $i -lt 2000 ]; do echo "Traceback line $i" >&2; i=$((i+1)); done
+printf '${READY}read the team \\033[2Jx\\342\\200\\256y at start-up in 1 ms\\n' >&2
+head -c 200000 /dev/zero | tr '\\0' 'a' >&2; echo >&2
+exec ${JSON.stringify(PYTHON)} "$@"
+`, { mode: 0o755 })
+    const sessions = fixturesWrittenLastBy(LEAD)
+    const host = await mount({ python: noisy, sessionsRoot: sessions.dir })
+    try {
+      await waitFor(() => host.messages.filter(([, line]) => line.includes(READY)).length === 2, READY_LINE_TIMEOUT_MS, 'both ready lines')
+      const fromChild = host.messages.filter(([, line]) => !/proxying|serve ready/.test(line))
+      assert.equal(fromChild.length, 2, JSON.stringify(fromChild).slice(0, 500))
+      assert.equal(fromChild[0][1], `[dsh-team-timeline] ${READY}read the team \\u001b[2Jx\\u202ey at start-up in 1 ms`)
+      assert.match(fromChild[1][1], new RegExp(`read the team ${LEAD} at start-up in \\d+ ms$`))
+      assert.ok(host.messages.every(([, line]) => !line.includes('Traceback') && !line.includes('aaaa')))
+    } finally {
+      await host.close()
+      sessions.remove()
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test("where DSH's log only buffers, the ready line is also on stderr (as `dsh web` shows it)", async () => {
+    const web = createWebServer()
+    await web.listen()
+    const buffered = []
+    const cordisLogger = Object.assign((name) => ({ info: (line) => buffered.push([name, line]), warn: () => {} }), {
+      exporters: new Map([[1, { export: () => {} }]]),
+    })
+    const ctx = createContext({ webServer: web.webServer, connection: { trustedHosts: [] } })
+    ctx.logger = cordisLogger
+    const printed = []
+    const consoleError = console.error
+    console.error = (line) => printed.push(String(line))
+    const sessions = fixturesWrittenLastBy(LEAD)
+    try {
+      apply(ctx, { python: PYTHON, sessionsRoot: sessions.dir })
+      await waitFor(() => printed.some((line) => line.includes(READY)), READY_LINE_TIMEOUT_MS, 'the ready line on stderr')
+      assert.deepEqual(printed.filter((line) => !line.includes(READY)), [], 'nothing else from the child on stderr')
+      assert.match(printed[0], new RegExp(`^dsh-team-timeline: ${READY}read the team ${LEAD} at start-up in \\d+ ms$`))
+      assert.ok(buffered.some(([, line]) => line.includes(READY)), 'and in the logger too')
+    } finally {
+      console.error = consoleError
+      await ctx.dispose()
+      await web.close()
+      sessions.remove()
+    }
+  })
+})
+
+describe('picking the announced lines out of a stderr stream', () => {
+  test('whole lines only, however the chunks fall; other lines never', () => {
+    const relay = new StderrRelay()
+    assert.deepEqual(relay.push('dsh-task-gantt: serving /x\nINFO: something\ndsh-task-gantt: re'), [])
+    assert.deepEqual(relay.push('ady; no team read at start-up (3 ms)'), [], 'not until its newline')
+    assert.deepEqual(relay.push('\r\nTraceback\n'), ['dsh-task-gantt: ready; no team read at start-up (3 ms)'])
+    assert.deepEqual(relay.push('  dsh-task-gantt: ready; indented is not ours\n'), [])
+  })
+
+  test('controls escaped, lines cut, an overlong line dropped, and a bounded number per child', () => {
+    const relay = new StderrRelay()
+    const [escaped] = relay.push(`${READY}a\u001b]0;title\u0007b\u2028c\u009bd\n`)
+    assert.equal(escaped, `${READY}a\\u001b]0;title\\u0007b\\u2028c\\u009bd`)
+    const [cut] = relay.push(`${READY}${'é'.repeat(1000)}\n`)
+    assert.equal(cut.length, RELAYED_LINE_CHARS + 1)
+    assert.ok(cut.endsWith('…'))
+    // A line that never ends within a sane length is no announcement, even if it began as one.
+    assert.deepEqual(relay.push(`${READY}${'x'.repeat(5000)}`), [])
+    assert.deepEqual(relay.push(`${'x'.repeat(5000)}\n`), [])
+    const flood = relay.push(`${READY}again\n`.repeat(100))
+    assert.equal(flood.length, RELAYED_LINES_PER_CHILD - 2)
+    assert.deepEqual(relay.push(`${READY}more\n`), [])
   })
 })
 

@@ -14,7 +14,8 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from ..panel import PANEL_CSP
 from ..plugin import MountedPlugin, apply
 from ..security_headers import SecurityHeaders
 from ..templating import template_environment
-from ..warm_up import warm_up
+from ..warm_up import warm_up_and_announce
 from ..web import connection_guard
 from .guard import LoopbackConnection
 from .start_page import CARD_PATH, LIVE_PATH, StartPage
@@ -82,6 +83,7 @@ class EmbeddedHost:
         title: str = "dsh-task-gantt",
         warm: bool = False,
         cache_dir: Path | None = None,
+        announce: Callable[[str], None] | None = None,
     ) -> None:
         self.sessions_root = sessions_root
         #: What reading each log produced, kept across restarts (``None``: no cache,
@@ -94,6 +96,8 @@ class EmbeddedHost:
         #: Read the most recently written team when the server starts (``serve`` does).
         self.warm = warm
         self.warmed: asyncio.Task[str | None] | None = None
+        #: Where the line saying the start-up read ended goes (stderr unless told).
+        self.announce = announce or _to_stderr
         self.web = EmbeddedWebServer()
         # Which lines its readers may leave unparsed, the plugin's service tells it.
         self.persistence = DirectorySessionPersistence(sessions_root, lane_cache=self.lane_cache)
@@ -134,7 +138,13 @@ class EmbeddedHost:
             self.lane_cache.sweep_soon()
         if self.warm:
             self.warmed = asyncio.create_task(
-                warm_up(self.persistence, self.plugin.service, self.plugin.app.panel, log)
+                warm_up_and_announce(
+                    self.persistence,
+                    self.plugin.service,
+                    self.plugin.app.panel,
+                    log,
+                    self.announce,
+                )
             )
         try:
             yield
@@ -149,3 +159,7 @@ class EmbeddedHost:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "lifespan"):
             await self.app(scope, receive, send)
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
