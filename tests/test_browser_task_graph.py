@@ -85,7 +85,7 @@ def test_the_chip_counts_open_blockers_and_names_them(
     _open(page, alpha_server, f"session={alpha.lead_id}")
     (missing,) = [t for t in alpha.tasks if "missing-blocker" in t.traits]
     chip = _row(page, missing.id).locator(".chip-blockers")
-    assert chip.inner_text() == "⛓1" and chip.get_attribute("title") == "blocked by task-99"
+    assert chip.inner_text() == "⊘1" and chip.get_attribute("title") == "blocked by task-99"
     assert _row(page, missing.id).locator(".task-state").inner_text() == "blocked"
     assert page.locator(".chip-blockers").count() == sum(
         1 for t in alpha.tasks if t.final.status == "pending" and t.blocked_by

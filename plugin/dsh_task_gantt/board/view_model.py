@@ -77,7 +77,7 @@ _ACTION_GLYPHS = {
     "completed": "✓",
     "reopened": "↺",
     "deleted": "✕",
-    "dependencies-changed": "⛓",
+    "dependencies-changed": "⇢",
     "edited": "✎",
 }
 #: How the list view says an action ("ana claimed “Parse logs”").
