@@ -54,10 +54,15 @@ def test_rows_draw_phases_chips_owner_and_state_on_one_line(
         "e => getComputedStyle(e).backgroundImage"
     )
     assert "repeating-linear-gradient" in style
-    ready = page.locator(".task-phase--ready").first.evaluate(
+    ready = page.locator(".row.task .task-phase--ready").first.evaluate(
         "e => getComputedStyle(e).borderStyle"
     )
     assert "dashed" in ready
+    # the key shows the same shapes as the rows
+    key_ready = page.locator("#key .task-phase--ready").evaluate(
+        "e => getComputedStyle(e).borderStyle"
+    )
+    assert "dashed" in key_ready
     # one line per task, whatever the width; the subject whole in the tooltip
     heights = page.locator(".row.task").evaluate_all(
         "els => els.map(e => e.getBoundingClientRect().height)"

@@ -19,7 +19,7 @@ ALPHA = TeamSpec.load(ROOT / "fixtures" / "specs" / "alpha.json", root=str(SESSI
 
 TIMELINE_KEYS = {
     "version", "generatedAt", "sessionId", "rootSessionId", "source", "live", "range",
-    "lanes", "tasks", "notes", "diagnostics",
+    "lanes", "tasks", "notes", "diagnostics", "criticalPath",
 }  # fmt: skip
 LANE_KEYS = {
     "id", "kind", "name", "sessionId", "index", "label", "color", "phase", "status", "createdAt",
@@ -30,9 +30,16 @@ SPAN_KEYS = {"kind", "id", "time", "end", "from", "to", "direction", "preview", 
 MESSAGE_SPAN_EXTRAS = {"deliveredAt"}
 TASK_KEYS = {
     "id", "revision", "subject", "description", "status", "blockedBy", "writeScopes",
-    "ownerId", "ownerName", "laneId", "history",
+    "ownerId", "ownerName", "laneId", "history", "phases", "overlaps",
 }  # fmt: skip
-HISTORY_KEYS = {"time", "action", "revision", "status", "sessionId", "actor"}
+HISTORY_KEYS = {
+    "time", "action", "revision", "status", "sessionId", "actor", "ownerId", "ownerName",
+}  # fmt: skip
+ACTIONS = {
+    "created", "claimed", "assigned", "released", "unassigned", "reassigned", "completed",
+    "reopened", "deleted", "dependencies-changed", "edited", "updated",
+}  # fmt: skip
+PHASE_KINDS = {"blocked", "ready", "in-progress", "completed", "deleted"}
 PARTY_KINDS = {"user", "lead", "teammate", "system"}
 MESSAGE_KEYS = {"id", "from", "to", "queuedAt", "deliveredAt", "body", "length", "truncated"}
 
@@ -125,8 +132,16 @@ def test_tasks_and_their_history(timeline: dict[str, Any]) -> None:
         assert task["laneId"] in lane_ids
         for entry in task["history"]:
             assert set(entry) == HISTORY_KEYS
-            assert entry["action"] in {"created", "claimed", "completed", "reopened", "updated"}
+            assert entry["action"] in ACTIONS
             assert isinstance(entry["time"], int) and isinstance(entry["revision"], int)
+        # A task's life in phases: documented kinds, one after another, no gap, no overlap.
+        phases = task["phases"]
+        assert all(phase["kind"] in PHASE_KINDS for phase in phases)
+        assert all(a["end"] == b["start"] for a, b in zip(phases, phases[1:], strict=False))
+        assert all(p["end"] is None or p["start"] <= p["end"] for p in phases)
+        assert all(isinstance(overlap, dict) for overlap in task["overlaps"])
+    critical = timeline["criticalPath"]
+    assert critical is None or set(critical["taskIds"]) <= {task["id"] for task in timeline["tasks"]}
 
 
 def test_a_message_in_full(host: EmbeddedHost) -> None:
