@@ -32,8 +32,10 @@ from .records import (
     TaskCallRec,
     TaskRec,
     TurnMark,
+    UsageRec,
 )
 from .text import LABEL_CAP, MESSAGE_BODY_CAP, capped_body, content_text, key, text
+from .usage import read_usage
 
 #: Types the plugin knows but does not fold beyond seq/time (never counted as unknown).
 _BULK = (
@@ -60,8 +62,10 @@ _BULK = (
     "llm/retry",
     "goal/change",
     "deliverables/presented",
-    "assistant/chunk",
 )
+#: ``logs.reader.line_ends.LINE_ENDS``: the reader probes such a line's two ends for
+#: its small fields instead of parsing it (the fold does not import the reader).
+LINE_ENDS = "line-ends"
 
 _R = TypeVar("_R")
 
@@ -319,6 +323,35 @@ def _end_seed(st: _State, seq: int, time: int | None, data: Any) -> None:
         st.kept["seed_end_seq"] = seq
 
 
+def _assistant_chunk(st: _State, seq: int, time: int | None, data: Any) -> None:
+    d = _mapping(data)
+    chunk = _mapping(d.get("chunk"))
+    if chunk.get("type") != "usage":
+        return
+    # A usage that is not an object keeps counts None: the step falls back to its
+    # message, and the skipped value is still counted.
+    counts, skipped = read_usage(chunk.get("usage"))
+    rec = UsageRec(key(d.get("turn")), key(d.get("step")), time, counts, skipped)
+    _put(st.kept["usage_chunks"], seq, rec)
+
+
+def _assistant_message(st: _State, seq: int, time: int | None, data: Any) -> None:
+    # A reader's probe hands over only turn, step, usage and the message's source.
+    d = _mapping(data)
+    counts, skipped = read_usage(d.get("usage"))
+    source = _mapping(_mapping(d.get("message")).get("source"))
+    rec = UsageRec(
+        key(d.get("turn")),
+        key(d.get("step")),
+        time,
+        counts,
+        skipped,
+        text(source.get("provider")),
+        text(source.get("model")),
+    )
+    _put(st.kept["usage_messages"], seq, rec)
+
+
 def _ignore(st: _State, seq: int, time: int | None, data: Any) -> None:
     return None
 
@@ -340,6 +373,9 @@ class EventRule:
     skip: bool = False
     markers: tuple[bytes, ...] = ()
     run_mark: bool = False
+    #: With ``skip``: the reader hands over only the small fields at the line's two
+    #: ends (``LINE_ENDS``), never parsing the long middle.
+    ends: bool = False
 
 
 #: One registration per event type: the handler and the reader's leeway for it. The
@@ -366,18 +402,28 @@ EVENT_RULES: Mapping[str, EventRule] = {
     "session/end-seed": EventRule(_end_seed),
     "agent/inbox/spliced": EventRule(_inbox_spliced),
     "subagent/descriptor": EventRule(_descriptor),
+    # Token use (HOST §8). A usage chunk is a short line among many text chunks; an
+    # assistant message is long, and its usage sits at one end of its line.
+    "assistant/chunk": EventRule(_assistant_chunk, skip=True, markers=(b'"usage"',)),
+    "assistant/message": EventRule(_assistant_message, skip=True, ends=True),
     # The header line's type: never an event of a reader, known all the same.
     "session": EventRule(_ignore),
-    **{t: EventRule(_ignore, skip=True) for t in _BULK},
+    **{t: EventRule(_ignore, skip=True) for t in _BULK if t != "assistant/message"},
 }
 
 #: Types the plugin knows but does not fold beyond seq/time (never counted as unknown).
-BULK_TYPES = frozenset(t for t, rule in EVENT_RULES.items() if rule.handler is _ignore)
+BULK_TYPES = frozenset(
+    t
+    for t, rule in EVENT_RULES.items()
+    if rule.handler in (_ignore, _assistant_message, _assistant_chunk)
+)
 #: What a reader may leave unparsed for this fold (``LogReader``'s ``skip_types``):
 #: ``None`` for types whose data is never read, markers for those read only when a
 #: line contains one.
-UNREAD_DATA: Mapping[str, tuple[bytes, ...] | None] = {
-    t: rule.markers or None for t, rule in EVENT_RULES.items() if rule.skip
+UNREAD_DATA: Mapping[str, tuple[bytes, ...] | str | None] = {
+    t: LINE_ENDS if rule.ends else rule.markers or None
+    for t, rule in EVENT_RULES.items()
+    if rule.skip
 }
 #: Types whose latest seq a reader's :class:`EventRun` should carry (``run_marks``).
 RUN_MARKS: tuple[str, ...] = tuple(sorted(t for t, rule in EVENT_RULES.items() if rule.run_mark))
@@ -386,7 +432,9 @@ _STEP_MARKERS: Mapping[str, _Handler] = {
     t: rule.handler for t, rule in EVENT_RULES.items() if rule.run_mark
 }
 #: Folded from seq and time alone (the fold's fast path).
-_SEQ_TIME_ONLY = frozenset(t for t, rule in EVENT_RULES.items() if rule.skip and not rule.markers)
+_SEQ_TIME_ONLY = frozenset(
+    t for t, rule in EVENT_RULES.items() if rule.skip and not rule.markers and not rule.ends
+)
 
 
 def _runs_of(seqs: list[int]) -> list[tuple[int, int]]:

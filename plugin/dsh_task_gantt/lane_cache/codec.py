@@ -25,7 +25,7 @@ import orjson
 from .. import __version__
 
 #: Bumped whenever an entry's layout changes; part of every entry's format key.
-FORMAT = 1
+FORMAT = 2
 MAGIC = b"dsh-task-gantt lane cache\n"
 #: A header line is a few hundred bytes; anything longer is not ours.
 _MAX_META_BYTES = 64 * 1024
@@ -36,6 +36,7 @@ _ALLOWED: Mapping[str, frozenset[str]] = {
     "dsh_task_gantt.fold.records": frozenset(
         {
             "TurnMark",
+            "UsageRec",
             "PromptRec",
             "RelayRec",
             "DescriptorRec",

@@ -25,6 +25,7 @@ from dsh_task_gantt.events import (
     as_time,
     header_from_line,
 )
+from dsh_task_gantt.logs.reader.line_ends import PARSE, probe
 from dsh_task_gantt.logs.reader.skip_rules import SkipRule, has_marker
 
 #: ``LogEvent(...)`` without the named tuple's generated ``__new__`` (a hot path).
@@ -63,6 +64,16 @@ def event_from_object(obj: Any, position: int) -> LogEvent | None:
     return LogEvent(etype, seq, time, obj.get("data"), position, obj.get("surfaceOp"))
 
 
+def _probed(text: bytes, match: re.Match[bytes], end: int, position: int) -> LogEvent | None:
+    """A line of a ``line_ends`` type as an event with its small fields for data
+    (``None`` when it must be parsed in full)."""
+    data = probe(text, match.end(), end)
+    if data is PARSE:
+        return None
+    name, seq, time = match.groups()
+    return _new_event((name.decode(), int(seq), int(time), data, position, None))
+
+
 def parse_event_line(line: bytes, position: int) -> LogEvent | None:
     try:
         obj = orjson.loads(line)
@@ -96,6 +107,7 @@ class LineDecoder:
         skip = self.skip
         match_prefix = skip.prefix.match if skip is not None else None
         markers = dict(skip.markers) if skip is not None else {}
+        ends = skip.ends if skip is not None else frozenset()
         names: dict[bytes, str] = {}  # decoded type names, once per name
         append = self.events.append
         find = text.find
@@ -130,7 +142,9 @@ class LineDecoder:
                         name = names.get(raw_name)
                         if name is None:
                             name = names[raw_name] = raw_name.decode()
-                        event = _new_event((name, seq, time, None, index, None))
+                        data = probe(text, match.end(), end) if raw_name in ends else None
+                        if data is not PARSE:
+                            event = _new_event((name, seq, time, data, index, None))
             if event is None:
                 event = parse_event_line(text[start:end], index)
             if event is None:
@@ -162,6 +176,7 @@ class LineDecoder:
             self.feed(text[:cut])
             text = text[cut:]
         match_prefix = skip.run_prefix.match
+        match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
         matched: list[re.Match[bytes]] = []
         keep = matched.append
         append = self.events.append
@@ -179,7 +194,13 @@ class LineDecoder:
                 keep(match)
             elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
                 others += 1
-                event = parse_event_line(text[pos:end], index + len(matched))
+                event = None
+                if match_ends is not None:
+                    found = match_ends(text, pos, end)
+                    if found is not None:
+                        event = _probed(text, found, end, index + len(matched))
+                if event is None:
+                    event = parse_event_line(text[pos:end], index + len(matched))
                 if event is None:
                     bad += 1  # bad lines take no index
                 else:
