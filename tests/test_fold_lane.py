@@ -37,6 +37,7 @@ TYPES = [
     "agent/inbox/spliced",
     "session/end-seed",
     "assistant/message",
+    "assistant/chunk",
     "tool/result",
     "x/unknown",
 ]
@@ -68,6 +69,12 @@ def _team_log() -> Log:
         48,
     )  # fmt: skip
     log.add("team/member", {"version": 2, "teamId": "other", "member": {"id": "m-x"}}, 49)
+    # Token use: one step's usage chunk and its message's usage (counted once).
+    usage = {"inputTokens": 5, "outputTokens": 7, "cacheReadTokens": 90}
+    log.add(
+        "assistant/chunk", {"turn": "t3", "step": 1, "chunk": {"type": "usage", "usage": usage}}, 49
+    )
+    log.add("assistant/message", {"turn": "t3", "step": 1, "usage": usage, "message": {}}, 49)
     return log
 
 

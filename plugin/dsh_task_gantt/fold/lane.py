@@ -336,7 +336,10 @@ def _assistant_chunk(st: _State, seq: int, time: int | None, data: Any) -> None:
 
 
 def _assistant_message(st: _State, seq: int, time: int | None, data: Any) -> None:
-    # A reader's probe hands over only turn, step, usage and the message's source.
+    # A reader's probe hands over only turn, step, usage and the message's source;
+    # a reader that skipped the line entirely hands over nothing to count.
+    if data is None:
+        return
     d = _mapping(data)
     counts, skipped = read_usage(d.get("usage"))
     source = _mapping(_mapping(d.get("message")).get("source"))

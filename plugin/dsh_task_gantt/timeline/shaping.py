@@ -13,9 +13,10 @@ from .model import Model
 from .notes import degraded_lanes, format_notes, notes_of
 from .roster import Lane
 from .spans import sorted_spans
+from .tokens import Totals, model_json, plus, tokens_json
 
 
-def _lane_json(lane: Lane, index: int) -> dict[str, Any]:
+def _lane_json(model: Model, lane: Lane, index: int) -> dict[str, Any]:
     source = lane.source
     fill = UNASSIGNED_COLOR[0] if lane.slot is None else PALETTE[lane.slot][0]
     status = source.agent_status if source else None
@@ -34,7 +35,17 @@ def _lane_json(lane: Lane, index: int) -> dict[str, Any]:
         "error": text(source.error, 1024) if source else None,
         "spans": sorted_spans(lane),
         "taskIds": list(lane.task_ids),
+        "tokens": tokens_json(model.tokens[lane.id].total),
+        "model": model_json(model.tokens[lane.id]),
     }
+
+
+def _team_tokens(model: Model) -> dict[str, int] | None:
+    total: Totals | None = None
+    for lane in model.lanes:
+        lane_total = model.tokens[lane.id].total
+        total = lane_total if total is None else plus(total, lane_total)
+    return tokens_json(total)
 
 
 def _diagnostics(model: Model, unreadable: list[Lane]) -> dict[str, Any]:
@@ -80,6 +91,7 @@ def _diagnostics(model: Model, unreadable: list[Lane]) -> dict[str, Any]:
         "deletedTasks": model.deleted,
         "tasksOwnedOutsideTeam": model.orphaned_owner,
         "serviceNotes": len(model.team.service_notes or ()),
+        "tokenValuesSkipped": sum(t.skipped for t in model.tokens.values()),
     }
 
 
@@ -99,8 +111,9 @@ def build_timeline(team: TeamSnapshot) -> dict[str, Any]:
         "source": "partial" if unreadable or cut_short else "log",
         "live": live,
         "range": {"start": start, "end": end},
-        "lanes": [_lane_json(lane, i) for i, lane in enumerate(model.lanes)],
+        "lanes": [_lane_json(model, lane, i) for i, lane in enumerate(model.lanes)],
         "tasks": model.tasks,
+        "tokens": _team_tokens(model),
         "notes": notes,
         "diagnostics": _diagnostics(model, unreadable),
     }
