@@ -75,6 +75,13 @@ def _team_log() -> Log:
         "assistant/chunk", {"turn": "t3", "step": 1, "chunk": {"type": "usage", "usage": usage}}, 49
     )
     log.add("assistant/message", {"turn": "t3", "step": 1, "usage": usage, "message": {}}, 49)
+    # A step with only its message's usage, from a writer that names the model.
+    source = {"provider": "deepseek", "model": "deepseek-chat"}
+    log.add(
+        "assistant/message",
+        {"turn": "t3", "step": 2, "usage": usage, "message": {"source": source}},
+        49,
+    )
     return log
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from ..timetext import format_time
 from .geometry import as_int, as_map, as_seq, as_str, parse_time_param
 from .model import counted
+from .tokens import add_tokens, tokens_text, tokens_title
 
 #: Event times sent on each side of the moment, so the arrow keys step without asking
 #: (each answer centres them on its moment again).
@@ -53,6 +54,9 @@ class LaneAt:
     since: int | None
     sent: MessageAt | None
     received: MessageAt | None
+    #: Tokens of the lane's turns ended by then (``None``: none with usage). A turn
+    #: still running at the moment is left out: what it spent so far is not dated.
+    tokens: Mapping[str, int] | None = None
 
     @property
     def text(self) -> str:
@@ -120,6 +124,22 @@ class Moment:
             tasks.append(f"{self.not_created} not created yet")
         parts.append("tasks: " + (", ".join(tasks) if tasks else "none"))
         return " · ".join(parts)
+
+    @property
+    def tokens(self) -> dict[str, int] | None:
+        """The team's tokens spent in turns ended by the moment."""
+        total: dict[str, int] | None = None
+        for lane in self.lanes:
+            total = add_tokens(total, lane.tokens)
+        return total
+
+    @property
+    def tokens_text(self) -> str | None:
+        return tokens_text(self.tokens)
+
+    @property
+    def tokens_title(self) -> str | None:
+        return tokens_title(self.tokens)
 
     @property
     def steps_text(self) -> str:
@@ -196,6 +216,7 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
     # same way whatever order the lane lists them in.
     sent: tuple[int, str, Mapping[str, Any]] | None = None
     received: tuple[int, str, Mapping[str, Any]] | None = None
+    spent: dict[str, int] | None = None
     for raw in as_seq(lane.get("spans")):
         span = as_map(raw)
         time = as_int(span.get("time"))
@@ -210,6 +231,7 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
                 turn_since = time if turn_since is None else max(turn_since, time)
             else:
                 idle_since = end if idle_since is None else max(idle_since, end)
+                spent = add_tokens(spent, span.get("tokens"))
         elif kind in {"message", "user-prompt"}:
             outgoing = span.get("direction") == "outgoing"
             if not outgoing and not _delivered_by(span, at):
@@ -234,6 +256,7 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
         since=since,
         sent=_message_at(sent, "to") if sent else None,
         received=_message_at(received, "from") if received else None,
+        tokens=spent,
     )
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from itertools import compress
+from functools import partial
+from itertools import chain, compress
 from operator import sub
 from typing import Any, TypeVar
 
@@ -91,6 +92,8 @@ class _State:
     kept: dict[str, Any]
     #: Seqs seen in this call, merged into ``seq_ranges`` once at the end.
     new_seqs: list[int] = field(default_factory=list)
+    #: False once a usage chunk's step arrived: its messages are dropped at the end.
+    usage_pruned: bool = True
 
 
 def _working_copy(base: LaneFold) -> _State:
@@ -333,6 +336,16 @@ def _assistant_chunk(st: _State, seq: int, time: int | None, data: Any) -> None:
     counts, skipped = read_usage(chunk.get("usage"))
     rec = UsageRec(key(d.get("turn")), key(d.get("step")), time, counts, skipped)
     _put(st.kept["usage_chunks"], seq, rec)
+    if counts is not None and rec.turn_id is not None and rec.step_id is not None:
+        _chunk_step(st, (rec.turn_id, rec.step_id), seq)
+
+
+def _chunk_step(st: _State, step: tuple[str, str], seq: int) -> None:
+    steps = st.kept["usage_chunk_steps"]
+    held = steps.get(step)
+    if held is None or seq > held:
+        steps[step] = seq
+    st.usage_pruned = False
 
 
 def _assistant_message(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -341,18 +354,26 @@ def _assistant_message(st: _State, seq: int, time: int | None, data: Any) -> Non
     if data is None:
         return
     d = _mapping(data)
-    counts, skipped = read_usage(d.get("usage"))
     source = _mapping(_mapping(d.get("message")).get("source"))
-    rec = UsageRec(
-        key(d.get("turn")),
-        key(d.get("step")),
-        time,
-        counts,
-        skipped,
-        text(source.get("provider")),
-        text(source.get("model")),
-    )
-    _put(st.kept["usage_messages"], seq, rec)
+    provider, model = text(source.get("provider")), text(source.get("model"))
+    if provider is not None or model is not None:
+        _put(st.kept["usage_sources"], seq, (provider, model))
+    turn, step = key(d.get("turn")), key(d.get("step"))
+    if turn is not None and step is not None and (turn, step) in st.kept["usage_chunk_steps"]:
+        return  # the step's chunk counts, never its message too
+    counts, skipped = read_usage(d.get("usage"))
+    _put(st.kept["usage_messages"], seq, UsageRec(turn, step, time, counts, skipped))
+
+
+def _prune_messages(st: _State) -> None:
+    """Drop the messages of steps a chunk arrived for (the canonical form: equal
+    events in any order and any split give equal folds)."""
+    steps = st.kept["usage_chunk_steps"]
+    messages = st.kept["usage_messages"]
+    if steps and messages:
+        for seq in [s for s, rec in messages.items() if (rec.turn_id, rec.step_id) in steps]:
+            del messages[seq]
+    st.usage_pruned = True
 
 
 def _ignore(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -511,6 +532,8 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
             _fold_one(st, event)
         except Exception:  # untrusted input: one bad event never breaks the fold
             st.malformed_events += 1
+    if not st.usage_pruned:
+        _prune_messages(st)
     return LaneFold(
         events_seen=st.events_seen + seen,
         seq_ranges=_merge_ranges(base.seq_ranges, st.new_seqs),
@@ -532,7 +555,7 @@ def _fold_run(st: _State, run: EventRun) -> int:
     a reader puts in one: a size equal to its number of safe integer seqs, a safe
     time, and (type, seq) marks.
     """
-    size, seqs, last_time, marks = run
+    size, seqs, last_time, marks, usage = run
     if type(size) is not int or size != len(seqs):
         raise ValueError("a run's size is its number of seqs")
     if seqs and not (set(map(type, seqs)) == {int} and _safe(min(seqs)) and _safe(max(seqs))):
@@ -549,7 +572,93 @@ def _fold_run(st: _State, run: EventRun) -> int:
         marker = _STEP_MARKERS.get(name)
         if marker is not None:
             marker(st, seq, None, None)
+    if usage:
+        _fold_usage_rows(st, usage)
     return size
+
+
+_new_usage: Callable[[tuple[Any, ...]], UsageRec] = partial(tuple.__new__, UsageRec)
+
+
+def _fold_usage_rows(st: _State, batches: tuple[tuple[Any, ...], ...]) -> None:
+    """A run's token-use batches, as their events would fold (see ``EventRun.usage``).
+
+    A chunk batch in bulk where it is what a reader makes of DSH's own lines (safe
+    integers, usage objects of integers only): a big team has tens of thousands.
+    Anything else row by row."""
+    for kind, seqs, times, turns, steps, usages, sources in batches:
+        if kind == "assistant/chunk" and _bulk_chunks(st, seqs, times, turns, steps, usages):
+            continue
+        handler = _assistant_chunk if kind == "assistant/chunk" else _assistant_message
+        for n, seq in enumerate(seqs):
+            data: dict[str, Any] = {"turn": turns[n], "step": steps[n]}
+            if handler is _assistant_chunk:
+                data["chunk"] = {"type": "usage", "usage": usages[n]}
+            else:
+                data["usage"] = usages[n]
+                data["message"] = {"source": sources[n] if sources else None}
+            handler(st, seq, times[n], data)
+
+
+def _bulk_chunks(
+    st: _State,
+    seqs: tuple[Any, ...],
+    times: tuple[Any, ...],
+    turns: tuple[Any, ...],
+    steps: tuple[Any, ...],
+    usages: tuple[Any, ...],
+) -> bool:
+    """Fold a chunk batch at once; False (nothing done) when it is not the usual case."""
+    size = len(seqs)
+    chunks = st.kept["usage_chunks"]
+    if not (
+        size == len(times) == len(turns) == len(steps) == len(usages)
+        and _all_safe(seqs, times, turns, steps)
+        and len(set(seqs)) == size
+        and chunks.keys().isdisjoint(seqs)
+    ):
+        return False
+    counts = _bulk_counts(usages)
+    if counts is None or None in counts:
+        return False
+    keys = list(zip(map(str, turns), map(str, steps), strict=True))
+    latest = st.kept["usage_chunk_steps"]
+    if len(set(keys)) != size or not latest.keys().isdisjoint(keys):
+        return False
+    nones = [None] * size
+    recs = zip(*zip(*keys, strict=True), times, counts, [0] * size, nones, nones, strict=True)
+    chunks.update(zip(seqs, map(_new_usage, recs), strict=True))
+    latest.update(zip(keys, seqs, strict=True))
+    st.usage_pruned = False
+    return True
+
+
+def _all_safe(*columns: tuple[Any, ...]) -> bool:
+    return all(set(map(type, c)) == {int} and _safe(min(c)) and _safe(max(c)) for c in columns)
+
+
+def _bulk_counts(usages: tuple[Any, ...]) -> list[tuple[int, int, int, int, int] | None] | None:
+    """Each usage's counts (``None`` for no usage) when every one is absent or an object
+    of safe integers only (the usual case, checked in C-level passes), else ``None``
+    (read one by one)."""
+    if not set(map(type, usages)) <= {dict, type(None)}:
+        return None
+    counts = [
+        (
+            u.get("inputTokens", 0),
+            u.get("cacheReadTokens", 0),
+            u.get("cacheWriteTokens", 0),
+            u.get("outputTokens", 0),
+            u.get("reasoningTokens", 0),
+        )
+        if u is not None
+        else None
+        for u in usages
+    ]
+    flat = list(chain.from_iterable(filter(None, counts)))
+    if flat and (set(map(type, flat)) != {int} or not (_safe(min(flat)) and _safe(max(flat)))):
+        return None
+    return counts
 
 
 def _fold_one(st: _State, event: Any) -> None:

@@ -194,9 +194,14 @@ class LaneFold:
     end_seeds: Mapping[int, int | None] = field(default_factory=dict)
     #: seq -> a ``usage`` chunk's step and counts (``fold.usage``).
     usage_chunks: Mapping[int, UsageRec] = field(default_factory=dict)
-    #: seq -> an ``assistant/message``'s step and ``usage`` (the fallback of a step
-    #: without a chunk: never both, see ``timeline.tokens``).
+    #: seq -> an ``assistant/message``'s step and ``usage``, for the steps that have no
+    #: usage chunk (the fallback: never both). Kept canonical, whatever the order the
+    #: events came in: a chunk's step drops its messages here.
     usage_messages: Mapping[int, UsageRec] = field(default_factory=dict)
+    #: (turn, step) of every usage chunk -> its latest seq.
+    usage_chunk_steps: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    #: seq -> (provider, model) of an assistant message whose ``source`` names them.
+    usage_sources: Mapping[int, tuple[str | None, str | None]] = field(default_factory=dict)
 
 
 EMPTY_FOLD = LaneFold()

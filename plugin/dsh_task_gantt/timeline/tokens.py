@@ -1,7 +1,8 @@
 """Token use per lane, per turn and for the team (HOST §8; pure, memoised per fold).
 
 Per step (a lane's ``turn``/``step`` pair): its ``usage`` chunk, else its assistant
-message's ``usage`` — never both. Several chunks (or messages) for one step: the
+message's ``usage`` — never both (the fold keeps a message only for a step without a
+chunk). Several chunks (or messages) for one step: the
 latest seq wins. A record without a turn or a step is a step of its own. Records
 before the seed cut are the parent's (inherited), not this lane's. The counts are
 disjoint (``fold.usage``), so every total is a plain sum.
@@ -87,15 +88,10 @@ def _lane_tokens(fold: LaneFold, cut: int) -> LaneTokens:
         total = plus(total, step)
         if turn_id is not None:
             by_turn[turn_id] = plus(by_turn.get(turn_id, _NONE), step)
-    named = [
-        (seq, rec)
-        for seq, rec in fold.usage_messages.items()
-        if seq >= cut and (rec.provider is not None or rec.model is not None)
-    ]
+    named = [(seq, names) for seq, names in fold.usage_sources.items() if seq >= cut]
     provider = model = None
     if named:
-        _seq, last = max(named, key=lambda item: item[0])
-        provider, model = last.provider, last.model
+        _seq, (provider, model) = max(named)
     return LaneTokens(total, by_turn, skipped, bad_chunks, provider, model)
 
 

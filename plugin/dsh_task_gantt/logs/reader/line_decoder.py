@@ -25,6 +25,7 @@ from dsh_task_gantt.events import (
     as_time,
     header_from_line,
 )
+from dsh_task_gantt.logs.reader import line_ends
 from dsh_task_gantt.logs.reader.line_ends import PARSE, probe
 from dsh_task_gantt.logs.reader.skip_rules import SkipRule, has_marker
 
@@ -100,6 +101,10 @@ class LineDecoder:
     run_seqs: list[int] = field(default_factory=list)
     run_time: int = -1
     run_latest: dict[bytes, int] = field(default_factory=dict)
+    #: Runs mode: the token-use rows read in bulk (``line_ends.bulk_rows``).
+    run_usage: list[line_ends.Batch] = field(default_factory=list)
+    #: Runs mode: the steps (``"turn":T,"step":S``) whose usage chunk this read saw.
+    chunk_steps: set[bytes] = field(default_factory=set)
 
     def feed(self, text: bytes, keep_from: int = 0, keep_to: int | None = None) -> None:
         """Decode the ``\n``-separated lines of ``text``; keep only events with index in
@@ -177,6 +182,17 @@ class LineDecoder:
             text = text[cut:]
         match_prefix = skip.run_prefix.match
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
+        bulk = match_ends is not None  # token-use lines in DSH's own spelling, in bulk
+        match_chunk = line_ends.match_chunk
+        match_last, match_first = line_ends.match_message_last, line_ends.match_message_first
+        chunk_steps = self.chunk_steps
+        chunks: list[re.Match[bytes]] = []
+        lasts: list[tuple[re.Match[bytes], bytes]] = []
+        firsts: list[re.Match[bytes]] = []
+        # Messages of steps whose chunk this read saw: the chunk counts, the message
+        # only stands for its seq and time (the fold would drop its usage anyway).
+        counted: list[re.Match[bytes]] = []
+        spans: dict[int, int] = {}  # start -> end of the bulk lines, to read one by one
         matched: list[re.Match[bytes]] = []
         keep = matched.append
         append = self.events.append
@@ -193,20 +209,82 @@ class LineDecoder:
             if match is not None:
                 keep(match)
             elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
+                if bulk:
+                    found = match_chunk(text, pos, end)
+                    if found is not None:
+                        chunk_steps.add(found.group(3))
+                        chunks.append(found)
+                    else:
+                        found = match_last(text, pos, end)
+                        if found is not None:
+                            if found.group(3) in chunk_steps:
+                                counted.append(found)
+                            else:
+                                lasts.append(
+                                    (found, line_ends.message_tail(text, found.end(), end))
+                                )
+                        else:
+                            found = match_first(text, pos, end)
+                            if found is not None:
+                                if found.group(5) is None and found.group(4) in chunk_steps:
+                                    counted.append(found)
+                                else:
+                                    firsts.append(found)
+                    if found is not None:
+                        spans[pos] = end
+                        pos = end + 1
+                        continue
                 others += 1
+                position = index + len(matched) + len(spans)
                 event = None
                 if match_ends is not None:
                     found = match_ends(text, pos, end)
                     if found is not None:
-                        event = _probed(text, found, end, index + len(matched))
+                        event = _probed(text, found, end, position)
                 if event is None:
-                    event = parse_event_line(text[pos:end], index + len(matched))
+                    event = parse_event_line(text[pos:end], position)
                 if event is None:
                     bad += 1  # bad lines take no index
                 else:
                     append(event)
                     index += 1
             pos = end + 1
+        if spans:
+            groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
+            if chunks:
+                groups.append((chunks, line_ends.chunk_batch(chunks)))
+            if lasts:
+                groups.append(([m for m, _ in lasts], line_ends.last_batch(lasts)))
+            if firsts:
+                groups.append((firsts, line_ends.first_batch(firsts)))
+            if counted:
+                try:
+                    seqs, times = line_ends.seqs_and_times(counted)
+                    groups.append((counted, ("", seqs, times, (), (), (), None)))
+                except orjson.JSONDecodeError:
+                    groups.append((counted, None))
+            for group, batch in groups:
+                if batch is None:  # a batch that does not decode: each line on its own
+                    for found in group:
+                        start = found.start()
+                        stop = spans[start]
+                        ends = match_ends(text, start, stop) if match_ends is not None else None
+                        event = _probed(text, ends, stop, index) if ends is not None else None
+                        if event is None:
+                            event = parse_event_line(text[start:stop], index)
+                        if event is None:
+                            bad += 1
+                        else:
+                            append(event)
+                            index += 1
+                    others += len(group)
+                    continue
+                if batch[0]:
+                    self.run_usage.append(batch)
+                self.run_seqs += batch[1]
+                self.run_time = max(self.run_time, max(batch[2]))
+                index += len(group)
+                self.lines_seen += len(group)
         if matched:
             # The digits go to orjson as one JSON array: C makes the ints, where an
             # int() per line cost as much again as matching the line.
@@ -235,7 +313,7 @@ class LineDecoder:
         latest = tuple(
             (mark.decode(), self.run_latest[mark]) for mark in self.marks if mark in self.run_latest
         )
-        return EventRun(len(seqs), seqs, self.run_time, latest)
+        return EventRun(len(seqs), seqs, self.run_time, latest, line_ends.merged(self.run_usage))
 
     def _header_line(self, line: bytes) -> bool:
         header = header_from_line(line)
