@@ -20,7 +20,7 @@ from typing import Any
 from ..timetext import format_time
 from .geometry import as_int, as_map, as_seq, as_str, parse_time_param
 from .model import counted
-from .tokens import add_tokens, tokens_text, tokens_title
+from .tokens import TOKEN_KEYS, add_tokens, tokens_text, tokens_title
 
 #: Event times sent on each side of the moment, so the arrow keys step without asking
 #: (each answer centres them on its moment again).
@@ -54,9 +54,10 @@ class LaneAt:
     since: int | None
     sent: MessageAt | None
     received: MessageAt | None
-    #: Tokens of the lane's turns ended by then (``None``: none with usage). A turn
-    #: still running at the moment is left out: what it spent so far is not dated.
-    tokens: Mapping[str, int] | None = None
+    #: Tokens of the lane's turns ended by then, in TOKEN_KEYS order (``None``: none
+    #: with usage; a tuple, so the lane is a key). A turn still running at the moment
+    #: is left out: what it spent so far is not dated.
+    tokens: tuple[int, ...] | None = None
 
     @property
     def text(self) -> str:
@@ -130,7 +131,8 @@ class Moment:
         """The team's tokens spent in turns ended by the moment."""
         total: dict[str, int] | None = None
         for lane in self.lanes:
-            total = add_tokens(total, lane.tokens)
+            if lane.tokens is not None:
+                total = add_tokens(total, dict(zip(TOKEN_KEYS, lane.tokens, strict=True)))
         return total
 
     @property
@@ -216,7 +218,7 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
     # same way whatever order the lane lists them in.
     sent: tuple[int, str, Mapping[str, Any]] | None = None
     received: tuple[int, str, Mapping[str, Any]] | None = None
-    spent: dict[str, int] | None = None
+    ended: dict[str, Any] = {}  # turn id -> its tokens (a span listed twice counts once)
     for raw in as_seq(lane.get("spans")):
         span = as_map(raw)
         time = as_int(span.get("time"))
@@ -231,7 +233,8 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
                 turn_since = time if turn_since is None else max(turn_since, time)
             else:
                 idle_since = end if idle_since is None else max(idle_since, end)
-                spent = add_tokens(spent, span.get("tokens"))
+                if isinstance(span.get("tokens"), Mapping):
+                    ended.setdefault(as_str(span.get("id")), span.get("tokens"))
         elif kind in {"message", "user-prompt"}:
             outgoing = span.get("direction") == "outgoing"
             if not outgoing and not _delivered_by(span, at):
@@ -256,8 +259,15 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
         since=since,
         sent=_message_at(sent, "to") if sent else None,
         received=_message_at(received, "from") if received else None,
-        tokens=spent,
+        tokens=_sum_tokens(ended),
     )
+
+
+def _sum_tokens(ended: Mapping[str, Any]) -> tuple[int, ...] | None:
+    total: dict[str, int] | None = None
+    for turn_id in sorted(ended):
+        total = add_tokens(total, ended[turn_id])
+    return None if total is None else tuple(total[k] for k in TOKEN_KEYS)
 
 
 def _delivered_by(span: Mapping[str, Any], at: int) -> bool:
