@@ -157,16 +157,22 @@ def test_the_replay_figure_counts_the_turns_ended_by_the_moment(
         )
     )
     total = {"in": 0, "cacheRead": 0, "out": 0}
+    lanes = []
     for lane in timeline["lanes"]:
+        own = {"in": 0, "cacheRead": 0, "out": 0}
         for span in lane["spans"]:
             spent = span.get("tokens")
             if span["kind"] == "turn" and spent and span["end"] is not None and span["end"] <= at:
-                total["in"] += spent["input"] + spent["cacheRead"] + spent["cacheWrite"]
-                total["cacheRead"] += spent["cacheRead"]
-                total["out"] += spent["output"]
+                for part in (own, total):
+                    part["in"] += spent["input"] + spent["cacheRead"] + spent["cacheWrite"]
+                    part["cacheRead"] += spent["cacheRead"]
+                    part["out"] += spent["output"]
+        lanes.append(own)
     assert 0 < total["in"] < words_total_in(alpha)
     assert figure.inner_text() == words(total) + " by then"
     assert figure.is_visible()
+    # Each lane's name cell says what it had spent by then, not its whole total.
+    assert page.locator("#lane-0-name .tokens").inner_text() == words(lanes[0])
 
 
 def words_total_in(spec: Any) -> int:

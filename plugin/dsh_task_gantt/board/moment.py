@@ -60,6 +60,12 @@ class LaneAt:
     tokens: tuple[int, ...] | None = None
 
     @property
+    def tokens_text(self) -> str | None:
+        if self.tokens is None:
+            return None
+        return tokens_text(dict(zip(TOKEN_KEYS, self.tokens, strict=True)))
+
+    @property
     def text(self) -> str:
         """What the lane was doing, in words (UTC; the page rewrites times locally)."""
         if self.doing == "turn" and self.since is not None:
