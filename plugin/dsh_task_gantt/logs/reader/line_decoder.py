@@ -41,6 +41,12 @@ _TIME = operator.methodcaller("group", 3)
 #: First bytes of a line that may be blank (``bytes.isspace`` whitespace).
 _BLANK = frozenset(b" \t\n\r\x0b\x0c")
 _LEADING_BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]*")
+#: How DSH's writer starts an assistant chunk's or message's line, and where the two
+#: differ (``c`` or ``m``).
+_ASSISTANT = b'{"type":"assistant/'
+_KIND_AT = len(_ASSISTANT)
+_C, _M, _A = ord("c"), ord("m"), ord("a")
+_TYPE_AT = len(b'{"type":"')
 
 
 def event_from_object(obj: Any, position: int) -> LogEvent | None:
@@ -184,6 +190,7 @@ class LineDecoder:
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
         bulk = match_ends is not None  # token-use lines in DSH's own spelling, in bulk
         match_chunk = line_ends.match_chunk
+        startswith = text.startswith
         match_last, match_first = line_ends.match_message_last, line_ends.match_message_first
         chunk_steps = self.chunk_steps
         chunks: list[re.Match[bytes]] = []
@@ -205,35 +212,42 @@ class LineDecoder:
             end = find(b"\n", pos)
             if end == -1:
                 end = size
+            # DSH's token-use lines first: matched whole, in bulk (``line_ends``).
+            kind = (
+                text[pos + _KIND_AT]
+                if bulk
+                and end - pos > _KIND_AT
+                and text[pos + _TYPE_AT] == _A  # an index: far cheaper than startswith
+                and startswith(_ASSISTANT, pos)
+                else 0
+            )
+            if kind:
+                found = match_chunk(text, pos, end) if kind == _C else None
+                if found is not None:
+                    chunk_steps.add(found.group(3))
+                    chunks.append(found)
+                elif kind == _M:
+                    found = match_last(text, pos, end)
+                    if found is not None:
+                        if found.group(3) in chunk_steps:
+                            counted.append(found)
+                        else:
+                            lasts.append((found, line_ends.message_tail(text, found.end(), end)))
+                    else:
+                        found = match_first(text, pos, end)
+                        if found is not None:
+                            if found.group(5) is None and found.group(4) in chunk_steps:
+                                counted.append(found)
+                            else:
+                                firsts.append(found)
+                if found is not None:
+                    spans[pos] = end
+                    pos = end + 1
+                    continue
             match = match_prefix(text, pos, end)
             if match is not None:
                 keep(match)
             elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
-                if bulk:
-                    found = match_chunk(text, pos, end)
-                    if found is not None:
-                        chunk_steps.add(found.group(3))
-                        chunks.append(found)
-                    else:
-                        found = match_last(text, pos, end)
-                        if found is not None:
-                            if found.group(3) in chunk_steps:
-                                counted.append(found)
-                            else:
-                                lasts.append(
-                                    (found, line_ends.message_tail(text, found.end(), end))
-                                )
-                        else:
-                            found = match_first(text, pos, end)
-                            if found is not None:
-                                if found.group(5) is None and found.group(4) in chunk_steps:
-                                    counted.append(found)
-                                else:
-                                    firsts.append(found)
-                    if found is not None:
-                        spans[pos] = end
-                        pos = end + 1
-                        continue
                 others += 1
                 position = index + len(matched) + len(spans)
                 event = None
