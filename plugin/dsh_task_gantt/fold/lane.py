@@ -357,12 +357,20 @@ def _assistant_message(st: _State, seq: int, time: int | None, data: Any) -> Non
     source = _mapping(_mapping(d.get("message")).get("source"))
     provider, model = text(source.get("provider")), text(source.get("model"))
     if provider is not None or model is not None:
-        _put(st.kept["usage_sources"], seq, (provider, model))
+        held = st.kept["usage_source"]
+        named = (seq, provider, model)
+        if held is None or _source_rank(named) > _source_rank(held):
+            st.kept["usage_source"] = named
     turn, step = key(d.get("turn")), key(d.get("step"))
     if turn is not None and step is not None and (turn, step) in st.kept["usage_chunk_steps"]:
         return  # the step's chunk counts, never its message too
     counts, skipped = read_usage(d.get("usage"))
     _put(st.kept["usage_messages"], seq, UsageRec(turn, step, time, counts, skipped))
+
+
+def _source_rank(named: tuple[int, str | None, str | None]) -> tuple[int, str, str]:
+    """Latest seq first; on one seq the names decide (order-free)."""
+    return (named[0], named[1] or "", named[2] or "")
 
 
 def _prune_messages(st: _State) -> None:

@@ -200,8 +200,10 @@ class LaneFold:
     usage_messages: Mapping[int, UsageRec] = field(default_factory=dict)
     #: (turn, step) of every usage chunk -> its latest seq.
     usage_chunk_steps: Mapping[tuple[str, str], int] = field(default_factory=dict)
-    #: seq -> (provider, model) of an assistant message whose ``source`` names them.
-    usage_sources: Mapping[int, tuple[str | None, str | None]] = field(default_factory=dict)
+    #: (seq, provider, model) of the latest assistant message whose ``source`` names
+    #: them (the lane's model; only the latest is kept, so a reader may pass the
+    #: others over).
+    usage_source: tuple[int, str | None, str | None] | None = None
 
 
 EMPTY_FOLD = LaneFold()

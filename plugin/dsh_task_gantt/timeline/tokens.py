@@ -88,10 +88,9 @@ def _lane_tokens(fold: LaneFold, cut: int) -> LaneTokens:
         total = plus(total, step)
         if turn_id is not None:
             by_turn[turn_id] = plus(by_turn.get(turn_id, _NONE), step)
-    named = [(seq, names) for seq, names in fold.usage_sources.items() if seq >= cut]
     provider = model = None
-    if named:
-        _seq, (provider, model) = max(named)
+    if fold.usage_source is not None and fold.usage_source[0] >= cut:
+        _seq, provider, model = fold.usage_source
     return LaneTokens(total, by_turn, skipped, bad_chunks, provider, model)
 
 

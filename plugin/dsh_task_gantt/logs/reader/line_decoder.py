@@ -199,6 +199,7 @@ class LineDecoder:
         # Messages of steps whose chunk this read saw: the chunk counts, the message
         # only stands for its seq and time (the fold would drop its usage anyway).
         counted: list[re.Match[bytes]] = []
+        sourced: re.Match[bytes] | None = None  # the last counted message with a source
         spans: dict[int, int] = {}  # start -> end of the bulk lines, to read one by one
         matched: list[re.Match[bytes]] = []
         keep = matched.append
@@ -236,10 +237,14 @@ class LineDecoder:
                     else:
                         found = match_first(text, pos, end)
                         if found is not None:
-                            if found.group(5) is None and found.group(4) in chunk_steps:
-                                counted.append(found)
-                            else:
+                            if found.group(4) not in chunk_steps:
                                 firsts.append(found)
+                            elif found.group(5) is None:
+                                counted.append(found)
+                            else:  # only the latest source names the lane's model
+                                if sourced is not None:
+                                    counted.append(sourced)
+                                sourced = found
                 if found is not None:
                     spans[pos] = end
                     pos = end + 1
@@ -263,6 +268,8 @@ class LineDecoder:
                     append(event)
                     index += 1
             pos = end + 1
+        if sourced is not None:
+            firsts.append(sourced)
         if spans:
             groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
             if chunks:
