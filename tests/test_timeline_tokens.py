@@ -238,3 +238,21 @@ def test_the_inherited_prefix_of_a_fork_is_not_the_childs_spending(tmp_path: Pat
     assert tokens_json(own.total) == tokens(7, 5_000, 0, 300, 120, steps=1)
     assert set(own.by_turn) == {"2"}
     assert tokens_json(lane_tokens(fold).total) == tokens(17, 205_000, 90, 320, 120, steps=2)
+
+
+def test_the_bulk_count_equals_the_record_by_record_one(tmp_path: Path) -> None:
+    """A lane of the usual kind is counted in C-level passes; the same fold counted
+    record by record (the way every other lane is) gives the same totals."""
+    from dsh_task_gantt.timeline import tokens as tokens_module
+
+    fold = read_fold(tmp_path, _long_log(80))
+    assert tokens_module._bulk_chunk_totals(fold, 0) is not None  # the fast way is taken
+    fast = tokens_module._lane_tokens(fold, 0)
+    slow_fold = dataclasses.replace(fold, usage_chunk_steps={})  # forces the other way
+    assert tokens_module._bulk_chunk_totals(slow_fold, 0) is None
+    slow = tokens_module._lane_tokens(slow_fold, 0)
+    assert (fast.total, dict(fast.by_turn), fast.skipped) == (
+        slow.total,
+        dict(slow.by_turn),
+        slow.skipped,
+    )

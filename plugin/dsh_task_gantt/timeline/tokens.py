@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import groupby
+from operator import attrgetter
 from typing import Any
 
 from ..fold.records import LaneFold, UsageRec
@@ -67,7 +69,38 @@ def _latest(records: Mapping[int, UsageRec], cut: int) -> dict[tuple[str, ...], 
     return {k: rec for k, (_seq, rec) in best.items()}
 
 
+def _bulk_chunk_totals(fold: LaneFold, cut: int) -> dict[str, Totals] | None:
+    """Each turn's totals from its chunks in C-level passes, when every chunk is the
+    usual kind (after the cut, its own step, counts read): a poll after an append
+    recounts the lanes that grew, and a lead has thousands of steps. ``None``: the
+    record by record way below."""
+    chunks = fold.usage_chunks
+    if not chunks or (cut and min(chunks) < cut):
+        return None
+    recs = list(chunks.values())
+    if len(fold.usage_chunk_steps) != len(recs) or any(map(_NO_COUNTS, recs)):
+        return None
+    recs.sort(key=_TURN)
+    out: dict[str, Totals] = {}
+    for turn_id, group in groupby(recs, key=_TURN):
+        counts = [rec.counts for rec in group]
+        (i, cr, cw, o, r) = map(sum, zip(*counts, strict=True))
+        out[turn_id] = ((i, cr, cw, o, r), len(counts), 0)
+    return out
+
+
+def _no_counts(rec: UsageRec) -> bool:
+    return rec.counts is None or rec.step_id is None
+
+
+_NO_COUNTS = _no_counts
+_TURN = attrgetter("turn_id")
+
+
 def _lane_tokens(fold: LaneFold, cut: int) -> LaneTokens:
+    by_chunks = _bulk_chunk_totals(fold, cut)
+    if by_chunks is not None:
+        return _with_messages(fold, cut, by_chunks)
     chunks = _latest(fold.usage_chunks, cut)
     messages = _latest(fold.usage_messages, cut)
     by_turn: dict[str, Totals] = {}
@@ -92,6 +125,31 @@ def _lane_tokens(fold: LaneFold, cut: int) -> LaneTokens:
     if fold.usage_source is not None and fold.usage_source[0] >= cut:
         _seq, provider, model = fold.usage_source
     return LaneTokens(total, by_turn, skipped, bad_chunks, provider, model)
+
+
+def _with_messages(fold: LaneFold, cut: int, by_turn: dict[str, Totals]) -> LaneTokens:
+    """The chunks' totals plus the messages (only steps without a chunk are kept)."""
+    skipped = sum(rec.skipped for rec in fold.usage_chunks.values())
+    for seq, rec in fold.usage_messages.items():
+        if seq < cut:
+            continue
+        skipped += rec.skipped
+        step: Totals = (rec.counts, 1, 0) if rec.counts is not None else (ZERO, 0, 1)
+        if rec.turn_id is not None and rec.step_id is not None:
+            by_turn[rec.turn_id] = plus(by_turn.get(rec.turn_id, _NONE), step)
+        else:
+            by_turn.setdefault("", _NONE)  # a step of its own: in the lane's total only
+            by_turn[""] = plus(by_turn[""], step)
+    loose = by_turn.pop("", None)
+    total = _NONE
+    for totals in by_turn.values():
+        total = plus(total, totals)
+    if loose is not None:
+        total = plus(total, loose)
+    provider = model = None
+    if fold.usage_source is not None and fold.usage_source[0] >= cut:
+        _seq, provider, model = fold.usage_source
+    return LaneTokens(total, by_turn, skipped, 0, provider, model)
 
 
 def plus(a: Totals, b: Totals) -> Totals:
