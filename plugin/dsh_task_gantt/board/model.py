@@ -229,9 +229,8 @@ class LaneRow:
     chunks: tuple[LaneChunk, ...] = ()
     #: What the member was asked to do (its catalog, descriptor or member label).
     label: str | None = None
-    #: Its token use in words, and in full for a tooltip (``None``: no usage at all).
+    #: Its token use in words (``None``: no usage at all).
     tokens_text: str | None = None
-    tokens_title: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -215,7 +215,6 @@ def _lane_row(
         chunks=chunks,
         label=as_str(lane.get("label")) or None,
         tokens_text=tokens_text(lane.get("tokens")),
-        tokens_title=tokens_title(lane.get("tokens")),
     )
 
 
