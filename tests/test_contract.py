@@ -5,6 +5,7 @@ rely on these names."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +20,20 @@ ALPHA = TeamSpec.load(ROOT / "fixtures" / "specs" / "alpha.json", root=str(SESSI
 
 TIMELINE_KEYS = {
     "version", "generatedAt", "sessionId", "rootSessionId", "source", "live", "range",
-    "lanes", "tasks", "notes", "diagnostics", "criticalPath",
+    "lanes", "tasks", "tokens", "notes", "diagnostics", "criticalPath",
 }  # fmt: skip
 LANE_KEYS = {
     "id", "kind", "name", "sessionId", "index", "label", "color", "phase", "status", "createdAt",
-    "channel", "error", "spans", "taskIds", "now",
+    "channel", "error", "spans", "taskIds", "now", "tokens", "model",
 }  # fmt: skip
 SPAN_KEYS = {"kind", "id", "time", "end", "from", "to", "direction", "preview", "sessionId"}
 #: Added beyond the documented contract (adding fields is allowed): a message's delivery time.
 MESSAGE_SPAN_EXTRAS = {"deliveredAt"}
+#: A turn's own token use (issue 22).
+TURN_SPAN_EXTRAS = {"tokens"}
+TOKENS_KEYS = {
+    "input", "cacheRead", "cacheWrite", "output", "reasoning", "steps", "stepsWithoutUsage",
+}  # fmt: skip
 TASK_KEYS = {
     "id", "revision", "subject", "description", "status", "blockedBy", "writeScopes",
     "ownerId", "ownerName", "laneId", "history", "phases", "overlaps",
@@ -75,6 +81,16 @@ def test_the_timeline_has_exactly_the_documented_fields(timeline: dict[str, Any]
     assert (timeline["range"]["end"] is None) == timeline["live"]
     assert all(isinstance(note, str) for note in timeline["notes"])
     assert isinstance(timeline["diagnostics"], dict)
+    _tokens(timeline["tokens"])
+    assert timeline["tokens"] is not None  # the fixture's logs carry usage
+
+
+def _tokens(tokens: Any) -> None:
+    if tokens is None:
+        return
+    assert set(tokens) == TOKENS_KEYS
+    assert all(type(v) is int and v >= 0 for v in tokens.values())
+    assert tokens["steps"] > 0 and tokens["reasoning"] <= tokens["output"]
 
 
 def test_lanes_and_spans(timeline: dict[str, Any]) -> None:
@@ -101,10 +117,17 @@ def test_lanes_and_spans(timeline: dict[str, Any]) -> None:
                 and _nullable(now["since"], int)
             )
         )
+        _tokens(lane["tokens"])
+        if lane["model"] is not None:
+            assert set(lane["model"]) == {"provider", "model"}
+            assert _nullable(lane["model"]["provider"], str)
+            assert _nullable(lane["model"]["model"], str)
         times = [span["time"] for span in lane["spans"]]
         assert times == sorted(times)
         for span in lane["spans"]:
-            extras = MESSAGE_SPAN_EXTRAS if span["kind"] == "message" else set()
+            extras = {"message": MESSAGE_SPAN_EXTRAS, "turn": TURN_SPAN_EXTRAS}.get(
+                span["kind"], set()
+            )
             assert set(span) == SPAN_KEYS | extras
             assert span["kind"] in {"turn", "message", "user-prompt"}
             assert isinstance(span["time"], int) and _nullable(span["end"], int)
@@ -112,6 +135,7 @@ def test_lanes_and_spans(timeline: dict[str, Any]) -> None:
             _party(span["from"])
             if span["kind"] == "turn":
                 assert span["to"] is None and span["direction"] is None
+                _tokens(span["tokens"])
             else:
                 assert span["direction"] in {"outgoing", "incoming"}
                 if span["to"] is not None:
@@ -137,11 +161,12 @@ def test_tasks_and_their_history(timeline: dict[str, Any]) -> None:
         # A task's life in phases: documented kinds, one after another, no gap, no overlap.
         phases = task["phases"]
         assert all(phase["kind"] in PHASE_KINDS for phase in phases)
-        assert all(a["end"] == b["start"] for a, b in zip(phases, phases[1:], strict=False))
+        assert all(a["end"] == b["start"] for a, b in itertools.pairwise(phases))
         assert all(p["end"] is None or p["start"] <= p["end"] for p in phases)
         assert all(isinstance(overlap, dict) for overlap in task["overlaps"])
     critical = timeline["criticalPath"]
-    assert critical is None or set(critical["taskIds"]) <= {task["id"] for task in timeline["tasks"]}
+    task_ids = {task["id"] for task in timeline["tasks"]}
+    assert critical is None or set(critical["taskIds"]) <= task_ids
 
 
 def test_a_message_in_full(host: EmbeddedHost) -> None:

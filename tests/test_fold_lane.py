@@ -37,6 +37,7 @@ TYPES = [
     "agent/inbox/spliced",
     "session/end-seed",
     "assistant/message",
+    "assistant/chunk",
     "tool/result",
     "x/unknown",
 ]
@@ -69,6 +70,19 @@ def _team_log() -> Log:
     )  # fmt: skip
     log.add("team/member", {"version": 2, "teamId": "other", "member": {"id": "m-x"}}, 49)
     log.spawn_call("alpha", "Collect the data.", 50)
+    # Token use: one step's usage chunk and its message's usage (counted once).
+    usage = {"inputTokens": 5, "outputTokens": 7, "cacheReadTokens": 90}
+    log.add(
+        "assistant/chunk", {"turn": "t3", "step": 1, "chunk": {"type": "usage", "usage": usage}}, 49
+    )
+    log.add("assistant/message", {"turn": "t3", "step": 1, "usage": usage, "message": {}}, 49)
+    # A step with only its message's usage, from a writer that names the model.
+    source = {"provider": "deepseek", "model": "deepseek-chat"}
+    log.add(
+        "assistant/message",
+        {"turn": "t3", "step": 2, "usage": usage, "message": {"source": source}},
+        49,
+    )
     return log
 
 

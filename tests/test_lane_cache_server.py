@@ -14,6 +14,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import orjson
 import pytest
 
 from dsh_task_gantt.cli import build_parser, main
@@ -76,7 +77,13 @@ def test_a_restarted_server_decodes_only_the_appended_frames(
 
     decoded.clear()
     with Server(EmbeddedHost(root)) as cold:  # no cache: the same answer, read in full
-        assert strip_generated(get(cold, api)) == strip_generated(body)
+        cold_body = get(cold, api)
+        assert strip_generated(cold_body) == strip_generated(body)
+    # The same token totals (lane cache format 2 keeps the steps' usage): per lane, per
+    # turn and for the team, and there are some.
+    warm, read = orjson.loads(body), orjson.loads(cold_body)
+    assert warm["tokens"] == read["tokens"] and warm["tokens"]["steps"] > 0
+    assert [lane["tokens"] for lane in warm["lanes"]] == [lane["tokens"] for lane in read["lanes"]]
     assert len(decoded) == sum(frames_after(p, 0) for p in logs)
 
 

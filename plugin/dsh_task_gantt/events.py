@@ -44,14 +44,21 @@ class EventRun(NamedTuple):
     It stands for ``size`` events: ``seqs`` are their seqs (any order), ``last_time``
     the latest of their times, ``marks`` the latest seq of each type the reader was
     asked to mark (for example ``step/start``). Folding a run equals folding the
-    events it stands for with ``data=None``; the events of one run need not be
-    consecutive in the log (a frame's other lines come as plain events beside it).
+    events it stands for with ``data=None``, except the token-use lines in ``usage``;
+    the events of one run need not be consecutive in the log (a frame's other lines
+    come as plain events beside it).
     """
 
     size: int
     seqs: tuple[int, ...]
     last_time: int | None
     marks: tuple[tuple[str, int], ...] = ()
+    #: Token-use lines of the run, read in bulk (``logs.reader.line_ends``): batches
+    #: ``(type, seqs, times, turns, steps, usages, sources)`` of columns; folding one
+    #: row equals folding its event with data ``{turn, step, usage}`` (a usage chunk's
+    #: under ``chunk``; a message's ``source`` under ``message``). Their seqs are in
+    #: ``seqs`` too.
+    usage: tuple[tuple[Any, ...], ...] = ()
 
 
 def event_count(items: Iterable[Any]) -> int:

@@ -8,9 +8,11 @@ mark's markup does not change when the extent grows, the scale changes or "now" 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..plurals import counted as counted  # re-exported: the panel takes it from here
 from ..timetext import format_time
+from .tokens import TOKEN_KEYS, tokens_text
 
 #: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
 DEFAULT_TRACK_PX = 300
@@ -76,13 +78,23 @@ class TurnBar:
     d: float  # seconds long (an open bar reaches the chart's --open-t instead)
     #: When the turn ended (unclamped); ``None`` while it runs.
     closed: int | None = None
+    #: The turn's token use, as the timeline's ``Tokens`` values in TOKEN_KEYS order
+    #: (``None``: no usage). Words are made only when shown.
+    tokens: tuple[Any, ...] | None = None
 
     @property
     def label(self) -> str:
         # Written only for the bars drawn alone: most turns of a long team are drawn in
         # groups, and formatting two times for each of thousands of turns showed up.
         ended = format_time(self.closed) if self.closed is not None else "now"
-        return f"turn {format_time(self.start)}–{ended}"
+        spent = self.tokens_text
+        return f"turn {format_time(self.start)}–{ended}" + (f" · {spent}" if spent else "")
+
+    @property
+    def tokens_text(self) -> str | None:
+        if self.tokens is None:
+            return None
+        return tokens_text(dict(zip(TOKEN_KEYS, self.tokens, strict=True)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +280,8 @@ class LaneRow:
     chunks: tuple[LaneChunk, ...] = ()
     #: What the member was asked to do (its catalog, descriptor or member label).
     label: str | None = None
+    #: Its token use in words (``None``: no usage at all).
+    tokens_text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,6 +382,9 @@ class Board:
     task_page: int = 0
     #: "Where the time went" under the tasks (``None``: a timeline without phases).
     where: WhereTime | None = None
+    #: The team's token use in words and in full (``None``: no usage at all).
+    tokens_text: str | None = None
+    tokens_title: str | None = None
 
     @property
     def zoomed(self) -> bool:

@@ -21,6 +21,7 @@ from ..timeline.activity import activity_at
 from ..timetext import format_time
 from .geometry import as_int, as_map, as_seq, as_str, parse_time_param
 from .model import counted
+from .tokens import TOKEN_KEYS, add_tokens, tokens_text, tokens_title
 
 #: Event times sent on each side of the moment, so the arrow keys step without asking
 #: (each answer centres them on its moment again).
@@ -55,6 +56,16 @@ class LaneAt:
     since: int | None
     sent: MessageAt | None
     received: MessageAt | None
+    #: Tokens of the lane's turns ended by then, in TOKEN_KEYS order (``None``: none
+    #: with usage; a tuple, so the lane is a key). A turn still running at the moment
+    #: is left out: what it spent so far is not dated.
+    tokens: tuple[int, ...] | None = None
+
+    @property
+    def tokens_text(self) -> str | None:
+        if self.tokens is None:
+            return None
+        return tokens_text(dict(zip(TOKEN_KEYS, self.tokens, strict=True)))
 
     @property
     def text(self) -> str:
@@ -147,6 +158,23 @@ class Moment:
         return " · ".join(parts)
 
     @property
+    def tokens(self) -> dict[str, int] | None:
+        """The team's tokens spent in turns ended by the moment."""
+        total: dict[str, int] | None = None
+        for lane in self.lanes:
+            if lane.tokens is not None:
+                total = add_tokens(total, dict(zip(TOKEN_KEYS, lane.tokens, strict=True)))
+        return total
+
+    @property
+    def tokens_text(self) -> str | None:
+        return tokens_text(self.tokens)
+
+    @property
+    def tokens_title(self) -> str | None:
+        return tokens_title(self.tokens)
+
+    @property
     def steps_text(self) -> str:
         """The event times around the moment, for the browser's arrow keys."""
         return " ".join(str(ms) for ms in (*self.before, *self.after))
@@ -220,10 +248,19 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
     # same way whatever order the lane lists them in.
     sent: tuple[int, str, Mapping[str, Any]] | None = None
     received: tuple[int, str, Mapping[str, Any]] | None = None
+    ended: dict[str, Any] = {}  # turn id -> its tokens (a span listed twice counts once)
     for raw in spans:
         span = as_map(raw)
         time = as_int(span.get("time"))
-        if time is None or time > at or as_str(span.get("kind")) not in _MESSAGE_KINDS:
+        if time is None or time > at:
+            continue
+        if as_str(span.get("kind")) == "turn":
+            # The tokens spent by then: those of the turns ended by then.
+            end = as_int(span.get("end"))
+            if end is not None and end <= at and isinstance(span.get("tokens"), Mapping):
+                ended.setdefault(as_str(span.get("id")), span.get("tokens"))
+            continue
+        if as_str(span.get("kind")) not in _MESSAGE_KINDS:
             continue
         outgoing = span.get("direction") == "outgoing"
         if not outgoing and not _delivered_by(span, at):
@@ -241,7 +278,15 @@ def _lane_at(lane: Mapping[str, Any], at: int) -> LaneAt:
         since=activity.since,
         sent=_message_at(sent, "to") if sent else None,
         received=_message_at(received, "from") if received else None,
+        tokens=_sum_tokens(ended),
     )
+
+
+def _sum_tokens(ended: Mapping[str, Any]) -> tuple[int, ...] | None:
+    total: dict[str, int] | None = None
+    for turn_id in sorted(ended):
+        total = add_tokens(total, ended[turn_id])
+    return None if total is None else tuple(total[k] for k in TOKEN_KEYS)
 
 
 def _delivered_by(span: Mapping[str, Any], at: int) -> bool:

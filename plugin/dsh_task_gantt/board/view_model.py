@@ -46,6 +46,7 @@ from .model import (
     View,
 )
 from .task_graph import GraphContext, graph_fields
+from .tokens import TOKEN_KEYS, tokens_text, tokens_title
 from .where_time import where_time
 
 #: Colours repeat every this many lanes; from then on lanes differ by a pattern too.
@@ -171,6 +172,13 @@ def _closed_bar(time: int, closed: int, start: int) -> TurnBar:
     return _turn_bar(time, max(closed, time), start, closed)
 
 
+def _with_tokens(bar: TurnBar, spent: Any) -> TurnBar:
+    if not isinstance(spent, Mapping):
+        return bar
+    values = tuple(map(spent.get, TOKEN_KEYS))
+    return TurnBar(bar.start, bar.end, bar.open, bar.t, bar.d, bar.closed, values)
+
+
 def _lane_row(
     lane: Mapping[str, Any],
     position: int,
@@ -191,10 +199,13 @@ def _lane_row(
         kind = as_str(span.get("kind"))
         if kind == "turn":
             closed = as_int(span.get("end"))
+            spent = span.get("tokens")
             if closed is not None:
-                turns.append(_closed_bar(time, closed, start))
+                bar = _closed_bar(time, closed, start)
+                turns.append(bar if spent is None else _with_tokens(bar, spent))
                 continue
-            turns.append(_turn_bar(time, min(max(clamp_to, time), end), start, None))
+            bar = _turn_bar(time, min(max(clamp_to, time), end), start, None)
+            turns.append(bar if spent is None else _with_tokens(bar, spent))
         elif kind in {"message", "user-prompt"}:
             raw_marks.append((time, span))
     raw_marks.sort(key=lambda pair: pair[0])
@@ -231,6 +242,7 @@ def _lane_row(
         rows=used,
         chunks=chunks,
         label=as_str(lane.get("label")) or None,
+        tokens_text=tokens_text(lane.get("tokens")),
     )
 
 
@@ -561,6 +573,8 @@ def _board_facts(timeline: Mapping[str, Any], live: bool) -> dict[str, Any]:
         "frozen_at": frozen_at,
         "frozen_text": format_time(frozen_at, "full") if frozen_at is not None else None,
         "notes": tuple(n for n in as_seq(timeline.get("notes")) if isinstance(n, str)),
+        "tokens_text": tokens_text(timeline.get("tokens")),
+        "tokens_title": tokens_title(timeline.get("tokens")),
     }
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..board.tokens import tokens_text, tokens_title
 from ..events import SessionHeader, coerce_header
 from ..plurals import counted_thousands as counted
 
@@ -81,6 +82,9 @@ class TeamCard:
     #: The summary's version (its timeline's validator): the page fetches the card
     #: again when the live poll names another.
     stamp: str = ""
+    #: The team's token use in words and in full (``None``: its logs name none).
+    tokens_text: str | None = None
+    tokens_title: str | None = None
 
     @property
     def state(self) -> str:
@@ -263,6 +267,8 @@ def team_card(
         turns=sum(1 for s in spans if s.get("kind") == "turn"),
         messages=len({s.get("id") for s in spans if s.get("kind") == "message"}),
         partial=timeline.get("source") == "partial",
+        tokens_text=tokens_text(timeline.get("tokens")),
+        tokens_title=tokens_title(timeline.get("tokens")),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,13 @@ class Log:
         self.human_prompt_ids: list[str] = []
         self.injected: Counter[str] = Counter()
         self.received: list[str] = []
+        # Token use (its own random source, so the rest of the log is as before): the
+        # context the model re-reads from cache grows through the session.
+        self.usage_rng = random.Random(f"usage:{member_id}")
+        self.context_tokens = self.usage_rng.randint(3_000, 12_000)
+        #: DSH's writer puts ``usage`` after the message; other writers put it first.
+        self.usage_first = self.usage_rng.random() < 0.3
+        self.messages_written = 0
 
     # -- writing ---------------------------------------------------------------
     def advance(self, lo: int, hi: int) -> int:
@@ -150,23 +158,53 @@ class Log:
         sim = self.sim
         if text is None:
             text = sim.text.take(lognormal(sim.rng, sim.scale.text_median, 0.7, 20, 60_000))
-        chunk = 320
+        piece = 320
         stream: list[dict[str, Any]] = [{"type": "text-start"}]
         stream += [
-            {"type": "text-delta", "delta": text[i : i + chunk]} for i in range(0, len(text), chunk)
+            {"type": "text-delta", "delta": text[i : i + piece]} for i in range(0, len(text), piece)
         ]
         stream.append({"type": "text-end"})
-        data = {
-            "turn": self.turn,
-            "step": self.step,
-            "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
-            "stream": stream,
-            "usage": {
-                "inputTokens": sim.rng.randint(2_000, 90_000),
-                "outputTokens": max(1, len(text) // 4),
-            },
-        }
+        usage = self.step_usage(text)
+        # Most steps log a usage chunk; a few only the message's usage, a few neither;
+        # the lead's sixth message is interrupted (no chunk, its usage so far).
+        roll = self.usage_rng.random()
+        interrupted = self.messages_written == 5 and getattr(sim, "lead", None) is self
+        self.messages_written += 1
+        if roll < 0.9 and not interrupted:
+            chunk = {"type": "usage", "usage": usage}
+            self.emit(
+                "assistant/chunk", {"turn": self.turn, "step": self.step, "chunk": chunk}, (1, 5)
+            )
+        message: dict[str, Any] = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+        if self.usage_first:  # this writer names the model, first in the message
+            message = {"source": {"provider": "deepseek", "model": "deepseek-chat"}, **message}
+        data: dict[str, Any] = {"turn": self.turn, "step": self.step}
+        if self.usage_first and roll < 0.96:
+            data = {"usage": usage, **data}
+        data["message"] = message
+        data["stream"] = stream
+        if not self.usage_first and roll < 0.96:
+            data["usage"] = usage
+        if interrupted:
+            data["interrupted"] = True
         self.emit("assistant/message", data, (800, 25_000))
+
+    def step_usage(self, text: str) -> dict[str, int]:
+        """One model call's ``TokenUsage`` (HOST §8: disjoint counts): the context so
+        far is read from cache, what this step added is written to it."""
+        rng = self.usage_rng
+        new = rng.randint(200, 6_000)
+        output = max(1, len(text) // 4)
+        usage = {
+            "inputTokens": rng.randint(5, 400),
+            "outputTokens": output,
+            "cacheReadTokens": self.context_tokens,
+            "cacheWriteTokens": new,
+        }
+        if rng.random() < 0.3:
+            usage["reasoningTokens"] = rng.randint(0, output)
+        self.context_tokens += new + output
+        return usage
 
     def tool(
         self,

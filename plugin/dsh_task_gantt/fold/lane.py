@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from itertools import compress
+from functools import partial
+from itertools import chain, compress
 from operator import sub
 from typing import Any, TypeVar
 
@@ -33,8 +34,10 @@ from .records import (
     TaskCallRec,
     TaskRec,
     TurnMark,
+    UsageRec,
 )
 from .text import LABEL_CAP, MESSAGE_BODY_CAP, capped_body, content_text, key, text
+from .usage import read_usage
 
 #: Types the plugin knows but does not fold beyond seq/time (never counted as unknown).
 _BULK = (
@@ -61,10 +64,12 @@ _BULK = (
     "llm/retry",
     "goal/change",
     "deliverables/presented",
-    "assistant/chunk",
     # DSH 0.1.1: the title model's request (its answer is a ``session/title``).
     "session/title-llm-request",
 )
+#: ``logs.reader.line_ends.LINE_ENDS``: the reader probes such a line's two ends for
+#: its small fields instead of parsing it (the fold does not import the reader).
+LINE_ENDS = "line-ends"
 
 _R = TypeVar("_R")
 
@@ -90,6 +95,8 @@ class _State:
     kept: dict[str, Any]
     #: Seqs seen in this call, merged into ``seq_ranges`` once at the end.
     new_seqs: list[int] = field(default_factory=list)
+    #: False once a usage chunk's step arrived: its messages are dropped at the end.
+    usage_pruned: bool = True
 
 
 def _working_copy(base: LaneFold) -> _State:
@@ -339,6 +346,64 @@ def _end_seed(st: _State, seq: int, time: int | None, data: Any) -> None:
         st.kept["seed_end_seq"] = seq
 
 
+def _assistant_chunk(st: _State, seq: int, time: int | None, data: Any) -> None:
+    d = _mapping(data)
+    chunk = _mapping(d.get("chunk"))
+    if chunk.get("type") != "usage":
+        return
+    # A usage that is not an object keeps counts None: the step falls back to its
+    # message, and the skipped value is still counted.
+    counts, skipped = read_usage(chunk.get("usage"))
+    rec = UsageRec(key(d.get("turn")), key(d.get("step")), time, counts, skipped)
+    _put(st.kept["usage_chunks"], seq, rec)
+    if counts is not None and rec.turn_id is not None and rec.step_id is not None:
+        _chunk_step(st, (rec.turn_id, rec.step_id), seq)
+
+
+def _chunk_step(st: _State, step: tuple[str, str], seq: int) -> None:
+    steps = st.kept["usage_chunk_steps"]
+    held = steps.get(step)
+    if held is None or seq > held:
+        steps[step] = seq
+    st.usage_pruned = False
+
+
+def _assistant_message(st: _State, seq: int, time: int | None, data: Any) -> None:
+    # A reader's probe hands over only turn, step, usage and the message's source;
+    # a reader that skipped the line entirely hands over nothing to count.
+    if data is None:
+        return
+    d = _mapping(data)
+    source = _mapping(_mapping(d.get("message")).get("source"))
+    provider, model = text(source.get("provider")), text(source.get("model"))
+    if provider is not None or model is not None:
+        held = st.kept["usage_source"]
+        named = (seq, provider, model)
+        if held is None or _source_rank(named) > _source_rank(held):
+            st.kept["usage_source"] = named
+    turn, step = key(d.get("turn")), key(d.get("step"))
+    if turn is not None and step is not None and (turn, step) in st.kept["usage_chunk_steps"]:
+        return  # the step's chunk counts, never its message too
+    counts, skipped = read_usage(d.get("usage"))
+    _put(st.kept["usage_messages"], seq, UsageRec(turn, step, time, counts, skipped))
+
+
+def _source_rank(named: tuple[int, str | None, str | None]) -> tuple[int, str, str]:
+    """Latest seq first; on one seq the names decide (order-free)."""
+    return (named[0], named[1] or "", named[2] or "")
+
+
+def _prune_messages(st: _State) -> None:
+    """Drop the messages of steps a chunk arrived for (the canonical form: equal
+    events in any order and any split give equal folds)."""
+    steps = st.kept["usage_chunk_steps"]
+    messages = st.kept["usage_messages"]
+    if steps and messages:
+        for seq in [s for s, rec in messages.items() if (rec.turn_id, rec.step_id) in steps]:
+            del messages[seq]
+    st.usage_pruned = True
+
+
 def _ignore(st: _State, seq: int, time: int | None, data: Any) -> None:
     return None
 
@@ -360,6 +425,9 @@ class EventRule:
     skip: bool = False
     markers: tuple[bytes, ...] = ()
     run_mark: bool = False
+    #: With ``skip``: the reader hands over only the small fields at the line's two
+    #: ends (``LINE_ENDS``), never parsing the long middle.
+    ends: bool = False
 
 
 #: One registration per event type: the handler and the reader's leeway for it. The
@@ -390,18 +458,28 @@ EVENT_RULES: Mapping[str, EventRule] = {
     "session/end-seed": EventRule(_end_seed),
     "agent/inbox/spliced": EventRule(_inbox_spliced),
     "subagent/descriptor": EventRule(_descriptor),
+    # Token use (HOST §8). A usage chunk is a short line among many text chunks; an
+    # assistant message is long, and its usage sits at one end of its line.
+    "assistant/chunk": EventRule(_assistant_chunk, skip=True, markers=(b'"usage"',)),
+    "assistant/message": EventRule(_assistant_message, skip=True, ends=True),
     # The header line's type: never an event of a reader, known all the same.
     "session": EventRule(_ignore),
-    **{t: EventRule(_ignore, skip=True) for t in _BULK},
+    **{t: EventRule(_ignore, skip=True) for t in _BULK if t != "assistant/message"},
 }
 
 #: Types the plugin knows but does not fold beyond seq/time (never counted as unknown).
-BULK_TYPES = frozenset(t for t, rule in EVENT_RULES.items() if rule.handler is _ignore)
+BULK_TYPES = frozenset(
+    t
+    for t, rule in EVENT_RULES.items()
+    if rule.handler in (_ignore, _assistant_message, _assistant_chunk)
+)
 #: What a reader may leave unparsed for this fold (``LogReader``'s ``skip_types``):
 #: ``None`` for types whose data is never read, markers for those read only when a
 #: line contains one.
-UNREAD_DATA: Mapping[str, tuple[bytes, ...] | None] = {
-    t: rule.markers or None for t, rule in EVENT_RULES.items() if rule.skip
+UNREAD_DATA: Mapping[str, tuple[bytes, ...] | str | None] = {
+    t: LINE_ENDS if rule.ends else rule.markers or None
+    for t, rule in EVENT_RULES.items()
+    if rule.skip
 }
 #: Types whose latest seq a reader's :class:`EventRun` should carry (``run_marks``).
 RUN_MARKS: tuple[str, ...] = tuple(sorted(t for t, rule in EVENT_RULES.items() if rule.run_mark))
@@ -410,7 +488,9 @@ _STEP_MARKERS: Mapping[str, _Handler] = {
     t: rule.handler for t, rule in EVENT_RULES.items() if rule.run_mark
 }
 #: Folded from seq and time alone (the fold's fast path).
-_SEQ_TIME_ONLY = frozenset(t for t, rule in EVENT_RULES.items() if rule.skip and not rule.markers)
+_SEQ_TIME_ONLY = frozenset(
+    t for t, rule in EVENT_RULES.items() if rule.skip and not rule.markers and not rule.ends
+)
 
 
 def _runs_of(seqs: list[int]) -> list[tuple[int, int]]:
@@ -484,6 +564,8 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
             _fold_one(st, event)
         except Exception:  # untrusted input: one bad event never breaks the fold
             st.malformed_events += 1
+    if not st.usage_pruned:
+        _prune_messages(st)
     return LaneFold(
         events_seen=st.events_seen + seen,
         seq_ranges=_merge_ranges(base.seq_ranges, st.new_seqs),
@@ -505,7 +587,7 @@ def _fold_run(st: _State, run: EventRun) -> int:
     a reader puts in one: a size equal to its number of safe integer seqs, a safe
     time, and (type, seq) marks.
     """
-    size, seqs, last_time, marks = run
+    size, seqs, last_time, marks, usage = run
     if type(size) is not int or size != len(seqs):
         raise ValueError("a run's size is its number of seqs")
     if seqs and not (set(map(type, seqs)) == {int} and _safe(min(seqs)) and _safe(max(seqs))):
@@ -522,7 +604,93 @@ def _fold_run(st: _State, run: EventRun) -> int:
         marker = _STEP_MARKERS.get(name)
         if marker is not None:
             marker(st, seq, None, None)
+    if usage:
+        _fold_usage_rows(st, usage)
     return size
+
+
+_new_usage: Callable[[tuple[Any, ...]], UsageRec] = partial(tuple.__new__, UsageRec)
+
+
+def _fold_usage_rows(st: _State, batches: tuple[tuple[Any, ...], ...]) -> None:
+    """A run's token-use batches, as their events would fold (see ``EventRun.usage``).
+
+    A chunk batch in bulk where it is what a reader makes of DSH's own lines (safe
+    integers, usage objects of integers only): a big team has tens of thousands.
+    Anything else row by row."""
+    for kind, seqs, times, turns, steps, usages, sources in batches:
+        if kind == "assistant/chunk" and _bulk_chunks(st, seqs, times, turns, steps, usages):
+            continue
+        handler = _assistant_chunk if kind == "assistant/chunk" else _assistant_message
+        for n, seq in enumerate(seqs):
+            data: dict[str, Any] = {"turn": turns[n], "step": steps[n]}
+            if handler is _assistant_chunk:
+                data["chunk"] = {"type": "usage", "usage": usages[n]}
+            else:
+                data["usage"] = usages[n]
+                data["message"] = {"source": sources[n] if sources else None}
+            handler(st, seq, times[n], data)
+
+
+def _bulk_chunks(
+    st: _State,
+    seqs: tuple[Any, ...],
+    times: tuple[Any, ...],
+    turns: tuple[Any, ...],
+    steps: tuple[Any, ...],
+    usages: tuple[Any, ...],
+) -> bool:
+    """Fold a chunk batch at once; False (nothing done) when it is not the usual case."""
+    size = len(seqs)
+    chunks = st.kept["usage_chunks"]
+    if not (
+        size == len(times) == len(turns) == len(steps) == len(usages)
+        and _all_safe(seqs, times, turns, steps)
+        and len(set(seqs)) == size
+        and chunks.keys().isdisjoint(seqs)
+    ):
+        return False
+    counts = _bulk_counts(usages)
+    if counts is None or None in counts:
+        return False
+    keys = list(zip(map(str, turns), map(str, steps), strict=True))
+    latest = st.kept["usage_chunk_steps"]
+    if len(set(keys)) != size or not latest.keys().isdisjoint(keys):
+        return False
+    nones = [None] * size
+    recs = zip(*zip(*keys, strict=True), times, counts, [0] * size, nones, nones, strict=True)
+    chunks.update(zip(seqs, map(_new_usage, recs), strict=True))
+    latest.update(zip(keys, seqs, strict=True))
+    st.usage_pruned = False
+    return True
+
+
+def _all_safe(*columns: tuple[Any, ...]) -> bool:
+    return all(set(map(type, c)) == {int} and _safe(min(c)) and _safe(max(c)) for c in columns)
+
+
+def _bulk_counts(usages: tuple[Any, ...]) -> list[tuple[int, int, int, int, int] | None] | None:
+    """Each usage's counts (``None`` for no usage) when every one is absent or an object
+    of safe integers only (the usual case, checked in C-level passes), else ``None``
+    (read one by one)."""
+    if not set(map(type, usages)) <= {dict, type(None)}:
+        return None
+    counts = [
+        (
+            u.get("inputTokens", 0),
+            u.get("cacheReadTokens", 0),
+            u.get("cacheWriteTokens", 0),
+            u.get("outputTokens", 0),
+            u.get("reasoningTokens", 0),
+        )
+        if u is not None
+        else None
+        for u in usages
+    ]
+    flat = list(chain.from_iterable(filter(None, counts)))
+    if flat and (set(map(type, flat)) != {int} or not (_safe(min(flat)) and _safe(max(flat)))):
+        return None
+    return counts
 
 
 def _fold_one(st: _State, event: Any) -> None:

@@ -21,6 +21,22 @@ class TurnMark(NamedTuple):
     reason: str | None = None
 
 
+class UsageRec(NamedTuple):
+    """One step's token use as one event reported it: a ``usage`` chunk of
+    ``assistant/chunk``, or an ``assistant/message`` (``counts`` is ``None`` when that
+    message carried no usable usage)."""
+
+    turn_id: str | None
+    step_id: str | None
+    time: int | None
+    #: (input, cache read, cache write, output, reasoning), see ``fold.usage``.
+    counts: tuple[int, int, int, int, int] | None
+    #: Values in it that were not non-negative integers (skipped).
+    skipped: int = 0
+    provider: str | None = None
+    model: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class PromptRec:
     """A human ``user/message`` (``source.kind == "user"``), or the prompt an
@@ -193,6 +209,18 @@ class LaneFold:
     #: seq -> time of every ``session/end-seed`` (inherited or not): in a log that
     #: inherited nothing it marks a reload, which ended any turn still open before it.
     end_seeds: Mapping[int, int | None] = field(default_factory=dict)
+    #: seq -> a ``usage`` chunk's step and counts (``fold.usage``).
+    usage_chunks: Mapping[int, UsageRec] = field(default_factory=dict)
+    #: seq -> an ``assistant/message``'s step and ``usage``, for the steps that have no
+    #: usage chunk (the fallback: never both). Kept canonical, whatever the order the
+    #: events came in: a chunk's step drops its messages here.
+    usage_messages: Mapping[int, UsageRec] = field(default_factory=dict)
+    #: (turn, step) of every usage chunk -> its latest seq.
+    usage_chunk_steps: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    #: (seq, provider, model) of the latest assistant message whose ``source`` names
+    #: them (the lane's model; only the latest is kept, so a reader may pass the
+    #: others over).
+    usage_source: tuple[int, str | None, str | None] | None = None
 
 
 EMPTY_FOLD = LaneFold()

@@ -36,6 +36,7 @@ _ALLOWED: Mapping[str, frozenset[str]] = {
     "dsh_task_gantt.fold.records": frozenset(
         {
             "TurnMark",
+            "UsageRec",
             "PromptRec",
             "RelayRec",
             "SpawnRec",

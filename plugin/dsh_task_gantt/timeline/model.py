@@ -12,6 +12,7 @@ from .messages import draw_messages
 from .roster import Lane, Roster
 from .spans import draw_prompts, draw_turns
 from .tasks import place_tasks
+from .tokens import LaneTokens, lane_tokens
 
 
 class Model:
@@ -34,6 +35,10 @@ class Model:
         self.deleted = placed.deleted
         self.orphaned_owner = placed.orphaned_owner
         self.graph = placed.graph
+        #: Each lane's token use, by lane id.
+        self.tokens: dict[str, LaneTokens] = {
+            lane.id: lane_tokens(lane.fold, lane.cut) for lane in self.roster.lanes
+        }
 
     @property
     def lanes(self) -> list[Lane]:

@@ -210,6 +210,18 @@ def notes_of(model: Model, unreadable: list[Lane]) -> list[str]:
             + "; ".join(refusals)
             + "); it is drawn as read"
         )
+    skipped = sum(t.skipped for t in model.tokens.values())
+    bad_chunks = sum(t.bad_chunks for t in model.tokens.values())
+    if skipped:
+        notes.append(
+            f"{counted(skipped, 'token count')} not a non-negative integer, skipped"
+            + (
+                f" ({counted(bad_chunks, 'usage chunk')} not an object: "
+                "the assistant message's usage counted instead)"
+                if bad_chunks
+                else ""
+            )
+        )
     unknown = sum(lane.fold.unknown_events for lane in model.lanes)
     malformed = sum(lane.fold.malformed_events for lane in model.lanes)
     if unknown:

@@ -14,9 +14,10 @@ from .model import Model
 from .notes import degraded_lanes, format_notes, notes_of
 from .roster import Lane
 from .spans import sorted_spans
+from .tokens import Totals, model_json, plus, tokens_json
 
 
-def _lane_json(lane: Lane, index: int, live: bool) -> dict[str, Any]:
+def _lane_json(model: Model, lane: Lane, index: int, live: bool) -> dict[str, Any]:
     source = lane.source
     fill = UNASSIGNED_COLOR[0] if lane.slot is None else PALETTE[lane.slot][0]
     status = source.agent_status if source else None
@@ -35,9 +36,19 @@ def _lane_json(lane: Lane, index: int, live: bool) -> dict[str, Any]:
         "error": text(source.error, 1024) if source else None,
         "spans": sorted_spans(lane),
         "taskIds": list(lane.task_ids),
+        "tokens": tokens_json(model.tokens[lane.id].total),
+        "model": model_json(model.tokens[lane.id]),
     }
     lane_json["now"] = lane_now(lane_json, live)
     return lane_json
+
+
+def _team_tokens(model: Model) -> dict[str, int] | None:
+    total: Totals | None = None
+    for lane in model.lanes:
+        lane_total = model.tokens[lane.id].total
+        total = lane_total if total is None else plus(total, lane_total)
+    return tokens_json(total)
 
 
 def _diagnostics(model: Model, unreadable: list[Lane]) -> dict[str, Any]:
@@ -86,6 +97,7 @@ def _diagnostics(model: Model, unreadable: list[Lane]) -> dict[str, Any]:
         "tasksOnCycle": len(model.graph.cyclic),
         "taskOverlaps": sum(len(o) for o in model.graph.overlaps.values()) // 2,
         "serviceNotes": len(model.team.service_notes or ()),
+        "tokenValuesSkipped": sum(t.skipped for t in model.tokens.values()),
     }
 
 
@@ -105,9 +117,10 @@ def build_timeline(team: TeamSnapshot) -> dict[str, Any]:
         "source": "partial" if unreadable or cut_short else "log",
         "live": live,
         "range": {"start": start, "end": end},
-        "lanes": [_lane_json(lane, i, live) for i, lane in enumerate(model.lanes)],
+        "lanes": [_lane_json(model, lane, i, live) for i, lane in enumerate(model.lanes)],
         "tasks": model.tasks,
         "criticalPath": model.graph.critical_path.json() if model.graph.critical_path else None,
+        "tokens": _team_tokens(model),
         "notes": notes,
         "diagnostics": _diagnostics(model, unreadable),
     }

@@ -6,6 +6,7 @@ objects from one build to the next, which the wire uses to reuse its bytes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..fold import seqs_below
@@ -16,19 +17,26 @@ from ..memo import Memo, Same
 from .briefs import child_briefs
 from .counts import Counts
 from .roster import Lane, Roster
+from .tokens import Totals, lane_tokens, tokens_json
 
 #: The human, as the sender of a prompt.
 USER = {"kind": "user", "id": "user", "name": "you"}
+#: No turn's tokens (one object, so the memo below still hits).
+_NO_TOKENS: Mapping[str, Totals] = {}
 _KIND_ORDER = {"turn": 0, "message": 1, "user-prompt": 2}
 
 _TurnSpans = tuple[list[dict[str, Any]], frozenset[tuple[str, str]]]
 _LaneKey = tuple[str, str, str, str]
 #: Turn spans drawn recently, by pairing identity and the lane they are drawn for. A
 #: poll after an append redraws every lane; unchanged lanes reuse their spans.
-_TURN_SPANS: Memo[tuple[Same[TurnPairing], _LaneKey], _TurnSpans] = Memo(256)
+_TURN_SPANS: Memo[tuple[Same[TurnPairing], Same[Mapping[str, Totals]], _LaneKey], _TurnSpans] = (
+    Memo(256)
+)
 #: Each turn's span, by value: after an append the lane's pairing is new, but all its
 #: turns except the last few are equal to before and keep their span.
-_TURN_SPAN: Memo[tuple[TurnSpan, _LaneKey], dict[str, Any]] = Memo(1 << 14)  # ~1 KB each
+_TURN_SPAN: Memo[tuple[TurnSpan, _LaneKey, Totals | None], dict[str, Any]] = Memo(
+    1 << 14
+)  # ~1 KB each
 #: Each lane's spans as last sorted, with the list they were sorted from: a poll after
 #: an append changes a lane or two, and an unchanged lane holds the same span objects
 #: in the same order (so comparing is mostly identity checks).
@@ -67,7 +75,8 @@ def draw_turns(roster: Roster, counts: Counts) -> None:
             c.skipped_inherited[lane.id] = skipped
         pairing: TurnPairing = pair_turns(lane.fold, lane.cut, lane.restores())
         session = lane.session_id or roster.lead_session
-        spans, keys = turn_spans(pairing, lane.party(), session)
+        by_turn = lane_tokens(lane.fold, lane.cut).by_turn
+        spans, keys = turn_spans(pairing, lane.party(), session, by_turn)
         if lane.span_keys.isdisjoint(keys):
             lane.add_unique(spans, keys)
         else:
@@ -87,16 +96,24 @@ def draw_turns(roster: Roster, counts: Counts) -> None:
                 c.injected[kind] = c.injected.get(kind, 0) + 1
 
 
-def turn_spans(pairing: TurnPairing, party: dict[str, str], session: str) -> _TurnSpans:
-    """The lane's turn spans, and their ``(kind, id)`` keys (distinct: one per turn id)."""
+def turn_spans(
+    pairing: TurnPairing,
+    party: dict[str, str],
+    session: str,
+    by_turn: Mapping[str, Totals] | None = None,
+) -> _TurnSpans:
+    """The lane's turn spans, and their ``(kind, id)`` keys (distinct: one per turn id);
+    ``by_turn``: each turn's token totals."""
+    by_turn = _NO_TOKENS if by_turn is None else by_turn
     lane_key = (party["kind"], party["id"], party["name"], session)
-    memo_key = (Same(pairing), lane_key)
+    memo_key = (Same(pairing), Same(by_turn), lane_key)
     hit = _TURN_SPANS.get(memo_key)
     if hit is not None:
         return hit
     spans = []
     for turn in pairing.spans:
-        turn_key = (turn, lane_key)
+        totals = by_turn.get(turn.turn_id)
+        turn_key = (turn, lane_key, totals)
         span = _TURN_SPAN.get(turn_key)
         if span is None:
             label = turn.reason if turn.closed else "no end recorded"
@@ -112,6 +129,7 @@ def turn_spans(pairing: TurnPairing, party: dict[str, str], session: str) -> _Tu
                     "direction": None,
                     "preview": preview(f"turn {turn.turn_id} · {label}"),
                     "sessionId": session,
+                    "tokens": tokens_json(totals),
                 },
             )
         spans.append(span)

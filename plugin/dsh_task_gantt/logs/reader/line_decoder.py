@@ -25,6 +25,8 @@ from dsh_task_gantt.events import (
     as_time,
     header_from_line,
 )
+from dsh_task_gantt.logs.reader import line_ends
+from dsh_task_gantt.logs.reader.line_ends import PARSE, probe
 from dsh_task_gantt.logs.reader.skip_rules import SkipRule, has_marker
 
 #: ``LogEvent(...)`` without the named tuple's generated ``__new__`` (a hot path).
@@ -39,6 +41,12 @@ _TIME = operator.methodcaller("group", 3)
 #: First bytes of a line that may be blank (``bytes.isspace`` whitespace).
 _BLANK = frozenset(b" \t\n\r\x0b\x0c")
 _LEADING_BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]*")
+#: How DSH's writer starts an assistant chunk's or message's line, and where the two
+#: differ (``c`` or ``m``).
+_ASSISTANT = b'{"type":"assistant/'
+_KIND_AT = len(_ASSISTANT)
+_C, _M, _A = ord("c"), ord("m"), ord("a")
+_TYPE_AT = len(b'{"type":"')
 
 
 def event_from_object(obj: Any, position: int) -> LogEvent | None:
@@ -61,6 +69,16 @@ def event_from_object(obj: Any, position: int) -> LogEvent | None:
     if type(time) is not int or not 0 <= time <= MAX_SAFE_INT:
         time = as_time(time)
     return LogEvent(etype, seq, time, obj.get("data"), position, obj.get("surfaceOp"))
+
+
+def _probed(text: bytes, match: re.Match[bytes], end: int, position: int) -> LogEvent | None:
+    """A line of a ``line_ends`` type as an event with its small fields for data
+    (``None`` when it must be parsed in full)."""
+    data = probe(text, match.end(), end)
+    if data is PARSE:
+        return None
+    name, seq, time = match.groups()
+    return _new_event((name.decode(), int(seq), int(time), data, position, None))
 
 
 def parse_event_line(line: bytes, position: int) -> LogEvent | None:
@@ -89,6 +107,10 @@ class LineDecoder:
     run_seqs: list[int] = field(default_factory=list)
     run_time: int = -1
     run_latest: dict[bytes, int] = field(default_factory=dict)
+    #: Runs mode: the token-use rows read in bulk (``line_ends.bulk_rows``).
+    run_usage: list[line_ends.Batch] = field(default_factory=list)
+    #: Runs mode: the steps (``"turn":T,"step":S``) whose usage chunk this read saw.
+    chunk_steps: set[bytes] = field(default_factory=set)
 
     def feed(self, text: bytes, keep_from: int = 0, keep_to: int | None = None) -> None:
         """Decode the ``\n``-separated lines of ``text``; keep only events with index in
@@ -96,6 +118,7 @@ class LineDecoder:
         skip = self.skip
         match_prefix = skip.prefix.match if skip is not None else None
         markers = dict(skip.markers) if skip is not None else {}
+        ends = skip.ends if skip is not None else frozenset()
         names: dict[bytes, str] = {}  # decoded type names, once per name
         append = self.events.append
         find = text.find
@@ -130,7 +153,9 @@ class LineDecoder:
                         name = names.get(raw_name)
                         if name is None:
                             name = names[raw_name] = raw_name.decode()
-                        event = _new_event((name, seq, time, None, index, None))
+                        data = probe(text, match.end(), end) if raw_name in ends else None
+                        if data is not PARSE:
+                            event = _new_event((name, seq, time, data, index, None))
             if event is None:
                 event = parse_event_line(text[start:end], index)
             if event is None:
@@ -162,6 +187,20 @@ class LineDecoder:
             self.feed(text[:cut])
             text = text[cut:]
         match_prefix = skip.run_prefix.match
+        match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
+        bulk = match_ends is not None  # token-use lines in DSH's own spelling, in bulk
+        match_chunk = line_ends.match_chunk
+        startswith = text.startswith
+        match_last, match_first = line_ends.match_message_last, line_ends.match_message_first
+        chunk_steps = self.chunk_steps
+        chunks: list[re.Match[bytes]] = []
+        lasts: list[tuple[re.Match[bytes], bytes]] = []
+        firsts: list[re.Match[bytes]] = []
+        # Messages of steps whose chunk this read saw: the chunk counts, the message
+        # only stands for its seq and time (the fold would drop its usage anyway).
+        counted: list[re.Match[bytes]] = []
+        sourced: re.Match[bytes] | None = None  # the last counted message with a source
+        spans: dict[int, int] = {}  # start -> end of the bulk lines, to read one by one
         matched: list[re.Match[bytes]] = []
         keep = matched.append
         append = self.events.append
@@ -174,18 +213,99 @@ class LineDecoder:
             end = find(b"\n", pos)
             if end == -1:
                 end = size
+            # DSH's token-use lines first: matched whole, in bulk (``line_ends``).
+            kind = (
+                text[pos + _KIND_AT]
+                if bulk
+                and end - pos > _KIND_AT
+                and text[pos + _TYPE_AT] == _A  # an index: far cheaper than startswith
+                and startswith(_ASSISTANT, pos)
+                else 0
+            )
+            if kind:
+                found = match_chunk(text, pos, end) if kind == _C else None
+                if found is not None:
+                    chunk_steps.add(found.group(3))
+                    chunks.append(found)
+                elif kind == _M:
+                    found = match_last(text, pos, end)
+                    if found is not None:
+                        if found.group(3) in chunk_steps:
+                            counted.append(found)
+                        else:
+                            lasts.append((found, line_ends.message_tail(text, found.end(), end)))
+                    else:
+                        found = match_first(text, pos, end)
+                        if found is not None:
+                            if found.group(4) not in chunk_steps:
+                                firsts.append(found)
+                            elif found.group(5) is None:
+                                counted.append(found)
+                            else:  # only the latest source names the lane's model
+                                if sourced is not None:
+                                    counted.append(sourced)
+                                sourced = found
+                if found is not None:
+                    spans[pos] = end
+                    pos = end + 1
+                    continue
             match = match_prefix(text, pos, end)
             if match is not None:
                 keep(match)
             elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
                 others += 1
-                event = parse_event_line(text[pos:end], index + len(matched))
+                position = index + len(matched) + len(spans)
+                event = None
+                if match_ends is not None:
+                    found = match_ends(text, pos, end)
+                    if found is not None:
+                        event = _probed(text, found, end, position)
+                if event is None:
+                    event = parse_event_line(text[pos:end], position)
                 if event is None:
                     bad += 1  # bad lines take no index
                 else:
                     append(event)
                     index += 1
             pos = end + 1
+        if sourced is not None:
+            firsts.append(sourced)
+        if spans:
+            groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
+            if chunks:
+                groups.append((chunks, line_ends.chunk_batch(chunks)))
+            if lasts:
+                groups.append(([m for m, _ in lasts], line_ends.last_batch(lasts)))
+            if firsts:
+                groups.append((firsts, line_ends.first_batch(firsts)))
+            if counted:
+                try:
+                    seqs, times = line_ends.seqs_and_times(counted)
+                    groups.append((counted, ("", seqs, times, (), (), (), None)))
+                except orjson.JSONDecodeError:
+                    groups.append((counted, None))
+            for group, batch in groups:
+                if batch is None:  # a batch that does not decode: each line on its own
+                    for found in group:
+                        start = found.start()
+                        stop = spans[start]
+                        ends = match_ends(text, start, stop) if match_ends is not None else None
+                        event = _probed(text, ends, stop, index) if ends is not None else None
+                        if event is None:
+                            event = parse_event_line(text[start:stop], index)
+                        if event is None:
+                            bad += 1
+                        else:
+                            append(event)
+                            index += 1
+                    others += len(group)
+                    continue
+                if batch[0]:
+                    self.run_usage.append(batch)
+                self.run_seqs += batch[1]
+                self.run_time = max(self.run_time, max(batch[2]))
+                index += len(group)
+                self.lines_seen += len(group)
         if matched:
             # The digits go to orjson as one JSON array: C makes the ints, where an
             # int() per line cost as much again as matching the line.
@@ -214,7 +334,7 @@ class LineDecoder:
         latest = tuple(
             (mark.decode(), self.run_latest[mark]) for mark in self.marks if mark in self.run_latest
         )
-        return EventRun(len(seqs), seqs, self.run_time, latest)
+        return EventRun(len(seqs), seqs, self.run_time, latest, line_ends.merged(self.run_usage))
 
     def _header_line(self, line: bytes) -> bool:
         header = header_from_line(line)

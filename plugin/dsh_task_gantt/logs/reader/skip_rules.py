@@ -12,10 +12,14 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from dsh_task_gantt.logs.reader.line_ends import LINE_ENDS
+
 #: Which lines may skip parsing: a type name, or a type name with markers — the
 #: line is then parsed in full only when it contains one of the marker bytes (for
 #: example ``{"tool/call": (b"team_task_update",)}``: only those calls need their data).
-SkipTypes = Iterable[str] | Mapping[str, bytes | tuple[bytes, ...] | None]
+#: The value ``LINE_ENDS`` (``line_ends``): the line is not parsed, but the small fields
+#: at its two ends are (``usage`` of an ``assistant/message``).
+SkipTypes = Iterable[str] | Mapping[str, bytes | tuple[bytes, ...] | str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +30,10 @@ class SkipRule:
     #: markers, and numbers have at most 15 digits, so every match is a safe integer
     #: (a 16-digit one is parsed in full instead: the fold reads the same from it).
     run_prefix: re.Pattern[bytes]
+    #: Types read by ``line_ends.probe`` (as bytes); in runs mode their lines match
+    #: ``ends_prefix`` (not ``run_prefix``) and come back as events.
+    ends: frozenset[bytes] = frozenset()
+    ends_prefix: re.Pattern[bytes] | None = None
 
 
 def skip_rule(skip_types: SkipTypes) -> SkipRule | None:
@@ -36,7 +44,13 @@ def skip_rule(skip_types: SkipTypes) -> SkipRule | None:
     return _cached_skip_rule(items)
 
 
-def _markers(value: bytes | tuple[bytes, ...] | None) -> tuple[bytes, ...] | None:
+def _markers(
+    value: bytes | tuple[bytes, ...] | str | None,
+) -> tuple[bytes, ...] | str | None:
+    if value == LINE_ENDS:
+        return LINE_ENDS
+    if isinstance(value, str):
+        return None
     if isinstance(value, bytes):
         value = (value,)
     if not value:
@@ -63,11 +77,13 @@ def _writer_prefix(names: list[str], digits: int) -> re.Pattern[bytes]:
 
 @functools.cache
 def _cached_skip_rule(
-    items: tuple[tuple[str, tuple[bytes, ...] | None], ...],
+    all_items: tuple[tuple[str, tuple[bytes, ...] | str | None], ...],
 ) -> SkipRule | None:
     """The writer's own line prefix for exactly these types (others fail at the type)."""
-    if not items:
+    if not all_items:
         return None
+    ends = [t for t, m in all_items if m == LINE_ENDS]
+    items = [(t, m) for t, m in all_items if not isinstance(m, str)]
     # At the line start: a line of a marker type has none of its markers (looked for
     # only once the type is known: the other lines are long and need not be scanned).
     typed = [
@@ -79,7 +95,9 @@ def _cached_skip_rule(
     guards.append(rb"(?!" + b"|".join(t for t, _ in typed) + b")" if typed else b"")
     names = [t for t, _ in items]
     return SkipRule(
-        prefix=_writer_prefix(names, 16),
+        prefix=_writer_prefix(names + ends, 16),
         markers=tuple((t.encode(), m) for t, m in items if m),
         run_prefix=re.compile(b"(?:%b)%b" % (b"|".join(guards), _writer_prefix(names, 15).pattern)),
+        ends=frozenset(t.encode() for t in ends),
+        ends_prefix=_writer_prefix(ends, 15) if ends else None,
     )

@@ -1,0 +1,225 @@
+"""A long line's few small fields, found at its two ends without parsing its body.
+
+An ``assistant/message`` line is mostly its message (thousands of characters); what
+the token count needs is ``data.usage`` and the step's ``turn``/``step``. DSH's own
+writer puts ``usage`` after the message (at the line's end), other writers put it
+first (at its start): both ends are looked at, the middle never.
+
+- The start: after the writer's prefix, ``"data":{`` then a run of scalar fields
+  (``"turn":3,"step":1,``) and possibly ``"usage":{…}`` among them.
+- The end: the last ``"usage"`` in the line's last :data:`TAIL_BYTES` is data's own
+  key exactly when ``{"data":{`` + the rest of the line parses as one JSON object
+  (a ``usage`` nested deeper, or at the envelope's level, closes a different number
+  of objects and does not parse). The fields after it (``interrupted``) come along.
+- The message's ``source`` (provider and model) where it is a small object at
+  either end.
+
+A short line is parsed whole (cheap, and no guessing); a line whose start holds a
+``usage`` that is not a flat object (junk) is parsed whole too (:data:`PARSE`).
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import chain
+from operator import itemgetter, methodcaller
+from typing import Any, Final
+
+import orjson
+
+#: The probe's value in a reader's ``skip_types`` (see ``skip_rules``).
+LINE_ENDS: Final = "line-ends"
+#: Lines up to this long are parsed whole.
+SHORT_LINE = 4096
+#: How far from the line's end ``usage`` is looked for (a usage object is ~150 bytes).
+TAIL_BYTES = 384
+#: How far from each end ``source`` is looked for.
+_SOURCE_WINDOW = 512
+
+
+class _Parse:
+    """Returned when the line must be parsed in full."""
+
+
+PARSE: Final = _Parse()
+
+_SCALAR = rb'(?:-?\d{1,20}(?:\.\d{1,20})?|true|false|null|"[^"\\\n]{0,128}")'
+_FLAT = rb"\{[^{}\n]{0,1024}\}"
+#: ``"data":{`` and the leading fields: scalars, or ``usage`` as a flat object.
+_HEAD = re.compile(
+    rb'"data":\{((?:(?:"usage":' + _FLAT + rb'|"[A-Za-z_]\w{0,31}":' + _SCALAR + rb")[,}])*)"
+)
+_USAGE_AT = re.compile(rb'"usage"\s*:\s*\{')
+_SOURCE = re.compile(rb'"source":(' + _FLAT + rb")")
+
+
+def probe(text: bytes, start: int, end: int) -> dict[str, Any] | _Parse:
+    """The small fields of the line ``text[start:end]`` whose writer prefix ends
+    at ``start`` (after its ``,``): a partial ``data`` dict, or :data:`PARSE`."""
+    if end - start <= SHORT_LINE:
+        return PARSE
+    data: dict[str, Any] = {}
+    head = _HEAD.match(text, start, min(end, start + SHORT_LINE))
+    if head is not None:
+        if text.startswith(b'"usage"', head.end()):
+            return PARSE  # a usage at the start that is not a flat object: junk, read it all
+        if head.group(1):
+            try:
+                data.update(orjson.loads(b"{" + head.group(1)[:-1] + b"}"))
+            except orjson.JSONDecodeError:
+                return PARSE
+    lo = max(start, end - TAIL_BYTES)
+    at = text.rfind(b'"usage"', lo, end)
+    if at != -1 and _USAGE_AT.match(text, at, end):
+        try:
+            tail = orjson.loads(b'{"data":{' + text[at:end])
+        except orjson.JSONDecodeError:
+            tail = None
+        if type(tail) is dict and type(tail.get("data")) is dict:
+            data.update(tail["data"])
+    source = _source(text, start, min(end, start + _SOURCE_WINDOW))
+    if source is None:
+        source = _source(text, max(start, end - TAIL_BYTES - _SOURCE_WINDOW), end)
+    if source is not None:
+        data["message"] = {"source": source}
+    return data
+
+
+def _source(text: bytes, lo: int, hi: int) -> dict[str, Any] | None:
+    """The last small ``source`` object between ``lo`` and ``hi`` naming a model."""
+    found = None
+    for match in _SOURCE.finditer(text, lo, hi):
+        try:
+            obj = orjson.loads(match.group(1))
+        except orjson.JSONDecodeError:
+            continue
+        if type(obj) is dict and ("model" in obj or "provider" in obj):
+            found = obj
+    return found
+
+
+# -- in bulk: the token-use lines as DSH's own writer spells them ------------------------
+#
+# A cold read meets one usage chunk and one assistant message per model step: tens of
+# thousands in a big team. Read one by one (a Python probe, an event, a fold handler
+# each) they doubled the cold read, so the runs mode matches them whole in C (one regex
+# per line), makes each a short JSON row, and decodes a unit's rows with one ``orjson``
+# call. A line of any other shape goes the way above; a unit whose rows do not decode
+# goes the same way line by line.
+
+CHUNK = "assistant/chunk"
+MESSAGE = "assistant/message"
+#: Groups: seq, time, ``"turn":T,"step":S`` (the step, byte for byte as a message
+#: line spells it), the usage object.
+_CHUNK_LINE = re.compile(
+    rb'\{"type":"assistant/chunk","seq":(\d{1,15}),"time":(\d{1,15}),'
+    rb'"data":\{("turn":\d{1,15},"step":\d{1,15}),'
+    rb'"chunk":\{"type":"usage","usage":(\{[^{}\n]{0,1024}\})\}\}\}[ \t\r]*$'
+)
+#: A message line with ``usage`` (if any) after its body (DSH's writer); the next field
+#: is neither ``usage`` nor a ``message`` opening with its ``source``. Groups: seq,
+#: time, the step.
+_MESSAGE_LAST = re.compile(
+    rb'\{"type":"assistant/message","seq":(\d{1,15}),"time":(\d{1,15}),'
+    rb'"data":\{("turn":\d{1,15},"step":\d{1,15}),(?!"usage"|"message":\{"source")'
+)
+#: A message line with ``usage`` first (other writers), maybe the message's ``source``
+#: next. Groups: seq, time, usage, the step, source.
+_MESSAGE_FIRST = re.compile(
+    rb'\{"type":"assistant/message","seq":(\d{1,15}),"time":(\d{1,15}),'
+    rb'"data":\{"usage":(\{[^{}\n]{0,1024}\}),("turn":\d{1,15},"step":\d{1,15})'
+    rb'(?:,"message":\{"source":(\{[^{}\n]{0,512}\}))?'
+)
+match_chunk = _CHUNK_LINE.match
+match_message_last = _MESSAGE_LAST.match
+match_message_first = _MESSAGE_FIRST.match
+#: One batch of ``EventRun.usage``: type, then columns of seq, time, turn, step,
+#: usage and source (``None`` for a chunk batch).
+Batch = tuple[str, tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...],
+              tuple[Any, ...], tuple[Any, ...] | None]  # fmt: skip
+
+
+def message_tail(text: bytes, head_end: int, end: int) -> bytes:
+    """A message line's data from the last ``"usage"`` near its end on, as
+    ``{"data":{…`` (``null`` without one): data's own key exactly when it parses."""
+    at = text.rfind(b'"usage"', max(head_end, end - TAIL_BYTES), end)
+    return b'{"data":{' + text[at:end] if at != -1 else b"null"
+
+
+_G = {g: methodcaller("group", g) for g in (1, 2, 3, 4, 5)}
+
+
+def _column(matches: list[re.Match[bytes]], group: int) -> tuple[Any, ...]:
+    return tuple(orjson.loads(b"[" + b",".join(map(_G[group], matches)) + b"]"))
+
+
+def _steps(matches: list[re.Match[bytes]], group: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    steps = orjson.loads(b"[{" + b"},{".join(map(_G[group], matches)) + b"}]")
+    return tuple(map(_TURN, steps)), tuple(map(_STEP, steps))
+
+
+_TURN = itemgetter("turn")
+_STEP = itemgetter("step")
+
+
+def seqs_and_times(matches: list[re.Match[bytes]]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """Groups 1 and 2 of these matches as integers (one ``orjson`` call each)."""
+    return _column(matches, 1), _column(matches, 2)
+
+
+def chunk_batch(matches: list[re.Match[bytes]]) -> Batch | None:
+    """The usage chunks matched by ``match_chunk``, or ``None`` when they do not
+    decode (each line is then read on its own)."""
+    try:
+        seqs, times = seqs_and_times(matches)
+        turns, steps = _steps(matches, 3)
+        return (CHUNK, seqs, times, turns, steps, _column(matches, 4), None)
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+
+
+def last_batch(found: list[tuple[re.Match[bytes], bytes]]) -> Batch | None:
+    """Messages matched by ``match_message_last``, with their :func:`message_tail`."""
+    matches = [m for m, _ in found]
+    try:
+        seqs, times = seqs_and_times(matches)
+        turns, steps = _steps(matches, 3)
+        tails = orjson.loads(b"[" + b",".join(t for _, t in found) + b"]")
+        usages = tuple(map(_tail_usage, tails))
+        return (MESSAGE, seqs, times, turns, steps, usages, (None,) * len(matches))
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+
+
+def first_batch(matches: list[re.Match[bytes]]) -> Batch | None:
+    """Messages matched by ``match_message_first``."""
+    try:
+        seqs, times = seqs_and_times(matches)
+        turns, steps = _steps(matches, 4)
+        sources = orjson.loads(b"[" + b",".join(m.group(5) or b"null" for m in matches) + b"]")
+        return (MESSAGE, seqs, times, turns, steps, _column(matches, 3), tuple(sources))
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+
+
+def _tail_usage(tail: Any) -> Any:
+    if tail is None:
+        return None
+    data = tail.get("data") if type(tail) is dict else None
+    return data.get("usage") if type(data) is dict else None
+
+
+def merged(batches: list[Batch]) -> tuple[Batch, ...]:
+    """One batch per type and kind of source (the units' batches end to end): the fold
+    then takes a whole read's chunks at once."""
+    by_kind: dict[tuple[str, bool], list[Batch]] = {}
+    for batch in batches:
+        by_kind.setdefault((batch[0], batch[6] is None), []).append(batch)
+    out: list[Batch] = []
+    for (kind, no_sources), group in by_kind.items():
+        seqs, times, turns, steps, usages = (
+            tuple(chain.from_iterable(column)) for column in list(zip(*group, strict=True))[1:6]
+        )
+        sources = None if no_sources else tuple(chain.from_iterable(b[6] or () for b in group))
+        out.append((kind, seqs, times, turns, steps, usages, sources))
+    return tuple(out)

@@ -1,0 +1,178 @@
+"""Token use per lane, per turn and for the team (HOST §8; pure, memoised per fold).
+
+Per step (a lane's ``turn``/``step`` pair): its ``usage`` chunk, else its assistant
+message's ``usage`` — never both (the fold keeps a message only for a step without a
+chunk). Several chunks (or messages) for one step: the
+latest seq wins. A record without a turn or a step is a step of its own. Records
+before the seed cut are the parent's (inherited), not this lane's. The counts are
+disjoint (``fold.usage``), so every total is a plain sum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import groupby
+from operator import attrgetter
+from typing import Any
+
+from ..fold.records import LaneFold, UsageRec
+from ..fold.usage import ZERO, Counts, add
+from ..memo import Memo, Same
+
+#: Counts, steps with usage, steps without (a turn's or a lane's totals).
+Totals = tuple[Counts, int, int]
+_NONE: Totals = (ZERO, 0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class LaneTokens:
+    total: Totals
+    #: turn id -> that turn's totals (turns with at least one step seen).
+    by_turn: Mapping[str, Totals]
+    #: Values that were not non-negative integers (skipped), in the records used.
+    skipped: int
+    #: Steps whose usage chunk was not an object (their message's usage counted).
+    bad_chunks: int
+    provider: str | None
+    model: str | None
+
+
+_LANE_TOKENS: Memo[tuple[Same[LaneFold], int], LaneTokens] = Memo(256)
+
+
+def lane_tokens(fold: LaneFold, cut: int = 0) -> LaneTokens:
+    """The lane's token use from ``cut`` on (memoised: a fold never changes)."""
+    key = (Same(fold), cut)
+    hit = _LANE_TOKENS.get(key)
+    if hit is not None:
+        return hit
+    return _LANE_TOKENS.put(key, _lane_tokens(fold, cut))
+
+
+def _step_key(seq: int, rec: UsageRec) -> tuple[str, ...]:
+    if rec.turn_id is None or rec.step_id is None:
+        return ("@", str(seq))
+    return (rec.turn_id, rec.step_id)
+
+
+def _latest(records: Mapping[int, UsageRec], cut: int) -> dict[tuple[str, ...], UsageRec]:
+    """Each step's record with the highest seq (at or after ``cut``)."""
+    best: dict[tuple[str, ...], tuple[int, UsageRec]] = {}
+    for seq, rec in records.items():
+        if seq < cut:
+            continue
+        k = _step_key(seq, rec)
+        held = best.get(k)
+        if held is None or seq > held[0]:
+            best[k] = (seq, rec)
+    return {k: rec for k, (_seq, rec) in best.items()}
+
+
+def _bulk_chunk_totals(fold: LaneFold, cut: int) -> dict[str, Totals] | None:
+    """Each turn's totals from its chunks in C-level passes, when every chunk is the
+    usual kind (after the cut, its own step, counts read): a poll after an append
+    recounts the lanes that grew, and a lead has thousands of steps. ``None``: the
+    record by record way below."""
+    chunks = fold.usage_chunks
+    if not chunks or (cut and min(chunks) < cut):
+        return None
+    recs = list(chunks.values())
+    if len(fold.usage_chunk_steps) != len(recs) or any(map(_NO_COUNTS, recs)):
+        return None
+    recs.sort(key=_TURN)
+    out: dict[str, Totals] = {}
+    for turn_id, group in groupby(recs, key=_TURN):
+        counts = [rec.counts for rec in group]
+        (i, cr, cw, o, r) = map(sum, zip(*counts, strict=True))
+        out[turn_id] = ((i, cr, cw, o, r), len(counts), 0)
+    return out
+
+
+def _no_counts(rec: UsageRec) -> bool:
+    return rec.counts is None or rec.step_id is None
+
+
+_NO_COUNTS = _no_counts
+_TURN = attrgetter("turn_id")
+
+
+def _lane_tokens(fold: LaneFold, cut: int) -> LaneTokens:
+    by_chunks = _bulk_chunk_totals(fold, cut)
+    if by_chunks is not None:
+        return _with_messages(fold, cut, by_chunks)
+    chunks = _latest(fold.usage_chunks, cut)
+    messages = _latest(fold.usage_messages, cut)
+    by_turn: dict[str, Totals] = {}
+    total = _NONE
+    skipped = bad_chunks = 0
+    for k in chunks.keys() | messages.keys():
+        chunk = chunks.get(k)
+        rec = chunk if chunk is not None and chunk.counts is not None else messages.get(k)
+        if chunk is not None and chunk.counts is None:
+            bad_chunks += 1
+            skipped += chunk.skipped
+        step: Totals = (ZERO, 0, 1)  # a step seen, but no usage for it
+        if rec is not None:
+            skipped += rec.skipped
+            if rec.counts is not None:
+                step = (rec.counts, 1, 0)
+        turn_id = k[0] if len(k) == 2 and k[0] != "@" else None
+        total = plus(total, step)
+        if turn_id is not None:
+            by_turn[turn_id] = plus(by_turn.get(turn_id, _NONE), step)
+    provider = model = None
+    if fold.usage_source is not None and fold.usage_source[0] >= cut:
+        _seq, provider, model = fold.usage_source
+    return LaneTokens(total, by_turn, skipped, bad_chunks, provider, model)
+
+
+def _with_messages(fold: LaneFold, cut: int, by_turn: dict[str, Totals]) -> LaneTokens:
+    """The chunks' totals plus the messages (only steps without a chunk are kept)."""
+    skipped = sum(rec.skipped for rec in fold.usage_chunks.values())
+    for seq, rec in fold.usage_messages.items():
+        if seq < cut:
+            continue
+        skipped += rec.skipped
+        step: Totals = (rec.counts, 1, 0) if rec.counts is not None else (ZERO, 0, 1)
+        if rec.turn_id is not None and rec.step_id is not None:
+            by_turn[rec.turn_id] = plus(by_turn.get(rec.turn_id, _NONE), step)
+        else:
+            by_turn.setdefault("", _NONE)  # a step of its own: in the lane's total only
+            by_turn[""] = plus(by_turn[""], step)
+    loose = by_turn.pop("", None)
+    total = _NONE
+    for totals in by_turn.values():
+        total = plus(total, totals)
+    if loose is not None:
+        total = plus(total, loose)
+    provider = model = None
+    if fold.usage_source is not None and fold.usage_source[0] >= cut:
+        _seq, provider, model = fold.usage_source
+    return LaneTokens(total, by_turn, skipped, 0, provider, model)
+
+
+def plus(a: Totals, b: Totals) -> Totals:
+    return (add(a[0], b[0]), a[1] + b[1], a[2] + b[2])
+
+
+def tokens_json(totals: Totals | None) -> dict[str, int] | None:
+    """The JSON ``Tokens`` object; ``None`` when no step had any usage."""
+    if totals is None or totals[1] == 0:
+        return None
+    (i, cr, cw, o, r), steps, without = totals
+    return {
+        "input": i,
+        "cacheRead": cr,
+        "cacheWrite": cw,
+        "output": o,
+        "reasoning": r,
+        "steps": steps,
+        "stepsWithoutUsage": without,
+    }
+
+
+def model_json(tokens: LaneTokens) -> dict[str, Any] | None:
+    if tokens.provider is None and tokens.model is None:
+        return None
+    return {"provider": tokens.provider, "model": tokens.model}
