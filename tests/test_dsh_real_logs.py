@@ -40,7 +40,6 @@ from tests.kit.dsh_headless import (
 from tests.kit.dsh_npm import DshInstall, RegistryUnavailable, install_dsh
 from tests.kit.scripted_model import Ledger, scripted_model
 
-TOKENS_PENDING = "lands with issue 22 (branch s6-tokens)"
 
 
 @dataclass(frozen=True)
@@ -176,7 +175,6 @@ def test_solo_the_human_prompt_is_drawn_once_and_the_childs_brief_is_the_leads(
     _brief_is_the_leads_message(solo, "child", story.CHILD_PROMPT)
 
 
-@pytest.mark.xfail(strict=True, reason=TOKENS_PENDING)
 def test_solo_tokens_are_what_the_model_reported(solo: Played) -> None:
     _tokens_match_the_ledger(solo)
 
@@ -276,6 +274,5 @@ def test_team_task_actions_say_what_each_revision_did(team: Played) -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=TOKENS_PENDING)
 def test_team_tokens_are_what_the_model_reported(team: Played) -> None:
     _tokens_match_the_ledger(team)
