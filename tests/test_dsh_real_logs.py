@@ -41,7 +41,6 @@ from tests.kit.dsh_npm import DshInstall, RegistryUnavailable, install_dsh
 from tests.kit.scripted_model import Ledger, scripted_model
 
 
-
 @dataclass(frozen=True)
 class Played:
     """One headless run and the timeline of what it wrote."""
