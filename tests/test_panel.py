@@ -487,7 +487,7 @@ def test_through_the_real_service_a_poll_redraws_only_the_lane_whose_log_grew() 
     app = make_app(service)
     client = TestClient(app)
     board = client.get(f"{PREFIX}/panel/board", params={"session": "lead"}).text
-    drawn = dict(app.panel._lanes)
+    drawn = dict(app.panel._lanes.items())
     assert len(drawn) == 3 and all(key[0][0] == "wire" for key in drawn)  # not hashed again
     persistence.append("m2", [ev("turn/start", 2, T0 + 60_000, {"turn": "b"})])
     params = {"session": "lead", "v": _version(board), "b": _token(board)}

@@ -57,14 +57,22 @@ class TurnPairing:
     closed_by_restore: int = 0
 
 
+#: Turn spans the pairing memo holds in all (~100 bytes each).
+PAIRED_SPANS_KEPT = 1 << 15
+
+
 def _rank(item: tuple[int, TurnMark]) -> tuple[bool, int, int]:
     seq, mark = item
     return (mark.time is None, mark.time or 0, seq)
 
 
 #: Recent pairings by fold identity. A LaneFold never changes once built, so an
-#: unchanged lane (most lanes, most polls) is not paired again.
-_PAIRINGS: Memo[tuple[Same[LaneFold], int, bool], TurnPairing] = Memo(256)
+#: unchanged lane (most lanes, most polls) is not paired again. Bounded by entries and
+#: by the spans they hold (a lead's pairing grows with its history; after an append
+#: its old one is never asked for again): a few big teams' current lanes fit.
+_PAIRINGS: Memo[tuple[Same[LaneFold], int, bool], TurnPairing] = Memo(
+    256, max_weight=PAIRED_SPANS_KEPT, weight=lambda p: len(p.spans) + 1
+)
 
 
 def pair_turns(fold: LaneFold, cut: int = 0, restores: bool = False) -> TurnPairing:

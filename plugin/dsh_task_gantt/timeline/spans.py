@@ -22,17 +22,25 @@ _KIND_ORDER = {"turn": 0, "message": 1, "user-prompt": 2}
 
 _TurnSpans = tuple[list[dict[str, Any]], frozenset[tuple[str, str]]]
 _LaneKey = tuple[str, str, str, str]
+#: Spans the lane-sized memos below hold in all (a lane's list grows with its history;
+#: the spans themselves are shared with _TURN_SPAN and the timeline).
+SPANS_KEPT = 1 << 16
 #: Turn spans drawn recently, by pairing identity and the lane they are drawn for. A
-#: poll after an append redraws every lane; unchanged lanes reuse their spans.
-_TURN_SPANS: Memo[tuple[Same[TurnPairing], _LaneKey], _TurnSpans] = Memo(256)
+#: poll after an append redraws every lane; unchanged lanes reuse their spans. Bounded
+#: by entries and by spans (an old pairing is never asked for again after an append).
+_TURN_SPANS: Memo[tuple[Same[TurnPairing], _LaneKey], _TurnSpans] = Memo(
+    256, max_weight=SPANS_KEPT, weight=lambda drawn: len(drawn[0]) + 1
+)
 #: Each turn's span, by value: after an append the lane's pairing is new, but all its
-#: turns except the last few are equal to before and keep their span.
-_TURN_SPAN: Memo[tuple[TurnSpan, _LaneKey], dict[str, Any]] = Memo(1 << 14)  # ~1 KB each
+#: turns except the last few are equal to before and keep their span. Bounded by
+#: entries (each one span, ~1 KB).
+_TURN_SPAN: Memo[tuple[TurnSpan, _LaneKey], dict[str, Any]] = Memo(1 << 14)
 #: Each lane's spans as last sorted, with the list they were sorted from: a poll after
 #: an append changes a lane or two, and an unchanged lane holds the same span objects
-#: in the same order (so comparing is mostly identity checks).
+#: in the same order (so comparing is mostly identity checks). One entry per lane (its
+#: last version), bounded by lanes and by spans.
 _SORTED_SPANS: Memo[tuple[str, str | None], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = (
-    Memo(256)
+    Memo(256, max_weight=SPANS_KEPT, weight=lambda held: len(held[1]) + 1)
 )
 
 
