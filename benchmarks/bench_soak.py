@@ -415,9 +415,7 @@ def run_teams(args: argparse.Namespace) -> dict[str, Any]:
         root.mkdir()
         leads = []
         for i in range(args.teams):
-            sub = root / f"team-{i:02d}"
-            sub.mkdir()
-            spec = generate_recent_team(sub, TEAMS[args.team], seed=1000 + i)
+            spec = generate_recent_team(root, TEAMS[args.team], seed=1000 + i)
             leads.append(spec.lead_id)
         raw = raw_log_bytes(root)
         print(f"{args.teams} {args.team} teams, {raw / 1e6:.1f} MB of raw logs", flush=True)
