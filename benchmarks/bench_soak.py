@@ -43,6 +43,7 @@ import json
 import multiprocessing as mp
 import re
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -236,6 +237,60 @@ async def api_client(
             await asyncio.sleep(max(POLL_EVERY_S - (time.monotonic() - started), 0.05))
 
 
+async def probe(
+    base: str, session: str, ticks: Any, pid: int, count: int
+) -> dict[str, dict[str, float]]:
+    """With the pollers stopped and the writer at the real rate: ``count`` times, just
+    after an append, one panel delta poll (400 px, following), then ``since`` and full
+    ``/api/timeline`` answers, each timed on the wall and in the server's CPU."""
+    kinds = ("board delta", "api since", "api full")
+    walls: dict[str, list[float]] = {k: [] for k in kinds}
+    cpus: dict[str, float] = dict.fromkeys(kinds, 0.0)
+    sizes: dict[str, list[int]] = {k: [] for k in kinds}
+    held = {"version": "", "drawn": "", "token": ""}
+    etag = ""
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        page = await client.get(PREFIX + "/panel", params={"session": session, "follow": "1"})
+        held.update({k: unescape(v) for k, v in _INPUT.findall(page.text)})
+        etag = (await client.get(PREFIX + "/api/timeline", params={"session": session})).headers[
+            "etag"
+        ]
+        for _ in range(count):
+            seen = ticks.value
+            while ticks.value == seen:
+                await asyncio.sleep(0.05)
+            board_params = {
+                "session": session, "from": "", "to": "", "follow": "1",
+                "w": str(400 - NAMES_PX), "list": "", "lp": "", "tp": "",
+                "v": held["version"], "drawn": held["drawn"], "b": held["token"],
+            }  # fmt: skip
+            requests = (
+                ("board delta", "/panel/board", board_params, {"HX-Request": "true"}),
+                ("api since", "/api/timeline", {"session": session, "since": etag}, {}),
+                ("api full", "/api/timeline", {"session": session}, {}),
+            )
+            for kind, path, params, headers in requests:
+                cpu0, t0 = cpu_s(pid), time.perf_counter()
+                r = await client.get(PREFIX + path, params=params, headers=headers)
+                walls[kind].append((time.perf_counter() - t0) * 1000)
+                cpus[kind] += cpu_s(pid) - cpu0
+                sizes[kind].append(len(r.content))
+                if kind == "board delta" and r.status_code == 200:
+                    held.update({k: unescape(v) for k, v in _INPUT.findall(r.text)})
+                if kind == "api full":
+                    etag = r.headers.get("etag", etag)
+    return {
+        k: {
+            "n": len(walls[k]),
+            "p50_ms": round(pct(walls[k], 0.5), 1),
+            "p99_ms": round(pct(walls[k], 0.99), 1),
+            "cpu_ms_mean": round(cpus[k] * 1000 / max(len(walls[k]), 1), 1),
+            "bytes_median": statistics.median(sizes[k]) if sizes[k] else 0,
+        }
+        for k in kinds
+    }
+
+
 def raw_log_bytes(root: Path) -> int:
     """Every session log under ``root``, decompressed."""
     total = 0
@@ -330,7 +385,20 @@ async def soak(
             flush=True,
         )
     await asyncio.gather(*tasks)
-    return {"rows": rows, "errors": dict(stats.errors), "requests": stats.requests}
+    probed = await probe(server.base, session, ticks, pid, args.probes) if args.probes else {}
+    for kind, figures in probed.items():
+        print(
+            f"probe after an append, alone: {kind}: p50 {figures['p50_ms']} ms, p99 "
+            f"{figures['p99_ms']} ms, server CPU {figures['cpu_ms_mean']} ms each, "
+            f"{figures['bytes_median'] / 1024:.1f} KB (n={figures['n']})",
+            flush=True,
+        )
+    return {
+        "rows": rows,
+        "errors": dict(stats.errors),
+        "requests": stats.requests,
+        "probe": probed,
+    }
 
 
 def run_soak(args: argparse.Namespace) -> dict[str, Any]:
@@ -389,6 +457,7 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
         "raw_log_bytes_start": raw_start,
         "raw_log_bytes_end": raw_end,
         "rss_to_raw": round(final_rss * 1e6 / raw_end, 2) if raw_end else None,
+        "probe": result["probe"],
         "rows": rows,
     }
     print(
@@ -450,6 +519,10 @@ def run_teams(args: argparse.Namespace) -> dict[str, Any]:
     return {"team": args.team, "teams": args.teams, "raw_log_bytes": raw, "rows": rows}
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--team", choices=sorted(TEAMS), default="real")
@@ -467,8 +540,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-every", type=float, default=60)
     parser.add_argument("--warm-up", type=float, default=300, help="seconds before growth counts")
     parser.add_argument("--teams", type=int, default=0, help="open this many teams one by one")
+    parser.add_argument(
+        "--probes", type=int, default=20, help="lone requests after appends, at the end"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
+    # Stopped by a signal (a background job ignores SIGINT): still stop the server.
+    signal.signal(signal.SIGTERM, _stop)
     summary = run_teams(args) if args.teams else run_soak(args)
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
