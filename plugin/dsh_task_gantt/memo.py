@@ -15,7 +15,7 @@ kept, however heavy, so the current version of a big lane is still memoised.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 _K = TypeVar("_K")
@@ -30,7 +30,10 @@ class Memo(Generic[_K, _V]):
     """At most ``max_entries`` results; a new key evicts the oldest one. With a
     ``weight`` (a value's cost in some unit, e.g. the spans it holds), also at most
     ``max_weight`` of them in all, the newest entry excepted. ``lru``: a hit counts as
-    a use (the least recently used goes first), else the oldest put goes first.
+    a use (the least recently used goes first), else the oldest put goes first. With
+    ``per_slot``, an entry put with a ``slot`` (say, its lane) evicts the oldest of
+    that slot past ``per_slot``: the versions of a lane still reachable are its last
+    one or two, so the dead ones go first, whatever else the memo holds.
 
     Values are shared with every caller, so they must never be mutated once put.
     """
@@ -41,6 +44,9 @@ class Memo(Generic[_K, _V]):
         "_lru",
         "_max_entries",
         "_max_weight",
+        "_per_slot",
+        "_slot_of",
+        "_slots",
         "_total",
         "_weight",
         "_weights",
@@ -53,6 +59,7 @@ class Memo(Generic[_K, _V]):
         max_weight: int | None = None,
         weight: Callable[[_V], int] | None = None,
         lru: bool = False,
+        per_slot: int | None = None,
     ) -> None:
         if (max_weight is None) != (weight is None):
             raise ValueError("max_weight and weight go together")
@@ -63,6 +70,10 @@ class Memo(Generic[_K, _V]):
         self._weights: dict[_K, int] = {}
         self._total = 0
         self._lru = lru
+        self._per_slot = per_slot
+        #: Each slot's keys, oldest first, and each key's slot.
+        self._slots: dict[Hashable, list[_K]] = {}
+        self._slot_of: dict[_K, Hashable] = {}
         _ALL.add(self)
 
     def get(self, key: _K) -> _V | None:
@@ -74,12 +85,18 @@ class Memo(Generic[_K, _V]):
         self._entries[key] = value  # now the most recently used
         return value  # type: ignore[no-any-return]
 
-    def put(self, key: _K, value: _V) -> _V:
+    def put(self, key: _K, value: _V, slot: Hashable | None = None) -> _V:
         """Keep ``value`` under ``key`` (as the newest entry); returns ``value``."""
         entries = self._entries
         self._drop(key)
         while entries and len(entries) >= self._max_entries:
             self._drop(next(iter(entries)))
+        if slot is not None and self._per_slot is not None:
+            keys = self._slots.setdefault(slot, [])
+            while len(keys) >= self._per_slot:
+                self._drop(keys[0])
+            keys.append(key)
+            self._slot_of[key] = slot
         entries[key] = value
         if self._weight is not None and self._max_weight is not None:
             cost = max(0, self._weight(value))
@@ -92,8 +109,16 @@ class Memo(Generic[_K, _V]):
     def _drop(self, key: _K) -> None:
         if self._entries.pop(key, _MISSING) is not _MISSING:
             self._total -= self._weights.pop(key, 0)
+            slot = self._slot_of.pop(key, None)
+            if slot is not None:
+                keys = self._slots[slot]
+                keys.remove(key)
+                if not keys:
+                    del self._slots[slot]
 
     def clear(self) -> None:
+        self._slots.clear()
+        self._slot_of.clear()
         self._entries.clear()
         self._weights.clear()
         self._total = 0

@@ -79,6 +79,9 @@ PANEL_CSP = (
 #: append its old version is never asked for again (issue 24's soak).
 LANE_CACHE_SIZE = 256
 LANE_CACHE_CHARS = 12 << 20
+#: Versions of one lane kept (a few views, e.g. 400 px, 1280 px, a replay, the list,
+#: each at its current version and the one before).
+LANE_VIEWS_KEPT = 8
 #: Rendered task rows kept for reuse, and their markup in all.
 TASK_CACHE_SIZE = 1024
 TASK_CACHE_CHARS = 4 << 20
@@ -110,7 +113,11 @@ class Panel:
         #: Each lane's row and markup, by everything they depend on (layout.lane_key):
         #: a poll after an append lays out and renders only the lanes that changed.
         self._lanes: Memo[tuple[Any, ...], tuple[LaneRow, LaneShape]] = Memo(
-            LANE_CACHE_SIZE, max_weight=LANE_CACHE_CHARS, weight=_lane_weight, lru=True
+            LANE_CACHE_SIZE,
+            max_weight=LANE_CACHE_CHARS,
+            weight=_lane_weight,
+            lru=True,
+            per_slot=LANE_VIEWS_KEPT,
         )
         #: Each task row's markup by what the row shows and the task at the replayed
         #: moment (most polls change none of them).
@@ -162,7 +169,8 @@ class Panel:
                 row = plan.lane_row(position)
                 lane_pieces = self._lane_pieces(row, session_id)
                 if key is not None:
-                    self._lanes.put(key, (row, lane_pieces))
+                    # One slot per lane of a team: its versions at the views asked.
+                    self._lanes.put(key, (row, lane_pieces), slot=(position, session_id))
             rows.append(row)
             pieces.append(lane_pieces)
         return finish_board(plan, tuple(rows)), pieces

@@ -29,7 +29,7 @@ SPANS_KEPT = 1 << 16
 #: poll after an append redraws every lane; unchanged lanes reuse their spans. Bounded
 #: by entries and by spans (an old pairing is never asked for again after an append).
 _TURN_SPANS: Memo[tuple[Same[TurnPairing], _LaneKey], _TurnSpans] = Memo(
-    256, max_weight=SPANS_KEPT, weight=lambda drawn: len(drawn[0]) + 1
+    256, max_weight=SPANS_KEPT, weight=lambda drawn: len(drawn[0]) + 1, per_slot=2
 )
 #: Each turn's span, by value: after an append the lane's pairing is new, but all its
 #: turns except the last few are equal to before and keep their span. Bounded by
@@ -72,7 +72,7 @@ def draw_turns(roster: Roster, counts: Counts) -> None:
         skipped = seqs_below(lane.fold, lane.cut) if lane.cut > 0 else 0
         if skipped:
             c.skipped_inherited[lane.id] = skipped
-        pairing: TurnPairing = pair_turns(lane.fold, lane.cut, lane.restores())
+        pairing = pair_turns(lane.fold, lane.cut, lane.restores(), (lane.id, lane.session_id))
         session = lane.session_id or roster.lead_session
         spans, keys = turn_spans(pairing, lane.party(), session)
         if lane.span_keys.isdisjoint(keys):
@@ -123,7 +123,7 @@ def turn_spans(pairing: TurnPairing, party: dict[str, str], session: str) -> _Tu
             )
         spans.append(span)
     drawn = (spans, frozenset(("turn", turn.turn_id) for turn in pairing.spans))
-    return _TURN_SPANS.put(memo_key, drawn)
+    return _TURN_SPANS.put(memo_key, drawn, slot=lane_key)
 
 
 def draw_prompts(
