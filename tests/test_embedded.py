@@ -776,3 +776,21 @@ def test_a_log_without_its_header_yet_is_not_listed_and_joins_its_team_once_writ
     assert "session-joining" not in after["singles"]
     assert after["summary"] == "4 teams in 2 workspaces · 1 single session"
     assert 'class="headerless"' not in client.get("/").text
+
+
+def test_the_start_pages_summaries_are_one_per_team_listed_however_often_asked(
+    tmp_path: Path,
+) -> None:
+    """The start page remembers one small summary per team under the root: cards and
+    live polls asked again and again, and cards for sessions that are not there, add
+    nothing (the timelines themselves are the service's, which keeps a few)."""
+    made = start_root(tmp_path)
+    client, host, _ = _start_host(made.root)
+    for _ in range(3):
+        for spec in (*made.teams, *made.singles):
+            client.get(f"{PREFIX}/start/card?session={spec.lead_id}")
+        for n in range(20):
+            client.get(f"{PREFIX}/start/card?session=session-missing-{n}")
+        client.get(f"{PREFIX}/start/live")
+    listed = {s.lead_id for s in (*made.teams, *made.singles)}
+    assert set(host.start_page._summarised) == listed

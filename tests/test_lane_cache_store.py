@@ -79,6 +79,23 @@ def test_a_growing_lane_is_written_at_most_once_per_interval(tmp_path: Path) -> 
     store.close()
 
 
+def test_the_pacing_remembers_only_the_keys_written_within_the_interval(tmp_path: Path) -> None:
+    """A day of teams opened one after another writes many lanes: what paces writes
+    is forgotten once its interval is over, so it does not grow with every lane."""
+    store = LaneCacheStore(tmp_path, settle_s=0.0, write_every_s=0.2)
+    log = tmp_path / "log"
+    log.write_bytes(b"x")
+    for n in range(30):
+        store.offer(f"k{n}", lambda n=n: entry(log, n))  # type: ignore[misc]
+    wait_for(lambda: store.writes == 30)
+    assert len(store._written_at) <= 30
+    time.sleep(0.3)
+    store.offer("last", lambda: entry(log, "last"))
+    wait_for(lambda: store.writes == 31)
+    assert list(store._written_at) == ["last"]
+    store.close()
+
+
 def test_close_writes_what_is_pending_and_a_refused_capture_writes_nothing(
     tmp_path: Path,
 ) -> None:

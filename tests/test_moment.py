@@ -482,6 +482,20 @@ def test_moments_are_cached_by_version_and_moment() -> None:
     assert isinstance(first.tasks[0], TaskAt)
 
 
+def test_the_moment_cache_keeps_its_size_filled_past_it() -> None:
+    """Polls while replaying add a moment per timeline version, a drag one per step:
+    the moments and the versions' event times stay at their limits."""
+    from dsh_task_gantt.board import moment as moment_module
+
+    timeline = _small_team().timeline()
+    cache = MomentCache(size=5)
+    for n in range(40):
+        cache.moment(f"v{n}", timeline, T0 + 40_000 + n)
+        cache.times(f"w{n}", timeline)
+        assert len(cache._moments) <= 5
+        assert len(cache._times) <= moment_module.TIMES_CACHE_SIZE
+
+
 @pytest.mark.parametrize("seed", [2])
 def test_a_moment_before_everything_and_after_everything(seed: int) -> None:
     _, whole, _ = _whole(seed, "full")

@@ -488,7 +488,7 @@ def test_through_the_real_service_a_poll_redraws_only_the_lane_whose_log_grew() 
     app = make_app(service)
     client = TestClient(app)
     board = client.get(f"{PREFIX}/panel/board", params={"session": "lead"}).text
-    drawn = dict(app.panel._lanes)
+    drawn = dict(app.panel._lanes.items())
     assert len(drawn) == 3 and all(key[0][0] == "wire" for key in drawn)  # not hashed again
     persistence.append("m2", [ev("turn/start", 2, T0 + 60_000, {"turn": "b"})])
     params = {"session": "lead", "v": _version(board), "b": _token(board)}
@@ -578,3 +578,45 @@ def test_live_lanes_say_what_each_member_is_doing_now_and_polls_keep_it_fresh(
         _now_states(frozen.text) == {}
         and "working" not in frozen.text.split('id="status"')[1][:400]
     )
+
+
+def test_the_panels_markup_caches_keep_their_limits_while_a_lane_grows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each append makes a new version of the growing lane (the old one is never asked
+    for again): the lanes' and task rows' caches stay within their entries and their
+    markup size however many polls follow appends, and the board is still right."""
+    import dsh_task_gantt.panel as panel_module
+    from dsh_task_gantt.service import TimelineService
+    from tests.kit.fakehost import FakeContext, FakePersistence, ev, header
+
+    monkeypatch.setattr(panel_module, "LANE_CACHE_SIZE", 6)
+    monkeypatch.setattr(panel_module, "LANE_CACHE_CHARS", 40_000)
+    monkeypatch.setattr(panel_module, "TASK_CACHE_CHARS", 1)
+    now = T0 + 60 * 60_000
+    persistence = FakePersistence()
+    persistence.put("lead", header("lead"), [ev("turn/start", 0, T0, {"turn": "t0"})])
+    persistence.put("m1", header("m1", parent="lead"), [])
+    service = TimelineService(FakeContext(sessionPersistence=persistence).get, clock=lambda: now)
+    app = make_app(service)
+    client = TestClient(app)
+    seq = 0
+    for n in range(25):
+        start = T0 + n * 60_000
+        persistence.append("m1", [ev("turn/start", seq, start, {"turn": f"t{n}"})])
+        persistence.append("m1", [ev("turn/end", seq + 1, start + 30_000, {"turn": f"t{n}"})])
+        seq += 2
+        for width in ("400", "1200"):
+            board = client.get(f"{PREFIX}/panel/board", params={"session": "lead", "w": width})
+            assert board.status_code == 200
+        lanes = app.panel._lanes
+        assert len(lanes) <= 6
+        assert lanes.weight <= 40_000 or len(lanes) == 1
+        assert len(app.panel._tasks) <= 1
+    # What the bounded caches answered is what a fresh panel draws.
+    fresh = TestClient(make_app(service)).get(
+        f"{PREFIX}/panel/board", params={"session": "lead", "w": "1200"}
+    )
+    # (the token and when it was drawn name the answer, not what it draws)
+    untokened = lambda h: re.sub(r'id="board-(token|drawn)" name="\w+" value="[^"]*"', "", h)  # noqa: E731
+    assert untokened(board.text) == untokened(fresh.text)

@@ -358,3 +358,29 @@ def test_the_service_reads_the_logs_of_exactly_the_members_the_timeline_draws() 
     assert [lane["id"] for lane in data["lanes"]] == ["lead", MATE, OTHER]
     assert {handle.id for handle in persistence.handles} == {LEAD, MATE, OTHER}
     assert not [note for note in data["notes"] if "old-1" in note]
+
+
+def test_opening_team_after_team_keeps_only_the_last_few_and_their_lanes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user clicking through the start page opens one team after another: the service
+    keeps TEAMS_KEPT built teams, the lanes only they hold and their bytes, not every
+    team ever opened; a forgotten team opened again is read again, the same."""
+    import dsh_task_gantt.service as service_module
+
+    monkeypatch.setattr(service_module, "TEAMS_KEPT", 2)
+    specs = [generate_team(tmp_path, seed=20 + i, scale="small") for i in range(5)]
+    assert len({s.lead_id for s in specs}) == 5
+    svc = _dir_service(_fast(tmp_path))
+    first = _timeline_json(svc, specs[0].lead_id)
+    lanes_per_team = len(svc._lanes)
+    for spec in specs[1:]:
+        assert _timeline_json(svc, spec.lead_id)
+        assert len(svc._teams) <= 2
+        assert len(svc._wire._teams) <= 2
+        assert len(svc._lanes) <= 2 * lanes_per_team + 2
+    kept = {t.snapshot.root_session_id for t in svc._teams.values()}
+    assert kept == {specs[3].lead_id, specs[4].lead_id}
+    assert specs[0].lead_id not in svc._lanes
+    assert not svc.is_built(specs[0].lead_id)
+    assert _timeline_json(svc, specs[0].lead_id) == first

@@ -69,3 +69,17 @@ def test_the_page_names_its_files_by_version_and_that_url_may_be_kept_for_good()
         # Any other version (an older page's) is answered, but revalidated.
         stale = client.get(f"{PREFIX}/static/{name}?v=0123456789abcdef")
         assert stale.status_code == 200 and stale.headers["cache-control"] == "no-cache"
+
+
+def test_what_is_kept_is_bounded_by_the_files_present_at_start_up(tmp_path: Path) -> None:
+    """Asking for names by the thousand (a scanner, a stale page) keeps nothing more
+    than one copy of each file that was there at start-up."""
+    (tmp_path / "a.css").write_text("a")
+    (tmp_path / "b.js").write_text("b")
+    files = StaticFiles(tmp_path)
+    for n in range(2_000):
+        assert files.response(f"x{n}.js", None) is None
+        assert files.response("a.css", None) is not None
+    (tmp_path / "a.css").write_text("a changed")
+    assert files.response("a.css", None) is not None
+    assert sorted(files._read) == ["a.css", "b.js"]

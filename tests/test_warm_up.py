@@ -69,11 +69,11 @@ def test_the_server_reads_the_latest_team_at_start_up_and_the_first_panel_reuses
             time.sleep(0.05)
         assert host.warmed is not None and host.warmed.result() == team.lead_id  # its root
         panel = host.plugin.app.panel
-        drawn = dict(panel._lanes)  # each lane's markup, by what it depends on
+        drawn = dict(panel._lanes.items())  # each lane's markup, by what it depends on
         assert len(drawn) >= len([m for m in team.members if m.rel_path is not None])
         page = client.get(f"{PREFIX}/panel", params={"session": team.lead_id})
         assert page.status_code == 200 and page.text.count('class="row lane') == len(drawn)
-        assert panel._lanes == drawn  # the first page laid out no lane again
+        assert dict(panel._lanes.items()) == drawn  # the first page laid out no lane again
 
 
 def test_the_server_says_on_stderr_when_the_start_up_read_ended_and_which_team_it_read(
@@ -145,7 +145,7 @@ def test_a_server_started_without_it_reads_nothing_until_asked(tmp_path: Path) -
     made = start_root(tmp_path)
     host = EmbeddedHost(made.root)
     with TestClient(host, base_url="http://127.0.0.1:8765", client=("127.0.0.1", 5)):
-        assert host.warmed is None and host.plugin.app.panel._lanes == {}
+        assert host.warmed is None and len(host.plugin.app.panel._lanes) == 0
 
 
 class _Broken:

@@ -511,3 +511,22 @@ def test_another_teams_messages_are_counted_in_the_notes_at_every_build() -> Non
         )
         assert [s["id"] for s in K.spans(timeline, "lead", "message")] == ["msg-1"]
     assert first == again
+
+
+def test_the_encoder_keeps_at_most_its_versions_and_teams_and_forgets_a_team() -> None:
+    """Filling the encoder past its limits keeps its size: VERSIONS_KEPT versions for
+    ``since``, TEAMS_KEPT teams' parts; a forgotten team's parts are gone."""
+    from dsh_task_gantt import wire
+
+    encoder = wire.Encoder()
+    lanes = [{"id": "lead", "spans": []}]
+    for n in range(wire.VERSIONS_KEPT + 40):
+        encoder.encode("team-a", {"lanes": lanes, "n": n}, f'"v{n}"')
+    assert len(encoder._history) == wire.VERSIONS_KEPT
+    assert '"v0"' not in encoder._history and f'"v{wire.VERSIONS_KEPT + 39}"' in encoder._history
+    for n in range(wire.TEAMS_KEPT + 10):
+        encoder.encode(f"team-{n}", {"lanes": lanes}, f'"t{n}"')
+    assert len(encoder._teams) == wire.TEAMS_KEPT
+    encoder.forget(f"team-{wire.TEAMS_KEPT + 9}")
+    assert f"team-{wire.TEAMS_KEPT + 9}" not in encoder._teams
+    assert len(encoder._teams) == wire.TEAMS_KEPT - 1

@@ -4,49 +4,139 @@ A poll after an append rebuilds the timeline of a team in which most lanes did n
 change; their pairings, spans and sorted lists are reused from a memo. Every memo
 registers itself, so :func:`clear_memos` empties them all (a test comparing a cold
 build with a warm one, or a process that wants its memory back).
+
+Every memo is bounded by its entries and, when its values grow with a team's history
+(a lane's pairing holds every turn), by their total weight too: after an append the
+old version of a lane is never asked for again, and a day of appends must not leave
+hundreds of full-history versions behind (issue 24's soak). The newest entry is always
+kept, however heavy, so the current version of a big lane is still memoised.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 _T = TypeVar("_T")
 
-_ALL: list[Memo[Any, Any]] = []
+#: Every memo alive (weakly: a panel's own memos go with it).
+_ALL: weakref.WeakSet[Memo[Any, Any]] = weakref.WeakSet()
 
 
 class Memo(Generic[_K, _V]):
-    """At most ``max_entries`` results; a new key evicts the oldest one.
+    """At most ``max_entries`` results; a new key evicts the oldest one. With a
+    ``weight`` (a value's cost in some unit, e.g. the spans it holds), also at most
+    ``max_weight`` of them in all, the newest entry excepted. ``lru``: a hit counts as
+    a use (the least recently used goes first), else the oldest put goes first. With
+    ``per_slot``, an entry put with a ``slot`` (say, its lane) evicts the oldest of
+    that slot past ``per_slot``: the versions of a lane still reachable are its last
+    one or two, so the dead ones go first, whatever else the memo holds.
 
     Values are shared with every caller, so they must never be mutated once put.
     """
 
-    __slots__ = ("_entries", "_max_entries")
+    __slots__ = (
+        "__weakref__",
+        "_entries",
+        "_lru",
+        "_max_entries",
+        "_max_weight",
+        "_per_slot",
+        "_slot_of",
+        "_slots",
+        "_total",
+        "_weight",
+        "_weights",
+    )
 
-    def __init__(self, max_entries: int) -> None:
+    def __init__(
+        self,
+        max_entries: int,
+        *,
+        max_weight: int | None = None,
+        weight: Callable[[_V], int] | None = None,
+        lru: bool = False,
+        per_slot: int | None = None,
+    ) -> None:
+        if (max_weight is None) != (weight is None):
+            raise ValueError("max_weight and weight go together")
         self._entries: dict[_K, _V] = {}
         self._max_entries = max(1, max_entries)
-        _ALL.append(self)
+        self._max_weight = max_weight
+        self._weight = weight
+        self._weights: dict[_K, int] = {}
+        self._total = 0
+        self._lru = lru
+        self._per_slot = per_slot
+        #: Each slot's keys, oldest first, and each key's slot.
+        self._slots: dict[Hashable, list[_K]] = {}
+        self._slot_of: dict[_K, Hashable] = {}
+        _ALL.add(self)
 
     def get(self, key: _K) -> _V | None:
-        return self._entries.get(key)
+        if not self._lru:
+            return self._entries.get(key)
+        value = self._entries.pop(key, _MISSING)
+        if value is _MISSING:
+            return None
+        self._entries[key] = value  # now the most recently used
+        return value  # type: ignore[no-any-return]
 
-    def put(self, key: _K, value: _V) -> _V:
+    def put(self, key: _K, value: _V, slot: Hashable | None = None) -> _V:
         """Keep ``value`` under ``key`` (as the newest entry); returns ``value``."""
         entries = self._entries
-        entries.pop(key, None)
-        if len(entries) >= self._max_entries:
-            entries.pop(next(iter(entries)))
+        self._drop(key)
+        while entries and len(entries) >= self._max_entries:
+            self._drop(next(iter(entries)))
+        if slot is not None and self._per_slot is not None:
+            keys = self._slots.setdefault(slot, [])
+            while len(keys) >= self._per_slot:
+                self._drop(keys[0])
+            keys.append(key)
+            self._slot_of[key] = slot
         entries[key] = value
+        if self._weight is not None and self._max_weight is not None:
+            cost = max(0, self._weight(value))
+            self._weights[key] = cost
+            self._total += cost
+            while self._total > self._max_weight and len(entries) > 1:
+                self._drop(next(iter(entries)))
         return value
 
+    def _drop(self, key: _K) -> None:
+        if self._entries.pop(key, _MISSING) is not _MISSING:
+            self._total -= self._weights.pop(key, 0)
+            slot = self._slot_of.pop(key, None)
+            if slot is not None:
+                keys = self._slots[slot]
+                keys.remove(key)
+                if not keys:
+                    del self._slots[slot]
+
     def clear(self) -> None:
+        self._slots.clear()
+        self._slot_of.clear()
         self._entries.clear()
+        self._weights.clear()
+        self._total = 0
+
+    @property
+    def weight(self) -> int:
+        """The total weight of the entries (0 without a weight)."""
+        return self._total
+
+    def items(self) -> list[tuple[_K, _V]]:
+        """The entries, oldest first (a copy: for tests and benchmarks)."""
+        return list(self._entries.items())
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+_MISSING: Any = object()
 
 
 class Same(Generic[_T]):

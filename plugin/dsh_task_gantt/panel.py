@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from typing import Any
@@ -56,6 +55,7 @@ from .layout import (
     parties,
     plan_board,
 )
+from .memo import Memo
 from .provider import ColdStartProbe, TimelineProvider, TimelineResult
 from .static_files import StaticFiles
 from .templating import template_environment
@@ -75,12 +75,22 @@ PANEL_CSP = (
     "style-src-attr 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
     "base-uri 'none'; form-action 'none'; object-src 'none'"
 )
-#: Rendered lanes kept for reuse (a few teams' worth of lanes, each at a few zooms).
+#: Rendered lanes kept for reuse (a few teams' worth of lanes, each at a few zooms),
+#: and their markup in all: a lane's markup grows with its history, and after an
+#: append its old version is never asked for again (issue 24's soak).
 LANE_CACHE_SIZE = 256
-#: Rendered task rows kept for reuse.
+LANE_CACHE_CHARS = 12 << 20
+#: Versions of one lane kept (a few views, e.g. 400 px, 1280 px, a replay, the list,
+#: each at its current version and the one before).
+LANE_VIEWS_KEPT = 8
+#: Rendered task rows kept for reuse, and their markup in all.
 TASK_CACHE_SIZE = 1024
-#: Lane name cells at a replayed moment kept for reuse (a drag revisits moments).
+TASK_CACHE_CHARS = 4 << 20
+#: Lane name cells at a replayed moment kept for reuse (a drag revisits moments);
+#: bounded by entries (a name cell is small).
 NAME_AT_CACHE_SIZE = 1024
+#: What a laid-out lane costs besides its markup, per turn bar or mark (~).
+_ROW_ITEM_CHARS = 200
 
 #: The Content-Security-Policy (PANEL_CSP) is added by the security-headers middleware.
 _HEADERS = {"Cache-Control": "no-store", "Vary": "HX-Request"}
@@ -103,20 +113,29 @@ class Panel:
         self._env.globals["static_url"] = self._static_url
         #: Each lane's row and markup, by everything they depend on (layout.lane_key):
         #: a poll after an append lays out and renders only the lanes that changed.
-        self._lanes: OrderedDict[tuple[Any, ...], tuple[LaneRow, LaneShape]] = OrderedDict()
+        self._lanes: Memo[tuple[Any, ...], tuple[LaneRow, LaneShape]] = Memo(
+            LANE_CACHE_SIZE,
+            max_weight=LANE_CACHE_CHARS,
+            weight=_lane_weight,
+            lru=True,
+            per_slot=LANE_VIEWS_KEPT,
+        )
         #: Each task row's markup by what the row shows and the task at the replayed
         #: moment (most polls change none of them).
-        self._tasks: OrderedDict[tuple[tuple[Any, ...], TaskAt | None, str, int | None], Piece] = (
-            OrderedDict()
+        self._tasks: Memo[tuple[tuple[Any, ...], TaskAt | None, str, int | None], Piece] = Memo(
+            TASK_CACHE_SIZE, max_weight=TASK_CACHE_CHARS, weight=_piece_weight, lru=True
         )
-        #: What a browser holds, by the token its last answer carried.
+        #: What a browser holds, by the token its last answer carried (bounded by
+        #: entries: each live browser needs only its last one; see ShownBoards).
         self._shown = ShownBoards()
-        #: The team at a replayed moment, by (timeline version, moment).
+        #: The team at a replayed moment, by (timeline version, moment); bounded by
+        #: entries (see MomentCache).
         self._moments = MomentCache()
         #: Lane name cells at a moment, by (the name cell's digest, the lane then).
-        self._names_at: OrderedDict[tuple[bytes, LaneAt, str], Piece] = OrderedDict()
+        self._names_at: Memo[tuple[bytes, LaneAt, str], Piece] = Memo(NAME_AT_CACHE_SIZE, lru=True)
         #: The last board laid out, by its timeline (the very build), view and session:
         #: a cursor dragged over one version of the timeline lays the board out once.
+        #: One entry.
         self._last_layout: tuple[tuple[Any, ...], Board, list[LaneShape]] | None = None
         # Compiled now, not on a first load (compiling them all takes about 0.1 s).
         for name in self._env.list_templates(extensions=["html"]):
@@ -146,15 +165,13 @@ class Panel:
             key = None if lane_key is None else (*lane_key, session_id)
             hit = self._lanes.get(key) if key is not None else None
             if key is not None and hit is not None:
-                self._lanes.move_to_end(key)
                 row, lane_pieces = hit
             else:
                 row = plan.lane_row(position)
                 lane_pieces = self._lane_pieces(row, session_id)
                 if key is not None:
-                    self._lanes[key] = (row, lane_pieces)
-                    if len(self._lanes) > LANE_CACHE_SIZE:
-                        self._lanes.popitem(last=False)
+                    # One slot per lane of a team: its versions at the views asked.
+                    self._lanes.put(key, (row, lane_pieces), slot=(position, session_id))
             rows.append(row)
             pieces.append(lane_pieces)
         return finish_board(plan, tuple(rows)), pieces
@@ -206,11 +223,7 @@ class Panel:
             if piece is None:
                 at_context = {} if task_at is None else {"task_at": task_at}
                 piece = Piece.of(task.dom_id, template.render(context, task=task, **at_context))
-                self._tasks[key] = piece
-                if len(self._tasks) > TASK_CACHE_SIZE:
-                    self._tasks.popitem(last=False)
-            else:
-                self._tasks.move_to_end(key)
+                self._tasks.put(key, piece)
             tasks.append(piece)
         return BoardPieces(
             axis=Piece.of("axis", self._env.get_template("axis.html").render(context)),
@@ -238,11 +251,7 @@ class Panel:
         if name is None:
             context = {"lane": row, "prefix": self._prefix, "session_id": session_id}
             html = self._env.get_template("lane_name.html").render(context, lane_at=lane_at)
-            name = self._names_at[key] = Piece.of(lane.name.id, html)
-            if len(self._names_at) > NAME_AT_CACHE_SIZE:
-                self._names_at.popitem(last=False)
-        else:
-            self._names_at.move_to_end(key)
+            name = self._names_at.put(key, Piece.of(lane.name.id, html))
         # The row as drawn, with the name cell (its first piece) swapped: rendering
         # lane.html again would cost a template pass per lane per answer.
         whole = Markup(lane.whole.replace(lane.name.html, name.html, 1))
@@ -621,3 +630,14 @@ def _task_description(timeline: Mapping[str, Any], task_id: str) -> str | None:
             description = task.get("description")
             return description if isinstance(description, str) and description else None
     return None
+
+
+def _lane_weight(held: tuple[LaneRow, LaneShape]) -> int:
+    """A laid-out lane's cost in characters: its markup (the row, and the same again in
+    its pieces) and its bars and marks."""
+    row, shape = held
+    return 2 * len(shape.whole) + _ROW_ITEM_CHARS * (len(row.turns) + len(row.marks) + 1)
+
+
+def _piece_weight(piece: Piece) -> int:
+    return len(piece.html) + len(piece.id) + 64

@@ -45,6 +45,12 @@ from .wire import Encoder
 
 #: A parentSession chain longer than this is treated as a cycle or junk.
 MAX_PARENT_DEPTH = 32
+#: Built teams kept (least recently asked forgotten first), with the lanes they hold:
+#: a user clicking through the start page opens one team after another, and memory
+#: must be bounded by this, not by the teams ever opened (issue 24). A few panels open
+#: side by side stay warm; a team asked for again after eviction reads its logs again
+#: (from the lane cache, when there is one).
+TEAMS_KEPT = 4
 
 
 @dataclass(slots=True)
@@ -105,9 +111,14 @@ class TimelineService:
     def __init__(self, get_service: Callable[[str], Any], *, clock: Callable[[], int] = now_ms):
         self._get = get_service
         self._clock = clock
+        #: Each lane's last read and fold. Bounded by the teams kept: a lane no kept
+        #: team holds is forgotten when a team is (see _forget_teams).
         self._lanes: dict[str, _LaneCache] = {}
+        #: The last build of each team (by requested session and root), least recently
+        #: asked first: at most TEAMS_KEPT.
         self._teams: dict[str, _TeamCache] = {}
-        #: Lanes' and tasks' bytes kept between builds, and the versions for ``since``.
+        #: Lanes' and tasks' bytes kept between builds, and the versions for ``since``
+        #: (a team's parts are forgotten with the team; versions are bounded there).
         self._wire = Encoder()
         #: One build per requested session at a time: a request that arrives while the
         #: same team is being read (a warm-up, a second tab) waits for that read and
@@ -219,8 +230,9 @@ class TimelineService:
             session_id, lanes, live_members, live_tasks, [*running, "", *children], services.notes
         )
         cache_key = f"{session_id}\0{root}"
-        cached = self._teams.get(cache_key)
+        cached = self._teams.pop(cache_key, None)
         if cached is not None and cached.key == key:
+            self._teams[cache_key] = cached  # now the most recently asked
             return cached
 
         snapshot = TeamSnapshot(
@@ -243,7 +255,23 @@ class TimelineService:
         )
         built = _TeamCache(key=key, result=result, snapshot=snapshot)
         self._teams[cache_key] = built
+        if len(self._teams) > TEAMS_KEPT:
+            self._forget_teams()
         return built
+
+    def _forget_teams(self) -> None:
+        """Down to TEAMS_KEPT teams (least recently asked first), and the lanes and
+        bytes only the forgotten ones held. A build in flight for another team may
+        lose a lane it just read: it is read again on its next poll, once."""
+        while len(self._teams) > TEAMS_KEPT:
+            key = next(iter(self._teams))
+            del self._teams[key]
+            self._wire.forget(key)
+        held = {s.lead.session_id for s in (t.snapshot for t in self._teams.values())}
+        for team in self._teams.values():
+            held.update(team.snapshot.members)
+        for session_id in [s for s in self._lanes if s not in held]:
+            del self._lanes[session_id]
 
     async def _exists(self, services: _Services, session_id: str) -> bool:
         """Whether the session is known; a host that cannot tell raises HostCallError

@@ -49,6 +49,8 @@ class StaticFiles:
 
     def __init__(self, folder: Path) -> None:
         self._paths = {p.name: p for p in folder.iterdir() if p.is_file()}
+        #: Each file's bytes, by name: bounded by the files present at start-up (a
+        #: name asked for that is not one of them is never kept).
         self._read: dict[str, StaticFile] = {}
         for name in self._paths:
             self._current(name)

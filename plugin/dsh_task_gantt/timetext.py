@@ -13,7 +13,8 @@ from typing import Any
 
 @functools.lru_cache(maxsize=1 << 16)
 def format_time(ms: int, fmt: str = "hms") -> str:
-    """UTC text of a time (cached: every poll labels the same thousands of times)."""
+    """UTC text of a time (cached: every poll labels the same thousands of times;
+    bounded by entries, each a short string)."""
     moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     if fmt == "hm":
         return moment.strftime("%H:%M")

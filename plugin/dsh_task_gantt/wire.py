@@ -28,9 +28,11 @@ import orjson
 #: The top-level fields that hold one entry per lane or task (by ``id``).
 LISTED = ("lanes", "tasks")
 #: Versions remembered for ``since`` (a poller is one or two versions behind; a client
-#: that slept longer gets the full answer, which is always correct).
+#: that slept longer gets the full answer, which is always correct). Each is one number
+#: per lane and task, so this bounds the versions' memory.
 VERSIONS_KEPT = 128
-#: Teams whose last lanes and tasks are kept for reuse.
+#: Teams whose last lanes and tasks are kept for reuse (the service also forgets a team
+#: here when it forgets its build). Each holds one version of its team's parts.
 TEAMS_KEPT = 64
 #: What an etag looks like inside its quotes (the service's are 32 hex digits).
 _ETAG_CORE = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -97,6 +99,10 @@ class Encoder:
     def __init__(self) -> None:
         self._teams: dict[str, _Kept] = {}
         self._history: dict[str, Version] = {}
+
+    def forget(self, team_key: str) -> None:
+        """Drop a team's kept parts (its next encoding serialises every lane afresh)."""
+        self._teams.pop(team_key, None)
 
     def encode(self, team_key: str, data: Mapping[str, Any], etag: str) -> WireTimeline:
         kept = self._teams.pop(team_key, None) or {}

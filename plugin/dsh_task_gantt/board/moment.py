@@ -381,8 +381,11 @@ def list_page_at(item_times: Sequence[int], at: int, page_size: int) -> int:
 
 
 #: Moments kept (a drag visits a few dozen; polls while replaying add one per version).
+#: Bounded by entries: a moment is one small record per lane and task.
 MOMENT_CACHE_SIZE = 256
 #: Timeline versions whose event times are kept (a version is replaced at each append).
+#: Bounded by entries; each is one number per event, so it grows with the history
+#: (linearly, for these 8 versions only).
 TIMES_CACHE_SIZE = 8
 
 

@@ -20,7 +20,9 @@ from markupsafe import Markup
 CHART_ID = "chart"
 TASKS_HEAD_ID = "tasks-head"
 TASKS_FOOT_ID = "tasks-foot"
-#: Boards remembered (a few views of a few teams, each a few polls back).
+#: Boards remembered (a few views of a few teams, each a few polls back). A live
+#: browser needs only the board of its last answer, so this bounds the versions still
+#: reachable by live clients (each entry one digest per drawn piece, not the markup).
 SHOWN_BOARDS = 256
 
 

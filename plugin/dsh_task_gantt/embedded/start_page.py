@@ -138,6 +138,9 @@ class StartPage:
         self.templates = templates
         self.sessions_root = sessions_root
         self.title = title
+        #: Each summarised team's log states, activity and version: one small record
+        #: per team ever listed under the root (bounded by the teams there; the
+        #: timelines themselves are the service's, which keeps only a few).
         self._summarised: dict[str, Summarised] = {}
         self._watch = RootWatch(sessions_root)
         #: The last listing, and the root's folder signature it stands for.

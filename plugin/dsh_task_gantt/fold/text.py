@@ -72,7 +72,9 @@ def capped_body(raw: str) -> tuple[str, int]:
 def preview(raw: str) -> str:
     """One line, whitespace collapsed, at most PREVIEW_CAP characters (… when cut).
 
-    Cached: each poll previews every message again, and bodies rarely change."""
+    Cached: each poll previews every message again, and bodies rarely change. Bounded
+    by entries; a key is the body the fold already holds (capped at MESSAGE_BODY_CAP),
+    so it costs memory of its own only for bodies no kept team holds any more."""
     line = _WHITESPACE.sub(" ", raw[:512]).strip()
     if len(line) <= PREVIEW_CAP:
         return line

@@ -16,7 +16,7 @@ Decisions (each counted, see :class:`TurnPairing`):
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import partial
 from operator import attrgetter
@@ -57,26 +57,37 @@ class TurnPairing:
     closed_by_restore: int = 0
 
 
+#: Turn spans the pairing memo holds in all (~100 bytes each).
+PAIRED_SPANS_KEPT = 1 << 15
+
+
 def _rank(item: tuple[int, TurnMark]) -> tuple[bool, int, int]:
     seq, mark = item
     return (mark.time is None, mark.time or 0, seq)
 
 
 #: Recent pairings by fold identity. A LaneFold never changes once built, so an
-#: unchanged lane (most lanes, most polls) is not paired again.
-_PAIRINGS: Memo[tuple[Same[LaneFold], int, bool], TurnPairing] = Memo(256)
+#: unchanged lane (most lanes, most polls) is not paired again. Bounded by entries and
+#: by the spans they hold (a lead's pairing grows with its history; after an append
+#: its old one is never asked for again): a few big teams' current lanes fit.
+_PAIRINGS: Memo[tuple[Same[LaneFold], int, bool], TurnPairing] = Memo(
+    256, max_weight=PAIRED_SPANS_KEPT, weight=lambda p: len(p.spans) + 1, per_slot=2
+)
 
 
-def pair_turns(fold: LaneFold, cut: int = 0, restores: bool = False) -> TurnPairing:
+def pair_turns(
+    fold: LaneFold, cut: int = 0, restores: bool = False, lane: Hashable | None = None
+) -> TurnPairing:
     """Turn spans of a lane (from ``cut`` on); memoised per fold (pure, so safe).
 
     ``restores``: the log inherited nothing, so its ``session/end-seed`` markers
-    are reloads that end the turns open before them."""
+    are reloads that end the turns open before them. ``lane``: which lane the fold is
+    (its memo keeps the last two versions of a lane: the older ones are dead)."""
     key = (Same(fold), cut, restores)
     hit = _PAIRINGS.get(key)
     if hit is not None:
         return hit
-    return _PAIRINGS.put(key, _pair_turns(fold, cut, restores))
+    return _PAIRINGS.put(key, _pair_turns(fold, cut, restores), slot=lane)
 
 
 _SPAN_ORDER = attrgetter("time", "seq", "turn_id")

@@ -106,7 +106,11 @@ class LaneCacheStore:
         self._log = logger
         self._cond = threading.Condition()
         #: key -> (what to write, when it became due at the earliest)
+        #: Drained by the writer: at most one capture per key offered since.
         self._pending: dict[str, tuple[Capture, float]] = {}
+        #: When each key was last written, kept only while it still paces a write (for
+        #: ``write_every_s``): bounded by the keys written in that interval, not by
+        #: every lane ever written.
         self._written_at: dict[str, float] = {}
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -249,7 +253,11 @@ class LaneCacheStore:
             self._log.log(level, "dsh-task-gantt: writing a lane cache entry failed: %r", exc)
             return
         with self._cond:
-            self._written_at[key] = time.monotonic()
+            now = time.monotonic()
+            stale = [k for k, at in self._written_at.items() if at + self.write_every_s <= now]
+            for old in stale:
+                del self._written_at[old]
+            self._written_at[key] = now
         self.writes += 1
         self._written_since_sweep += len(data)
 

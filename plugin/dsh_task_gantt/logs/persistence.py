@@ -269,6 +269,9 @@ class DirectorySessionPersistence:
         self.skip_types = skip_types
         #: Types whose latest seq an ``EventRun`` from ``read_runs`` carries.
         self.run_marks = tuple(run_marks)
+        #: One reader per log file read (its offsets, a checkpoint per 256 events) and
+        #: each file's header: bounded by the logs under the root (a checkpoint list is
+        #: linear in its log's length, ~12 bytes per 256 events), as are the maps below.
         self._entries: dict[Path, _Entry] = {}
         self._headers: dict[Path, tuple[tuple[int, int], SessionHeader | None]] = {}
         self._located: dict[str, Path] = {}

@@ -17,7 +17,8 @@ def is_live(model: Model) -> bool:
     if any(key(child) for child in model.team.running_children or ()):
         return True
     root = model.roster.lead
-    return pair_turns(root.fold, root.cut, root.restores()).open_turns > 0
+    pairing = pair_turns(root.fold, root.cut, root.restores(), (root.id, root.session_id))
+    return pairing.open_turns > 0
 
 
 def time_range(model: Model, live: bool) -> tuple[int | None, int | None]:

@@ -21,10 +21,15 @@ from .spans import message_detail_json
 
 _UNKNOWN_SENDER = {"kind": "system", "id": "system", "name": "unknown sender"}
 
+#: Messages the per-team memos hold in all (a team's pairing grows with its history).
+MESSAGES_KEPT = 1 << 15
 #: The last pairing of each lead's messages, with the records it was made from: most
 #: appends add no message, and comparing the records (the same objects from one fold
-#: to the next) costs far less than pairing a long run's thousands again.
-_PAIRINGS: Memo[str, tuple[tuple[Any, ...], MessagePairing, Mapping[str, int]]] = Memo(64)
+#: to the next) costs far less than pairing a long run's thousands again. One entry per
+#: team (its last version), bounded by teams and by messages.
+_PAIRINGS: Memo[str, tuple[tuple[Any, ...], MessagePairing, Mapping[str, int]]] = Memo(
+    64, max_weight=MESSAGES_KEPT, weight=lambda held: len(held[1].messages) + 1
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +43,15 @@ class _DrawnMessage:
 
 #: Messages drawn recently, by value and roster: a poll after an append draws every
 #: message again and all but the new ones come out as before, so they keep their
-#: detail and spans (an unchanged lane then holds the very same spans).
+#: detail and spans (an unchanged lane then holds the very same spans). Bounded by
+#: entries (each one message, its preview capped).
 _DRAWN_MESSAGES: Memo[tuple[PairedMessage, int], _DrawnMessage] = Memo(1 << 13)
 #: Each lead's last pairing drawn whole, with the roster token it was drawn for: most
-#: appends add no message and keep the pairing, so the whole drawing is reused.
-_LAST_DRAWN: Memo[str, tuple[MessagePairing, int, tuple[_DrawnMessage, ...]]] = Memo(64)
+#: appends add no message and keep the pairing, so the whole drawing is reused. One
+#: entry per team, bounded by teams and by messages.
+_LAST_DRAWN: Memo[str, tuple[MessagePairing, int, tuple[_DrawnMessage, ...]]] = Memo(
+    64, max_weight=MESSAGES_KEPT, weight=lambda held: len(held[2]) + 1
+)
 
 #: The tally of how each message was drawn, in the notes' order.
 CATEGORIES = (

@@ -142,7 +142,8 @@ def is_ours(team_id: str | None, lead_ids: Collection[str], foreign: dict[str, i
 
 
 #: Roster signatures by number (numbers are never reused, so an evicted roster cannot
-#: make a message drawn for another roster look current).
+#: make a message drawn for another roster look current). Bounded by entries (each a
+#: roster's ids and names).
 _ROSTER_TOKENS: Memo[tuple[Any, ...], int] = Memo(64)
 _TOKEN_COUNTER = itertools.count()
 

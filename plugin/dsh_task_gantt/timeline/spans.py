@@ -27,21 +27,25 @@ _KIND_ORDER = {"turn": 0, "message": 1, "user-prompt": 2}
 
 _TurnSpans = tuple[list[dict[str, Any]], frozenset[tuple[str, str]]]
 _LaneKey = tuple[str, str, str, str]
+#: Spans the lane-sized memos below hold in all (a lane's list grows with its history;
+#: the spans themselves are shared with _TURN_SPAN and the timeline).
+SPANS_KEPT = 1 << 16
 #: Turn spans drawn recently, by pairing identity and the lane they are drawn for. A
-#: poll after an append redraws every lane; unchanged lanes reuse their spans.
+#: poll after an append redraws every lane; unchanged lanes reuse their spans. Bounded
+#: by entries and by spans (an old pairing is never asked for again after an append).
 _TURN_SPANS: Memo[tuple[Same[TurnPairing], Same[Mapping[str, Totals]], _LaneKey], _TurnSpans] = (
-    Memo(256)
+    Memo(256, max_weight=SPANS_KEPT, weight=lambda drawn: len(drawn[0]) + 1, per_slot=2)
 )
 #: Each turn's span, by value: after an append the lane's pairing is new, but all its
-#: turns except the last few are equal to before and keep their span.
-_TURN_SPAN: Memo[tuple[TurnSpan, _LaneKey, Totals | None], dict[str, Any]] = Memo(
-    1 << 14
-)  # ~1 KB each
+#: turns except the last few are equal to before and keep their span. Bounded by
+#: entries (each one span, ~1 KB).
+_TURN_SPAN: Memo[tuple[TurnSpan, _LaneKey, Totals | None], dict[str, Any]] = Memo(1 << 14)
 #: Each lane's spans as last sorted, with the list they were sorted from: a poll after
 #: an append changes a lane or two, and an unchanged lane holds the same span objects
-#: in the same order (so comparing is mostly identity checks).
+#: in the same order (so comparing is mostly identity checks). One entry per lane (its
+#: last version), bounded by lanes and by spans.
 _SORTED_SPANS: Memo[tuple[str, str | None], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = (
-    Memo(256)
+    Memo(256, max_weight=SPANS_KEPT, weight=lambda held: len(held[1]) + 1)
 )
 
 
@@ -73,7 +77,7 @@ def draw_turns(roster: Roster, counts: Counts) -> None:
         skipped = seqs_below(lane.fold, lane.cut) if lane.cut > 0 else 0
         if skipped:
             c.skipped_inherited[lane.id] = skipped
-        pairing: TurnPairing = pair_turns(lane.fold, lane.cut, lane.restores())
+        pairing = pair_turns(lane.fold, lane.cut, lane.restores(), (lane.id, lane.session_id))
         session = lane.session_id or roster.lead_session
         by_turn = lane_tokens(lane.fold, lane.cut).by_turn
         spans, keys = turn_spans(pairing, lane.party(), session, by_turn)
@@ -134,7 +138,7 @@ def turn_spans(
             )
         spans.append(span)
     drawn = (spans, frozenset(("turn", turn.turn_id) for turn in pairing.spans))
-    return _TURN_SPANS.put(memo_key, drawn)
+    return _TURN_SPANS.put(memo_key, drawn, slot=lane_key)
 
 
 def draw_prompts(

@@ -1,0 +1,557 @@
+"""Hours, not minutes: the server's memory and latency while a team runs all day.
+
+A real server (``dsh-task-gantt serve``: the embedded host, uvicorn on loopback, in a
+child process), a writer in another child process (``LiveTeam``: each tick a lead step
+and a message, a task move or a teammate's turn, every ``--every`` seconds; 10x faster
+with ``--compressed``), and in this process asyncio httpx clients doing what the panel
+and an API client really do, each every 2 s:
+
+- panel pollers (``--pollers``): open ``/panel`` once, then poll ``/panel/board`` with
+  what ``panel.js`` sends (the view form ``from, to, follow, w, list, lp, tp, at`` and
+  the ``v``, ``drawn`` and ``b`` the last answer carried, with ``HX-Request``), taking
+  the new ``v``/``drawn``/``b`` from each 200. They cycle through four kinds: 400 px
+  following now, 1280 px following now, 400 px with a replay cursor (``at=`` a moment in
+  the middle of the history), 1280 px with the list open;
+- API clients (``--api-clients``): ``/api/timeline`` with ``If-None-Match``; half of
+  them also send ``since=<etag>`` (the delta form).
+
+It prints, every ``--report-every`` seconds, the server's RSS, the appends so far and
+p50/p99 per route (a board poll that answered a change, ``board 200``, is the delta
+poll after an append; ``board 204`` is an unchanged one), and errors; at the end the
+growth after ``--warm-up`` (a least-squares slope over the samples after it, in MB per
+hour), and the RSS next to the raw bytes of the logs the server read (every session log
+decompressed, counted at the end).
+
+``--teams 40`` instead measures "many teams over a day": it generates that many teams
+under one root and opens each one's panel after the other (as a user clicking through
+the start page does), printing RSS after each: bounded by the caches' limits, not by the
+number of teams opened.
+
+The machine this runs on in the project is shared (2 cores, other jobs): latency figures
+are noisy, memory figures are the evidence. Nothing here asserts a figure.
+
+Run: ``python benchmarks/bench_soak.py [--team real|big|small] [--minutes 5]
+[--compressed] [--pollers 20] [--api-clients 4] [--json out.json]`` or
+``python benchmarks/bench_soak.py --teams 40``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import re
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import zstandard
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_timeline import Server, cpu_s, rss_kib  # the same child-process host
+from teams import TEAMS, generate_recent_team
+
+from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
+
+PREFIX = "/plugins/dsh-task-gantt"
+POLL_EVERY_S = 2.0
+#: The writer's period at the real rate; ``--compressed`` divides it by this.
+APPEND_EVERY_S = 2.0
+COMPRESSION = 10
+#: The panel's track is its width less the names column and margins (about).
+NAMES_PX = 120
+_INPUT = re.compile(
+    r'<input type="hidden" id="board-(version|drawn|token)" name="\w+" value="([^"]*)"'
+)
+_ENTITIES = {"&#34;": '"', "&quot;": '"', "&amp;": "&", "&#39;": "'", "&lt;": "<", "&gt;": ">"}
+
+
+def unescape(text: str) -> str:
+    for entity, char in _ENTITIES.items():
+        text = text.replace(entity, char)
+    return text
+
+
+# ---------------------------------------------------------------------------
+# the writer (its own process: its compression must not share this one's GIL)
+
+
+def _write(
+    root: str, spec_path: str, every_s: float, fast_ticks: int, stop: Any, ticks: Any
+) -> None:
+    """A tick every ``every_s`` for ``fast_ticks`` ticks, then at the real rate."""
+    live = LiveTeam(Path(root), TeamSpec.load(Path(spec_path), root=root))
+    next_at = time.monotonic()
+    while not stop.is_set():
+        live.tick(int(time.time() * 1000))
+        with ticks.get_lock():
+            ticks.value += 1
+            done = ticks.value
+        next_at += every_s if done < fast_ticks else APPEND_EVERY_S
+        if done == fast_ticks:
+            next_at = time.monotonic() + APPEND_EVERY_S
+        stop.wait(max(next_at - time.monotonic(), 0.0))
+
+
+# ---------------------------------------------------------------------------
+# the clients
+
+
+@dataclass
+class Stats:
+    """Latencies (ms) per route and window, and the errors."""
+
+    window_s: float
+    started: float = field(default_factory=time.monotonic)
+    samples: dict[tuple[int, str], list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    requests: int = 0
+
+    def add(self, route: str, ms: float) -> None:
+        window = int((time.monotonic() - self.started) // self.window_s)
+        self.samples[(window, route)].append(ms)
+        self.requests += 1
+
+    def error(self, what: str) -> None:
+        self.errors[what] += 1
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+@dataclass(frozen=True)
+class PollerKind:
+    name: str
+    width: int
+    follow: bool
+    replay: bool
+    list_open: bool
+
+
+KINDS = (
+    PollerKind("400px", 400, True, False, False),
+    PollerKind("1280px", 1280, True, False, False),
+    PollerKind("400px replay", 400, False, True, False),
+    PollerKind("1280px list", 1280, True, False, True),
+)
+
+
+async def panel_poller(
+    base: str,
+    session: str,
+    kind: PollerKind,
+    at_ms: int,
+    stats: Stats,
+    stop_at: float,
+    delay: float,
+) -> None:
+    await asyncio.sleep(delay)
+    held = {"version": "", "drawn": "", "token": ""}
+    page_params = {"session": session, **({"list": "1"} if kind.list_open else {})}
+    if kind.replay:
+        page_params["at"] = str(at_ms)
+    if kind.follow:
+        page_params["follow"] = "1"
+    async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+        try:
+            t0 = time.perf_counter()
+            r = await client.get(PREFIX + "/panel", params=page_params)
+            stats.add("panel page", (time.perf_counter() - t0) * 1000)
+            held.update({k: unescape(v) for k, v in _INPUT.findall(r.text)})
+        except httpx.HTTPError as exc:
+            stats.error(f"panel page: {type(exc).__name__}")
+        while time.monotonic() < stop_at:
+            started = time.monotonic()
+            params = {
+                "session": session,
+                "from": "",
+                "to": "",
+                "follow": "1" if kind.follow else "",
+                "w": str(kind.width - NAMES_PX),
+                "list": "1" if kind.list_open else "",
+                "lp": "",
+                "tp": "",
+                **({"at": str(at_ms)} if kind.replay else {}),
+                "v": held["version"],
+                "drawn": held["drawn"],
+                "b": held["token"],
+            }
+            try:
+                t0 = time.perf_counter()
+                r = await client.get(
+                    PREFIX + "/panel/board", params=params, headers={"HX-Request": "true"}
+                )
+                ms = (time.perf_counter() - t0) * 1000
+                if r.status_code in (200, 286):
+                    held.update({k: unescape(v) for k, v in _INPUT.findall(r.text)})
+                    stats.add(f"board {r.status_code}", ms)
+                elif r.status_code == 204:
+                    stats.add("board 204", ms)
+                else:
+                    stats.error(f"board {r.status_code}")
+            except httpx.HTTPError as exc:
+                stats.error(f"board: {type(exc).__name__}")
+            await asyncio.sleep(max(POLL_EVERY_S - (time.monotonic() - started), 0.05))
+
+
+async def api_client(
+    base: str, session: str, delta: bool, stats: Stats, stop_at: float, delay: float
+) -> None:
+    await asyncio.sleep(delay)
+    etag: str | None = None
+    async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+        while time.monotonic() < stop_at:
+            started = time.monotonic()
+            params = {"session": session}
+            if delta and etag:
+                params["since"] = etag
+            headers = {"If-None-Match": etag} if etag else {}
+            route = "api since" if delta and etag else "api full"
+            try:
+                t0 = time.perf_counter()
+                r = await client.get(PREFIX + "/api/timeline", params=params, headers=headers)
+                ms = (time.perf_counter() - t0) * 1000
+                if r.status_code == 200:
+                    etag = r.headers.get("etag")
+                    stats.add(route, ms)
+                elif r.status_code == 304:
+                    stats.add("api 304", ms)
+                else:
+                    stats.error(f"api {r.status_code}")
+            except httpx.HTTPError as exc:
+                stats.error(f"api: {type(exc).__name__}")
+            await asyncio.sleep(max(POLL_EVERY_S - (time.monotonic() - started), 0.05))
+
+
+async def probe(
+    base: str, session: str, ticks: Any, pid: int, count: int
+) -> dict[str, dict[str, float]]:
+    """With the pollers stopped and the writer at the real rate: ``count`` times, just
+    after an append, one panel delta poll (400 px, following), then ``since`` and full
+    ``/api/timeline`` answers, each timed on the wall and in the server's CPU."""
+    kinds = ("board delta", "api since", "api full")
+    walls: dict[str, list[float]] = {k: [] for k in kinds}
+    cpus: dict[str, float] = dict.fromkeys(kinds, 0.0)
+    sizes: dict[str, list[int]] = {k: [] for k in kinds}
+    held = {"version": "", "drawn": "", "token": ""}
+    etag = ""
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        page = await client.get(PREFIX + "/panel", params={"session": session, "follow": "1"})
+        held.update({k: unescape(v) for k, v in _INPUT.findall(page.text)})
+        etag = (await client.get(PREFIX + "/api/timeline", params={"session": session})).headers[
+            "etag"
+        ]
+        for _ in range(count):
+            seen = ticks.value
+            while ticks.value == seen:
+                await asyncio.sleep(0.05)
+            board_params = {
+                "session": session, "from": "", "to": "", "follow": "1",
+                "w": str(400 - NAMES_PX), "list": "", "lp": "", "tp": "",
+                "v": held["version"], "drawn": held["drawn"], "b": held["token"],
+            }  # fmt: skip
+            requests = (
+                ("board delta", "/panel/board", board_params, {"HX-Request": "true"}),
+                ("api since", "/api/timeline", {"session": session, "since": etag}, {}),
+                ("api full", "/api/timeline", {"session": session}, {}),
+            )
+            for kind, path, params, headers in requests:
+                cpu0, t0 = cpu_s(pid), time.perf_counter()
+                r = await client.get(PREFIX + path, params=params, headers=headers)
+                walls[kind].append((time.perf_counter() - t0) * 1000)
+                cpus[kind] += cpu_s(pid) - cpu0
+                sizes[kind].append(len(r.content))
+                if kind == "board delta" and r.status_code == 200:
+                    held.update({k: unescape(v) for k, v in _INPUT.findall(r.text)})
+                if kind == "api full":
+                    etag = r.headers.get("etag", etag)
+    return {
+        k: {
+            "n": len(walls[k]),
+            "p50_ms": round(pct(walls[k], 0.5), 1),
+            "p99_ms": round(pct(walls[k], 0.99), 1),
+            "cpu_ms_mean": round(cpus[k] * 1000 / max(len(walls[k]), 1), 1),
+            "bytes_median": statistics.median(sizes[k]) if sizes[k] else 0,
+        }
+        for k in kinds
+    }
+
+
+def raw_log_bytes(root: Path) -> int:
+    """Every session log under ``root``, decompressed."""
+    total = 0
+    for path in root.rglob("*.zstd"):
+        reader = zstandard.ZstdDecompressor().stream_reader(
+            path.open("rb"), read_across_frames=True
+        )
+        while chunk := reader.read(1 << 20):
+            total += len(chunk)
+    return total
+
+
+def slope_mb_per_h(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of (seconds, MB) points, in MB per hour."""
+    if len(points) < 2:
+        return float("nan")
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    if den == 0:
+        return float("nan")
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den * 3600
+
+
+# ---------------------------------------------------------------------------
+# the soak
+
+
+async def soak(
+    args: argparse.Namespace, server: Server, spec: TeamSpec, ticks: Any
+) -> dict[str, Any]:
+    seconds = args.minutes * 60
+    stats = Stats(window_s=args.report_every)
+    stop_at = time.monotonic() + seconds
+    at_ms = (spec.start_ms + spec.last_event_time) // 2
+    session = spec.lead_id
+    tasks = [
+        asyncio.create_task(
+            panel_poller(
+                server.base,
+                session,
+                KINDS[i % len(KINDS)],
+                at_ms,
+                stats,
+                stop_at,
+                POLL_EVERY_S * i / max(args.pollers, 1),
+            )
+        )
+        for i in range(args.pollers)
+    ]
+    tasks += [
+        asyncio.create_task(
+            api_client(
+                server.base,
+                session,
+                i % 2 == 1,
+                stats,
+                stop_at,
+                POLL_EVERY_S * (i + 0.5) / max(args.api_clients, 1),
+            )
+        )
+        for i in range(args.api_clients)
+    ]
+    pid = server.proc.pid
+    rows: list[dict[str, Any]] = []
+    window = 0
+    cpu0 = cpu_s(pid)
+    while time.monotonic() < stop_at:
+        await asyncio.sleep(min(args.report_every, max(stop_at - time.monotonic(), 0)))
+        elapsed = time.monotonic() - stats.started
+        routes = {
+            route: {"n": len(v), "p50": round(pct(v, 0.5), 1), "p99": round(pct(v, 0.99), 1)}
+            for (w, route), v in sorted(stats.samples.items())
+            if w == window
+        }
+        row = {
+            "t_s": round(elapsed),
+            "appends": ticks.value,
+            "rss_mb": round(rss_kib(pid) / 1024, 1),
+            "cpu_s": round(cpu_s(pid) - cpu0, 1),
+            "errors": sum(stats.errors.values()),
+            "routes": routes,
+        }
+        rows.append(row)
+        window += 1
+        shown = "  ".join(
+            f"{r} {v['p50']:.0f}/{v['p99']:.0f} ms (n={v['n']})" for r, v in routes.items()
+        )
+        print(
+            f"{row['t_s']:6d} s  appends {row['appends']:6d}  RSS {row['rss_mb']:6.1f} MB  "
+            f"cpu {row['cpu_s']:7.1f} s  errors {row['errors']}  | {shown}",
+            flush=True,
+        )
+    await asyncio.gather(*tasks)
+    probed = await probe(server.base, session, ticks, pid, args.probes) if args.probes else {}
+    for kind, figures in probed.items():
+        print(
+            f"probe after an append, alone: {kind}: p50 {figures['p50_ms']} ms, p99 "
+            f"{figures['p99_ms']} ms, server CPU {figures['cpu_ms_mean']} ms each, "
+            f"{figures['bytes_median'] / 1024:.1f} KB (n={figures['n']})",
+            flush=True,
+        )
+    return {
+        "rows": rows,
+        "errors": dict(stats.errors),
+        "requests": stats.requests,
+        "probe": probed,
+    }
+
+
+def run_soak(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="dsh-gantt-soak-"))
+    try:
+        root = work / "sessions"
+        root.mkdir()
+        spec = generate_recent_team(root, TEAMS[args.team])
+        spec.dump(work / "spec.json")
+        raw_start = raw_log_bytes(root)
+        every = APPEND_EVERY_S / (args.compression if args.compressed else 1)
+        # Compressed: the appends of ``--history-hours`` at the real rate, as fast as
+        # that, then the real rate (the latency after a day is measured there).
+        fast = round(args.history_hours * 3600 / APPEND_EVERY_S) if args.compressed else 0
+        print(
+            f"team {args.team}: {len(spec.members)} lanes, {len(spec.messages)} messages, "
+            f"{len(spec.tasks)} tasks, {raw_start / 1e6:.1f} MB of raw logs; an append every "
+            f"{every:g} s; {args.pollers} panel pollers, {args.api_clients} API clients, "
+            f"{args.minutes:g} min",
+            flush=True,
+        )
+        server = Server(root)
+        ctx = mp.get_context("spawn")
+        stop, ticks = ctx.Event(), ctx.Value("i", 0)
+        writer = ctx.Process(
+            target=_write, args=(str(root), str(work / "spec.json"), every, fast, stop, ticks)
+        )
+        try:
+            writer.start()
+            result = asyncio.run(soak(args, server, spec, ticks))
+        finally:
+            stop.set()
+            writer.join(timeout=30)
+            final_rss = rss_kib(server.proc.pid) / 1024
+            server.stop()
+        raw_end = raw_log_bytes(root)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    rows = result["rows"]
+    after = [(r["t_s"], r["rss_mb"]) for r in rows if r["t_s"] >= args.warm_up]
+    warm = after[0][1] if after else float("nan")
+    summary = {
+        "team": args.team,
+        "compressed": args.compressed,
+        "minutes": args.minutes,
+        "append_every_s": every,
+        "appends": rows[-1]["appends"] if rows else 0,
+        "pollers": args.pollers,
+        "api_clients": args.api_clients,
+        "requests": result["requests"],
+        "errors": result["errors"],
+        "rss_after_warm_up_mb": warm,
+        "rss_final_mb": round(final_rss, 1),
+        "growth_after_warm_up_mb": round(final_rss - warm, 1),
+        "slope_mb_per_h": round(slope_mb_per_h(after), 1),
+        "raw_log_bytes_start": raw_start,
+        "raw_log_bytes_end": raw_end,
+        "rss_to_raw": round(final_rss * 1e6 / raw_end, 2) if raw_end else None,
+        "probe": result["probe"],
+        "rows": rows,
+    }
+    print(
+        f"\nappends {summary['appends']} (one every {every:g} s = "
+        f"{summary['appends'] * APPEND_EVERY_S / 3600:.2f} h of appends at the real rate); "
+        f"requests {summary['requests']}; errors {summary['errors'] or 0}\n"
+        f"RSS after warm-up ({args.warm_up:g} s) {warm} MB, at the end {final_rss:.1f} MB: "
+        f"growth {summary['growth_after_warm_up_mb']} MB, slope {summary['slope_mb_per_h']} "
+        f"MB/h\nraw logs read {raw_start / 1e6:.1f} MB at the start, {raw_end / 1e6:.1f} MB at "
+        f"the end; RSS / raw = {summary['rss_to_raw']}",
+        flush=True,
+    )
+    return summary
+
+
+# ---------------------------------------------------------------------------
+# many teams
+
+
+def run_teams(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="dsh-gantt-soak-teams-"))
+    try:
+        root = work / "sessions"
+        root.mkdir()
+        leads = []
+        for i in range(args.teams):
+            spec = generate_recent_team(root, TEAMS[args.team], seed=1000 + i)
+            leads.append(spec.lead_id)
+        raw = raw_log_bytes(root)
+        print(f"{args.teams} {args.team} teams, {raw / 1e6:.1f} MB of raw logs", flush=True)
+        server = Server(root)
+        pid = server.proc.pid
+        rows = []
+        try:
+            with httpx.Client(base_url=server.base, timeout=120) as client:
+                client.get(PREFIX + "/")  # the start page, as a user begins
+                for i, lead in enumerate(leads, 1):
+                    t0 = time.perf_counter()
+                    r = client.get(PREFIX + "/panel", params={"session": lead})
+                    ms = (time.perf_counter() - t0) * 1000
+                    for _ in range(3):  # a few polls, as the open panel does
+                        client.get(PREFIX + "/api/timeline", params={"session": lead})
+                    row = {
+                        "teams": i,
+                        "status": r.status_code,
+                        "ms": round(ms),
+                        "rss_mb": round(rss_kib(pid) / 1024, 1),
+                    }
+                    rows.append(row)
+                    print(
+                        f"team {i:3d}: panel {r.status_code} in {ms:6.0f} ms, "
+                        f"RSS {row['rss_mb']} MB",
+                        flush=True,
+                    )
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"team": args.team, "teams": args.teams, "raw_log_bytes": raw, "rows": rows}
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--team", choices=sorted(TEAMS), default="real")
+    parser.add_argument("--minutes", type=float, default=5)
+    parser.add_argument(
+        "--compressed",
+        action="store_true",
+        help="append --compression times faster until --history-hours of appends are in, "
+        "then at the real rate",
+    )
+    parser.add_argument("--compression", type=float, default=COMPRESSION)
+    parser.add_argument("--history-hours", type=float, default=24)
+    parser.add_argument("--pollers", type=int, default=20)
+    parser.add_argument("--api-clients", type=int, default=4)
+    parser.add_argument("--report-every", type=float, default=60)
+    parser.add_argument("--warm-up", type=float, default=300, help="seconds before growth counts")
+    parser.add_argument("--teams", type=int, default=0, help="open this many teams one by one")
+    parser.add_argument(
+        "--probes", type=int, default=20, help="lone requests after appends, at the end"
+    )
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    # Stopped by a signal (a background job ignores SIGINT): still stop the server.
+    signal.signal(signal.SIGTERM, _stop)
+    summary = run_teams(args) if args.teams else run_soak(args)
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

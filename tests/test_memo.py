@@ -1,0 +1,124 @@
+"""Bounded memos: entries and weight stay under their limits however much is put."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from dsh_task_gantt import memo
+from dsh_task_gantt.fold import turns
+from dsh_task_gantt.memo import Memo, Same, clear_memos
+from dsh_task_gantt.timeline import messages, roster, spans
+
+
+def test_a_memo_keeps_at_most_its_entries_oldest_put_forgotten_first() -> None:
+    m: Memo[int, str] = Memo(3)
+    for n in range(10):
+        m.put(n, str(n))
+        assert len(m) <= 3
+    assert [k for k, _ in m.items()] == [7, 8, 9]
+    assert m.get(7) == "7" and m.get(1) is None
+    m.put(10, "10")  # a hit was no use: 7 is still the oldest put
+    assert m.get(7) is None
+
+
+def test_an_lru_memo_forgets_the_least_recently_used() -> None:
+    m: Memo[int, str] = Memo(3, lru=True)
+    for n in range(3):
+        m.put(n, str(n))
+    assert m.get(0) == "0"
+    m.put(3, "3")
+    assert [k for k, _ in m.items()] == [2, 0, 3]
+
+
+def test_a_weighed_memo_keeps_its_total_weight_and_always_the_newest() -> None:
+    m: Memo[int, str] = Memo(100, max_weight=10, weight=len)
+    for n in range(50):
+        m.put(n, "x" * (n % 4 + 1))
+        assert m.weight <= 10 and m.weight == sum(len(v) for _, v in m.items())
+    m.put(99, "y" * 25)  # heavier than the whole budget: kept alone
+    assert [k for k, _ in m.items()] == [99] and m.weight == 25
+    m.put(99, "z")  # replacing a key counts its new weight only
+    assert m.weight == 1 and len(m) == 1
+    m.clear()
+    assert len(m) == 0 and m.weight == 0
+
+
+def test_weight_and_its_limit_go_together() -> None:
+    with pytest.raises(ValueError):
+        Memo(3, max_weight=10)
+
+
+def test_clear_memos_empties_every_live_memo_and_a_dropped_memo_is_not_kept() -> None:
+    m: Memo[str, int] = Memo(4)
+    m.put("a", 1)
+    clear_memos()
+    assert len(m) == 0
+    assert m in memo._ALL
+    gone = weakref.ref(m)
+    del m
+    gc.collect()
+    assert gone() is None  # the registry did not keep it alive
+
+
+def test_same_matches_only_the_very_object() -> None:
+    a, b = [1], [1]
+    assert Same(a) == Same(a) and Same(a) != Same(b) and hash(Same(a)) == id(a)
+
+
+def _pairing(n: int) -> Any:
+    return SimpleNamespace(spans=(None,) * n, messages=(None,) * n)
+
+
+#: Every memo of the process whose values grow with a team's history, and a value of
+#: ``n`` spans (or messages) for it.
+WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
+    ("fold.turns pairings", turns._PAIRINGS, _pairing),
+    ("timeline.spans turn spans", spans._TURN_SPANS, lambda n: ([{}] * n, frozenset())),
+    ("timeline.spans sorted spans", spans._SORTED_SPANS, lambda n: ([], [{}] * n)),
+    ("timeline.messages pairings", messages._PAIRINGS, lambda n: ((), _pairing(n), {})),
+    ("timeline.messages drawn", messages._LAST_DRAWN, lambda n: (_pairing(n), 0, (None,) * n)),
+]
+#: The memos whose values are small and alike: bounded by entries.
+COUNTED: list[tuple[str, Memo[Any, Any]]] = [
+    ("timeline.spans turn span", spans._TURN_SPAN),
+    ("timeline.messages drawn message", messages._DRAWN_MESSAGES),
+    ("timeline.roster tokens", roster._ROSTER_TOKENS),
+]
+
+
+@pytest.mark.parametrize(("name", "m", "value"), WEIGHED, ids=[w[0] for w in WEIGHED])
+def test_each_history_sized_memo_keeps_its_weight_when_filled_past_it(
+    name: str, m: Memo[Any, Any], value: Callable[[int], Any]
+) -> None:
+    """A day of appends makes each lane's pairing (and sorted list, and each team's
+    messages) heavier: the memo keeps its spans or messages under its limit, so old
+    versions cannot pile up."""
+    assert m._max_weight is not None
+    clear_memos()
+    try:
+        heavy = max(m._max_weight // 8, 1)
+        for n in range(m._max_entries + 20):
+            m.put(("key", n), value(heavy))
+            assert len(m) <= m._max_entries and m.weight <= m._max_weight
+        assert len(m) <= 8
+    finally:
+        clear_memos()
+
+
+@pytest.mark.parametrize(("name", "m"), COUNTED, ids=[c[0] for c in COUNTED])
+def test_each_counted_memo_keeps_its_entries_when_filled_past_them(
+    name: str, m: Memo[Any, Any]
+) -> None:
+    clear_memos()
+    try:
+        for n in range(m._max_entries + 50):
+            m.put(("key", n), n)
+        assert len(m) == m._max_entries
+    finally:
+        clear_memos()
