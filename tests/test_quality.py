@@ -10,20 +10,23 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+#: ruff as '.[test]' installs it: beside this Python (a venv not on PATH), else on PATH.
+_BESIDE = Path(sys.executable).with_name("ruff")
+RUFF = str(_BESIDE) if _BESIDE.is_file() else shutil.which("ruff")
 
 
-@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is installed by '.[test]'")
+@pytest.mark.skipif(RUFF is None, reason="ruff is installed by '.[test]'")
 def test_ruff_is_clean() -> None:
     run = subprocess.run(
-        ["ruff", "check", "plugin", "tests"], cwd=ROOT, capture_output=True, text=True
+        [str(RUFF), "check", "plugin", "tests"], cwd=ROOT, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stdout + run.stderr
 
 
-@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is installed by '.[test]'")
+@pytest.mark.skipif(RUFF is None, reason="ruff is installed by '.[test]'")
 def test_ruff_format_is_clean() -> None:
     run = subprocess.run(
-        ["ruff", "format", "--check", "plugin", "tests", "benchmarks", "scripts"],
+        [str(RUFF), "format", "--check", "plugin", "tests", "benchmarks", "scripts"],
         cwd=ROOT,
         capture_output=True,
         text=True,
