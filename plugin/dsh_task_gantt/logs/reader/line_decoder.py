@@ -187,6 +187,8 @@ class LineDecoder:
             self.feed(text[:cut])
             text = text[cut:]
         match_prefix = skip.run_prefix.match
+        match_marked = skip.marked_prefix.match if skip.marked_prefix is not None else None
+        markers = dict(skip.markers)
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
         bulk = match_ends is not None  # token-use lines in DSH's own spelling, in bulk
         match_chunk = line_ends.match_chunk
@@ -250,6 +252,10 @@ class LineDecoder:
                     pos = end + 1
                     continue
             match = match_prefix(text, pos, end)
+            if match is None and match_marked is not None:
+                match = match_marked(text, pos, end)
+                if match is not None and has_marker(find, markers[match.group(1)], pos, end):
+                    match = None
             if match is not None:
                 keep(match)
             elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
