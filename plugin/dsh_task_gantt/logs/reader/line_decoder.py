@@ -45,8 +45,7 @@ _LEADING_BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]*")
 #: differ (``c`` or ``m``).
 _ASSISTANT = b'{"type":"assistant/'
 _KIND_AT = len(_ASSISTANT)
-_C, _M, _A = ord("c"), ord("m"), ord("a")
-_TYPE_AT = len(b'{"type":"')
+_C, _M = ord("c"), ord("m")
 
 
 def event_from_object(obj: Any, position: int) -> LogEvent | None:
@@ -202,7 +201,8 @@ class LineDecoder:
         # only stands for its seq and time (the fold would drop its usage anyway).
         counted: list[re.Match[bytes]] = []
         sourced: re.Match[bytes] | None = None  # the last counted message with a source
-        spans: dict[int, int] = {}  # start -> end of the bulk lines, to read one by one
+        in_bulk = 0  # lines matched by the bulk token-use patterns (each match's
+        # ``pos`` and ``endpos`` are its line, to read it on its own if need be)
         matched: list[re.Match[bytes]] = []
         keep = matched.append
         append = self.events.append
@@ -215,13 +215,15 @@ class LineDecoder:
             end = find(b"\n", pos)
             if end == -1:
                 end = size
-            # DSH's token-use lines first: matched whole, in bulk (``line_ends``).
+            match = match_prefix(text, pos, end)
+            if match is not None:  # most lines: one regex that fails at the type
+                keep(match)
+                pos = end + 1
+                continue
+            # DSH's token-use lines: matched whole, in bulk (``line_ends``).
             kind = (
                 text[pos + _KIND_AT]
-                if bulk
-                and end - pos > _KIND_AT
-                and text[pos + _TYPE_AT] == _A  # an index: far cheaper than startswith
-                and startswith(_ASSISTANT, pos)
+                if bulk and end - pos > _KIND_AT and startswith(_ASSISTANT, pos, end)
                 else 0
             )
             if kind:
@@ -248,11 +250,10 @@ class LineDecoder:
                                     counted.append(sourced)
                                 sourced = found
                 if found is not None:
-                    spans[pos] = end
+                    in_bulk += 1
                     pos = end + 1
                     continue
-            match = match_prefix(text, pos, end)
-            if match is None and match_marked is not None:
+            if match_marked is not None:
                 match = match_marked(text, pos, end)
                 if match is not None and has_marker(find, markers[match.group(1)], pos, end):
                     match = None
@@ -260,7 +261,7 @@ class LineDecoder:
                 keep(match)
             elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
                 others += 1
-                position = index + len(matched) + len(spans)
+                position = index + len(matched) + in_bulk
                 event = None
                 if match_ends is not None:
                     found = match_ends(text, pos, end)
@@ -276,7 +277,7 @@ class LineDecoder:
             pos = end + 1
         if sourced is not None:
             firsts.append(sourced)
-        if spans:
+        if in_bulk:
             groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
             if chunks:
                 groups.append((chunks, line_ends.chunk_batch(chunks)))
@@ -293,8 +294,7 @@ class LineDecoder:
             for group, batch in groups:
                 if batch is None:  # a batch that does not decode: each line on its own
                     for found in group:
-                        start = found.start()
-                        stop = spans[start]
+                        start, stop = found.pos, found.endpos
                         ends = match_ends(text, start, stop) if match_ends is not None else None
                         event = _probed(text, ends, stop, index) if ends is not None else None
                         if event is None:
