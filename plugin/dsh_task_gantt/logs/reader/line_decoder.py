@@ -187,7 +187,7 @@ class LineDecoder:
             text = text[cut:]
         match_prefix = skip.run_prefix.match
         match_marked = skip.marked_prefix.match if skip.marked_prefix is not None else None
-        markers = dict(skip.markers)
+        needles = dict(skip.needles)
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
         bulk = match_ends is not None  # token-use lines in DSH's own spelling, in bulk
         match_chunk = line_ends.match_chunk
@@ -255,8 +255,11 @@ class LineDecoder:
                     continue
             if match_marked is not None:
                 match = match_marked(text, pos, end)
-                if match is not None and has_marker(find, markers[match.group(1)], pos, end):
-                    match = None
+                if match is not None:
+                    for needle, marked in needles[match.group(1)]:  # no call per line
+                        if find(needle, pos, end) != -1 and has_marker(find, marked, pos, end):
+                            match = None
+                            break
             if match is not None:
                 keep(match)
             elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
@@ -278,17 +281,31 @@ class LineDecoder:
         if sourced is not None:
             firsts.append(sourced)
         if in_bulk:
+            lasts_m = [m for m, _ in lasts]
+            found_all = chunks + lasts_m + firsts + counted
+            try:  # every bulk line's seq and time in one decode (groups 1 and 2 of each)
+                seqs, times = line_ends.seqs_and_times(found_all)
+            except orjson.JSONDecodeError:
+                seqs = times = ()  # each group decodes its own (and falls back alone)
+            cut = 0
+
+            def columns(size: int) -> line_ends.Columns | None:
+                nonlocal cut
+                cut += size
+                return (seqs[cut - size : cut], times[cut - size : cut]) if seqs else None
+
             groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
             if chunks:
-                groups.append((chunks, line_ends.chunk_batch(chunks)))
+                groups.append((chunks, line_ends.chunk_batch(chunks, columns(len(chunks)))))
             if lasts:
-                groups.append(([m for m, _ in lasts], line_ends.last_batch(lasts)))
+                groups.append((lasts_m, line_ends.last_batch(lasts, columns(len(lasts)))))
             if firsts:
-                groups.append((firsts, line_ends.first_batch(firsts)))
+                groups.append((firsts, line_ends.first_batch(firsts, columns(len(firsts)))))
             if counted:
+                got = columns(len(counted))
                 try:
-                    seqs, times = line_ends.seqs_and_times(counted)
-                    groups.append((counted, ("", seqs, times, (), (), (), None)))
+                    seqs_n, times_n = got or line_ends.seqs_and_times(counted)
+                    groups.append((counted, ("", seqs_n, times_n, (), (), (), None)))
                 except orjson.JSONDecodeError:
                     groups.append((counted, None))
             for group, batch in groups:

@@ -38,6 +38,10 @@ class SkipRule:
     #: without its markers, looked for with ``bytes.find`` (a lookahead in the regex
     #: scanning each line for them cost more than the rest of a member's read).
     marked_prefix: re.Pattern[bytes] | None = None
+    #: Per marker type (as bytes): its markers as ``(needle, markers)`` pairs, each
+    #: needle inside each of its markers, fewer needles than markers (one ``find``
+    #: each on most lines; the markers themselves only where a needle is found).
+    needles: tuple[tuple[bytes, tuple[tuple[bytes, tuple[bytes, ...]], ...]], ...] = ()
 
 
 def skip_rule(skip_types: SkipTypes) -> SkipRule | None:
@@ -66,6 +70,32 @@ def has_marker(
     find: Callable[[bytes, int, int], int], markers: tuple[bytes, ...], start: int, end: int
 ) -> bool:
     return any(find(marker, start, end) != -1 for marker in markers)
+
+
+#: The shortest shared prefix that makes two markers' cores one needle.
+_NEEDLE_MIN = 6
+
+
+def _needles(markers: tuple[bytes, ...]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
+    """Markers grouped under needles: a marker's core (without the quotes and
+    backslashes around it), or the long prefix several cores share."""
+    groups: list[tuple[bytes, tuple[bytes, ...]]] = []
+    for marker in sorted(markers, key=lambda m: m.strip(b'\\"') or m):
+        core = marker.strip(b'\\"') or marker
+        if groups:
+            shared = _shared_prefix(groups[-1][0], core)
+            if len(shared) >= _NEEDLE_MIN:
+                groups[-1] = (shared, (*groups[-1][1], marker))
+                continue
+        groups.append((core, (marker,)))
+    return tuple(groups)
+
+
+def _shared_prefix(a: bytes, b: bytes) -> bytes:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
 
 
 def _writer_prefix(names: list[str], digits: int) -> re.Pattern[bytes]:
@@ -97,4 +127,5 @@ def _cached_skip_rule(
         ends=frozenset(t.encode() for t in ends),
         ends_prefix=_writer_prefix(ends, 15) if ends else None,
         marked_prefix=_writer_prefix(marked, 15) if marked else None,
+        needles=tuple((t.encode(), _needles(m)) for t, m in items if m),
     )
