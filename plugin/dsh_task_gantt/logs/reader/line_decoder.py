@@ -45,7 +45,8 @@ _LEADING_BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]*")
 #: differ (``c`` or ``m``).
 _ASSISTANT = b'{"type":"assistant/'
 _KIND_AT = len(_ASSISTANT)
-_C, _M = ord("c"), ord("m")
+_C, _M, _A = ord("c"), ord("m"), ord("a")
+_TYPE_AT = len(b'{"type":"')
 
 
 def event_from_object(obj: Any, position: int) -> LogEvent | None:
@@ -215,15 +216,13 @@ class LineDecoder:
             end = find(b"\n", pos)
             if end == -1:
                 end = size
-            match = match_prefix(text, pos, end)
-            if match is not None:  # most lines: one regex that fails at the type
-                keep(match)
-                pos = end + 1
-                continue
             # DSH's token-use lines: matched whole, in bulk (``line_ends``).
             kind = (
                 text[pos + _KIND_AT]
-                if bulk and end - pos > _KIND_AT and startswith(_ASSISTANT, pos, end)
+                if bulk
+                and end - pos > _KIND_AT
+                and text[pos + _TYPE_AT] == _A  # an index: far cheaper than startswith
+                and startswith(_ASSISTANT, pos, end)
                 else 0
             )
             if kind:
@@ -253,7 +252,8 @@ class LineDecoder:
                     in_bulk += 1
                     pos = end + 1
                     continue
-            if match_marked is not None:
+            match = match_prefix(text, pos, end)
+            if match is None and match_marked is not None:
                 match = match_marked(text, pos, end)
                 if match is not None:
                     for needle, marked in needles[match.group(1)]:  # no call per line
