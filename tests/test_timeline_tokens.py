@@ -185,6 +185,37 @@ def test_the_message_source_names_the_lanes_model(tmp_path: Path) -> None:
     assert lane(out, "lead")["model"] == {"provider": "deepseek", "model": "deepseek-chat"}
 
 
+@pytest.mark.parametrize("runs", [True, False], ids=["runs", "events"])
+@pytest.mark.parametrize("with_chunk", [True, False], ids=["chunk", "no-chunk"])
+def test_dsh_spelling_names_the_model_at_the_messages_end(
+    tmp_path: Path, runs: bool, with_chunk: bool
+) -> None:
+    """DSH's own writer: the message's ``source`` last in the message, then its id, then
+    ``usage``, then the envelope's ``sourceEventSeqs`` (seen in DSH 0.1.0-rc.8's logs);
+    the step's usage chunk, where there is one, counts and the message still names the
+    model. The older message's model gives way to the latest's."""
+
+    def dsh_message(seq: int, step: int, model: str) -> dict[str, Any]:
+        body = {"role": "assistant", "content": [{"type": "text", "text": BODY}]}
+        body["source"] = {"kind": "model", "provider": "deepseek-official", "model": model}
+        body["id"] = f"m-{seq}"
+        obj = event(seq, "assistant/message", {"turn": 1, "step": step, "message": body})
+        obj["data"]["usage"] = U2
+        obj["sourceEventSeqs"] = list(range(seq - 4, seq))
+        obj["surfaceOp"] = "append"
+        return obj
+
+    objs = [turn(0, 1)]
+    objs += [chunk(1, 1, 1, U2)] if with_chunk else []
+    objs += [dsh_message(2, 1, "deepseek-old")]
+    objs += [chunk(3, 1, 2, U2)] if with_chunk else []
+    objs += [dsh_message(4, 1 + 1, "deepseek-v4-flash")]
+    out = timeline_of(read_fold(tmp_path, objs, runs=runs))
+    lead = lane(out, "lead")
+    assert lead["model"] == {"provider": "deepseek-official", "model": "deepseek-v4-flash"}
+    assert lead["tokens"] == tokens(i=14, cr=10_000, o=600, r=240, steps=2)
+
+
 def _long_log(steps: int) -> list[dict[str, Any]]:
     objs: list[dict[str, Any]] = []
     seq = 0

@@ -280,9 +280,19 @@ class LineDecoder:
             pos = end + 1
         if sourced is not None:
             firsts.append(sourced)
+        # The latest message in DSH's own spelling whose step a chunk counts still names
+        # the lane's model: it goes as a message of no usage (the fold keeps its source
+        # and counts the chunk).
+        named_last: tuple[re.Match[bytes], dict[str, Any]] | None = None
+        if counted and counted[-1].re is line_ends.MESSAGE_LAST:
+            source = line_ends.tail_source(counted[-1])
+            if source is not None:
+                named_last = (counted.pop(), source)
         if in_bulk:
             lasts_m = [m for m, _ in lasts]
             found_all = chunks + lasts_m + firsts + counted
+            if named_last is not None:
+                found_all.append(named_last[0])
             try:  # every bulk line's seq and time in one decode (groups 1 and 2 of each)
                 seqs, times = line_ends.seqs_and_times(found_all)
             except orjson.JSONDecodeError:
@@ -298,7 +308,9 @@ class LineDecoder:
             if chunks:
                 groups.append((chunks, line_ends.chunk_batch(chunks, columns(len(chunks)))))
             if lasts:
-                groups.append((lasts_m, line_ends.last_batch(lasts, columns(len(lasts)))))
+                source = line_ends.tail_source(lasts_m[-1])
+                batch = line_ends.last_batch(lasts, columns(len(lasts)), source)
+                groups.append((lasts_m, batch))
             if firsts:
                 groups.append((firsts, line_ends.first_batch(firsts, columns(len(firsts)))))
             if counted:
@@ -308,6 +320,10 @@ class LineDecoder:
                     groups.append((counted, ("", seqs_n, times_n, (), (), (), None)))
                 except orjson.JSONDecodeError:
                     groups.append((counted, None))
+            if named_last is not None:
+                match, source = named_last
+                batch = line_ends.last_batch([(match, b"null")], columns(1), source)
+                groups.append(([match], batch))
             for group, batch in groups:
                 if batch is None:  # a batch that does not decode: each line on its own
                     for found in group:

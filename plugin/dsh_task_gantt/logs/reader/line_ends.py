@@ -131,6 +131,7 @@ _MESSAGE_FIRST = re.compile(
     rb'(?:,"message":\{"source":(\{[^{}\n]{0,512}\}))?'
 )
 match_chunk = _CHUNK_LINE.match
+MESSAGE_LAST = _MESSAGE_LAST
 match_message_last = _MESSAGE_LAST.match
 match_message_first = _MESSAGE_FIRST.match
 #: One batch of ``EventRun.usage``: type, then columns of seq, time, turn, step,
@@ -182,17 +183,32 @@ def chunk_batch(matches: list[re.Match[bytes]], columns: Columns | None = None) 
         return None
 
 
+def tail_source(found: re.Match[bytes]) -> dict[str, Any] | None:
+    """The message's ``source`` of a line matched by ``match_message_last``: DSH's own
+    writer puts it at the message's end, just before the closing message id and the
+    ``usage`` (``…"source":{…},"id":"…"},"usage":{…}},"sourceEventSeqs":[…]…``)."""
+    text, head_end, end = found.string, found.end(), found.endpos
+    at = text.rfind(b'"usage"', max(head_end, end - TAIL_BYTES), end)
+    hi = end if at == -1 else at
+    return _source(text, max(head_end, hi - _SOURCE_WINDOW), hi)
+
+
 def last_batch(
-    found: list[tuple[re.Match[bytes], bytes]], columns: Columns | None = None
+    found: list[tuple[re.Match[bytes], bytes]],
+    columns: Columns | None = None,
+    last_source: dict[str, Any] | None = None,
 ) -> Batch | None:
-    """Messages matched by ``match_message_last``, with their :func:`message_tail`."""
+    """Messages matched by ``match_message_last``, with their :func:`message_tail`;
+    ``last_source`` is the last one's :func:`tail_source` (only the latest source
+    names the lane's model, so the others are not looked for)."""
     matches = [m for m, _ in found]
     try:
         seqs, times = columns or seqs_and_times(matches)
         turns, steps = _steps(matches, 3)
         tails = orjson.loads(b"[" + b",".join(t for _, t in found) + b"]")
         usages = tuple(map(_tail_usage, tails))
-        return (MESSAGE, seqs, times, turns, steps, usages, (None,) * len(matches))
+        sources = (None,) * (len(matches) - 1) + (last_source,)
+        return (MESSAGE, seqs, times, turns, steps, usages, sources)
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return None
 
