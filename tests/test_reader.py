@@ -777,3 +777,29 @@ def test_reading_knows_no_fold() -> None:
                     importing.append(f"{path.relative_to(root)}: {module}")
     assert importing == []
     assert not hasattr(reader, "BULK_TYPES") and "BULK_TYPES" not in reader.__all__
+
+
+@pytest.mark.parametrize("runs", [True, False], ids=["runs", "events"])
+def test_a_seq_or_time_with_a_leading_zero_is_a_bad_line_not_a_failed_read(
+    tmp_path: Path, runs: bool
+) -> None:
+    """JSON has no leading zeros: such a line is malformed, counted as a bad line, and the
+    rest of the log is read (the fast paths once matched it and then failed the whole
+    read in the decode of its digits)."""
+    path = write_session(tmp_path, "s", [])
+    lines = [
+        b'{"type":"turn/start","seq":0,"time":1000,"data":{"turn":1}}\n',
+        b'{"type":"step/start","seq":01,"time":1001,"data":{"turn":1,"step":1}}\n',
+        b'{"type":"assistant/chunk","seq":002,"time":1002,"data":{"turn":1,"step":1,'
+        b'"chunk":{"type":"usage","usage":{"inputTokens":1,"outputTokens":2}}}}\n',
+        b'{"type":"assistant/chunk","seq":3,"time":01003,"data":{"turn":1,"step":1,'
+        b'"chunk":{"type":"text","text":"x"}}}\n',
+        b'{"type":"turn/end","seq":4,"time":1004,"data":{"turn":1}}\n',
+    ]
+    with path.open("ab") as f:
+        f.write(frame(b"".join(lines)))
+    reader = LogReader(path, skip_types=UNREAD_DATA, run_marks=RUN_MARKS)
+    got = reader.read_new(runs=runs)
+    assert got.bad_lines == 3
+    fold = fold_lane(got.events)
+    assert fold.events_seen == 2

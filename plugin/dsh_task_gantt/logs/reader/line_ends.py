@@ -107,27 +107,29 @@ def _source(text: bytes, lo: int, hi: int) -> dict[str, Any] | None:
 # call. A line of any other shape goes the way above; a unit whose rows do not decode
 # goes the same way line by line.
 
+#: A JSON integer as the bulk rows decode it (no leading zero: orjson refuses one).
+_N = rb"(?:0|[1-9]\d{0,14})"
 CHUNK = "assistant/chunk"
 MESSAGE = "assistant/message"
 #: Groups: seq, time, ``"turn":T,"step":S`` (the step, byte for byte as a message
 #: line spells it), the usage object.
 _CHUNK_LINE = re.compile(
-    rb'\{"type":"assistant/chunk","seq":(\d{1,15}),"time":(\d{1,15}),'
-    rb'"data":\{("turn":\d{1,15},"step":\d{1,15}),'
+    rb'\{"type":"assistant/chunk","seq":(' + _N + rb'),"time":(' + _N + rb"),"
+    rb'"data":\{("turn":' + _N + rb',"step":' + _N + rb"),"
     rb'"chunk":\{"type":"usage","usage":(\{[^{}\n]{0,1024}\})\}\}\}[ \t\r]*$'
 )
 #: A message line with ``usage`` (if any) after its body (DSH's writer); the next field
 #: is neither ``usage`` nor a ``message`` opening with its ``source``. Groups: seq,
 #: time, the step.
 _MESSAGE_LAST = re.compile(
-    rb'\{"type":"assistant/message","seq":(\d{1,15}),"time":(\d{1,15}),'
-    rb'"data":\{("turn":\d{1,15},"step":\d{1,15}),(?!"usage"|"message":\{"source")'
+    rb'\{"type":"assistant/message","seq":(' + _N + rb'),"time":(' + _N + rb"),"
+    rb'"data":\{("turn":' + _N + rb',"step":' + _N + rb'),(?!"usage"|"message":\{"source")'
 )
 #: A message line with ``usage`` first (other writers), maybe the message's ``source``
 #: next. Groups: seq, time, usage, the step, source.
 _MESSAGE_FIRST = re.compile(
-    rb'\{"type":"assistant/message","seq":(\d{1,15}),"time":(\d{1,15}),'
-    rb'"data":\{"usage":(\{[^{}\n]{0,1024}\}),("turn":\d{1,15},"step":\d{1,15})'
+    rb'\{"type":"assistant/message","seq":(' + _N + rb'),"time":(' + _N + rb"),"
+    rb'"data":\{"usage":(\{[^{}\n]{0,1024}\}),("turn":' + _N + rb',"step":' + _N + rb")"
     rb'(?:,"message":\{"source":(\{[^{}\n]{0,512}\}))?'
 )
 match_chunk = _CHUNK_LINE.match

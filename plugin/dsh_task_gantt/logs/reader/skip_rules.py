@@ -105,7 +105,8 @@ def _writer_prefix(names: list[str], digits: int) -> re.Pattern[bytes]:
     return re.compile(
         rb'\{"type":"('
         + alternatives
-        + rb')","seq":(\d{1,%d}),"time":(\d{1,%d})[,}]' % (digits, digits)
+        # JSON's integers: no leading zero (orjson, which decodes the digits, refuses one)
+        + rb')","seq":(0|[1-9]\d{0,%d}),"time":(0|[1-9]\d{0,%d})[,}]' % (digits - 1, digits - 1)
     )
 
 
