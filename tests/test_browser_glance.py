@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from dsh_task_gantt import panel as panel_module
+from dsh_task_gantt.board import view_model
 from tests.kit import browser as browser_kit
 from tests.kit.boardteams import T0, FakeProvider, TeamBuilder, demo_team, make_app
 from tests.kit.browser import CHROMIUM, ONE_POLL_MS, SIDEBAR, WIDE, Server
@@ -121,6 +122,60 @@ def test_the_key_opens_and_shuts_by_keyboard_and_pointer_and_stays_as_left_acros
     assert pages[0].errors == []
 
 
+@pytest.mark.parametrize(("viewport", "scheme"), LOOKS)
+def test_the_key_shows_the_task_rows_marks_in_words_and_their_own_glyphs(
+    browser: Any, pages: list[Page], viewport: dict[str, int], scheme: str
+) -> None:
+    with Server(make_app(FakeProvider(demo_team()))) as server:
+        page = _open(pages, browser, viewport, color_scheme=scheme).page
+        page.goto(server.url())
+        page.locator("#key > summary").click()
+        legend = page.locator("#key .key-list")
+        text = legend.inner_text()
+        for words in ("open blockers", "a task's status", "red underline", "critical path",
+                      "a link: a blocker finished", "5 done", "finished tasks folded",
+                      "task moves"):  # fmt: skip
+            assert words in text, words
+        # every action glyph a task row can draw, each with its action's word
+        moves = dict(
+            page.evaluate(
+                "() => [...document.querySelectorAll('#key .k-move')].map(g =>"
+                " [g.textContent, g.parentElement.textContent.replace(g.textContent, '').trim()])"
+            )
+        )
+        assert set(moves) == set(view_model._ACTION_GLYPHS.values()) | {"•"}
+        for action, glyph in view_model._ACTION_GLYPHS.items():
+            assert action.replace("-", " ") in moves[glyph], (action, moves[glyph])
+        assert moves["•"] == "updated"
+        assert page.locator("#key .k-blockers").inner_text() == "⊘2"
+        # each drawn: a size, inside the viewport, and no two entries on top of each other
+        for mark in page.locator(
+            "#key .k-blockers, #key .k-dot, #key .k-overlap, #key .k-critical, #key .k-link,"
+            " #key .k-fold, #key .k-move"
+        ).all():
+            box = mark.bounding_box()
+            assert box and box["width"] >= 3 and box["height"] >= 3, mark.inner_html()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"]
+        boxes = [b for b in (li.bounding_box() for li in legend.locator("> li").all()) if b]
+        for a, b in itertools.combinations(boxes, 2):
+            apart = (
+                a["x"] + a["width"] <= b["x"] + 0.5
+                or b["x"] + b["width"] <= a["x"] + 0.5
+                or a["y"] + a["height"] <= b["y"] + 0.5
+                or b["y"] + b["height"] <= a["y"] + 0.5
+            )
+            assert apart, (a, b)
+        # the board's marks are not the key's: the rows' own classes are not in it
+        assert (
+            page.locator(
+                "#key .chip-blockers, #key .task-overlap, #key .task-link, #key .move,"
+                " #key .done-fold, #key [data-done-fold]"
+            ).count()
+            == 0
+        )
+    assert pages[0].errors == []
+
+
 def test_the_key_reads_without_script(browser: Any, pages: list[Page]) -> None:
     with Server(make_app(FakeProvider(demo_team()))) as server:
         page = _open(pages, browser, SIDEBAR, java_script_enabled=False).page
@@ -182,6 +237,72 @@ def test_each_lane_says_what_its_member_is_doing_now_and_an_append_changes_it(
         assert page.locator("#status .working").inner_text() == "2 of 5 working"
         assert _now_texts(page)["lead"] == "in a turn · 5 min"
     assert pages[0].errors == []
+
+
+#: The words of a lane's name cell a reader sees: text nodes that take room on screen
+#: (a node styled away, e.g. to font-size 0, is in the DOM but not read at a glance).
+_SEEN_WORDS = """(cell) => {
+  const seen = [];
+  const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const box = range.getBoundingClientRect();
+    const style = getComputedStyle(node.parentElement);
+    if (box.width > 0.5 && parseFloat(style.fontSize) > 0 && node.textContent.trim()) {
+      seen.push(node.textContent.trim());
+    }
+  }
+  return seen.join(' ');
+}"""
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), LOOKS)
+def test_a_live_name_cell_says_what_its_member_does_once_and_keeps_its_label(
+    browser: Any, pages: list[Page], viewport: dict[str, int], scheme: str, clock: dict[str, int]
+) -> None:
+    team = TeamBuilder(names=("lead", "ui", "docs"))
+    now = team.now
+    clock["ms"] = now
+    team.lanes["lead"]["status"] = "running"
+    team.lanes["ui"]["status"] = "active"
+    team.lanes["ui"]["label"] = "Builds the panel"
+    team.turn("lead", now - 3 * MINUTE, None)
+    team.turn("ui", now - 20 * MINUTE, now - 12 * MINUTE)
+    team.turn("docs", now - 30 * MINUTE, now - 24 * MINUTE)
+    with Server(make_app(FakeProvider(team))) as server:
+        page = _open(pages, browser, viewport, color_scheme=scheme).page
+        page.goto(server.url())
+        seen = {
+            lane: page.locator(f".lane[data-lane={lane}] > .name").evaluate(_SEEN_WORDS)
+            for lane in ("lead", "ui", "docs")
+        }
+        # each says its now once: no roster word ("idle", "running", "active") above it
+        assert seen["docs"] == "docs idle · 24 min", seen
+        assert seen["lead"].startswith("lead") and seen["lead"].endswith("turn · 3 min"), seen
+        assert "running" not in seen["lead"], seen
+        # the label (what the member is for) stays, whole in the tooltip, cut to one line
+        assert seen["ui"] == "ui Builds the panel idle · 12 min", seen
+        label = page.locator(".lane[data-lane=ui] .lane-label")
+        assert label.bounding_box()["height"] < 18  # type: ignore[index]
+        assert page.locator(".lane[data-lane=ui] .state").get_attribute("title") == (
+            "Builds the panel"
+        )
+        # no empty line held for a lane with no roster word: chip, now, nothing between
+        chip = page.locator(".lane[data-lane=lead] .chip").bounding_box()
+        state = page.locator(".lane[data-lane=lead] .now-state").bounding_box()
+        assert chip and state and state["y"] - (chip["y"] + chip["height"]) <= 3
+    assert pages[0].errors == []
+
+
+def test_a_frozen_name_cell_keeps_its_roster_word(browser: Any, pages: list[Page]) -> None:
+    """With no now-state (frozen), the roster's word is all the cell has: it stays."""
+    team = TeamBuilder(names=("lead", "ui"), live=False)
+    team.turn("ui", team.now - 20 * MINUTE, team.now - 12 * MINUTE)
+    with Server(make_app(FakeProvider(team))) as server:
+        page = _open(pages, browser, SIDEBAR).page
+        page.goto(server.url())
+        assert page.locator(".lane[data-lane=ui] > .name").evaluate(_SEEN_WORDS) == "ui idle"
 
 
 # -- left from before --------------------------------------------------------------
