@@ -14,6 +14,7 @@ import pytest
 from dsh_task_gantt import panel as panel_module
 from dsh_task_gantt.board import view_model
 from tests.kit import browser as browser_kit
+from tests.kit import fixture_team
 from tests.kit.boardteams import T0, FakeProvider, TeamBuilder, demo_team, make_app
 from tests.kit.browser import CHROMIUM, ONE_POLL_MS, SIDEBAR, WIDE, Server
 
@@ -339,6 +340,55 @@ def test_the_replay_cursor_is_there_in_the_list_view(browser: Any, pages: list[P
         page.wait_for_function("() => !!document.querySelector('#list .item[aria-current=time]')")
         page.keyboard.press("Escape")
         page.wait_for_function("() => !document.getElementById('moment-data')")
+    assert pages[0].errors == []
+
+
+#: Where each " · " separator of the replayed moment's line sits, against the line's
+#: left edge: a separator that opens a line reads as a stray mark.
+_SEPARATORS = """() => {
+  const line = document.querySelector('#moment .moment-line');
+  const left = line.getBoundingClientRect().left;
+  const found = [];
+  const walk = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    for (let i = node.textContent.indexOf('·'); i >= 0; i = node.textContent.indexOf('·', i + 1)) {
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      found.push(range.getBoundingClientRect().left - left);
+    }
+  }
+  return found;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_replayed_moment_reads_as_one_sentence_in_the_sidebar(
+    browser: Any, pages: list[Page], scheme: str
+) -> None:
+    """The "invoices" fixture team (real logs, token use) replayed: its moment line wraps
+    at 400 px, and no line of it starts with a separator."""
+    from dsh_task_gantt.embedded import EmbeddedHost
+    from dsh_task_gantt.fixturegen import TeamSpec
+
+    sessions = fixture_team.FIXTURES / "sessions"
+    team = TeamSpec.load(fixture_team.FIXTURES / "specs" / "invoices.json", root=str(sessions))
+    claims = sorted(
+        r.time for t in team.tasks for r in t.revisions if r.expected_action == "claimed"
+    )
+    with Server(EmbeddedHost(sessions)) as server:
+        page = _open(pages, browser, SIDEBAR, color_scheme=scheme).page
+        page.goto(server.url(f"session={team.lead_id}&at={claims[1] + 1_000}"))
+        page.locator("#moment-data").wait_for(state="attached")
+        line = page.locator("#moment .moment-line")
+        assert "by then" in line.inner_text()  # the token figure is on it
+        box = line.bounding_box()
+        assert box and box["height"] > 30  # it wraps at this width
+        separators = page.evaluate(_SEPARATORS)
+        assert len(separators) >= 2
+        assert all(x > 8 for x in separators), separators
+        exit_box = page.locator("#moment [data-cursor-clear]").bounding_box()
+        assert exit_box and exit_box["x"] + exit_box["width"] <= SIDEBAR["width"]
     assert pages[0].errors == []
 
 
