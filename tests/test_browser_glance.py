@@ -306,6 +306,58 @@ def test_a_frozen_name_cell_keeps_its_roster_word(browser: Any, pages: list[Page
         assert page.locator(".lane[data-lane=ui] > .name").evaluate(_SEEN_WORDS) == "ui idle"
 
 
+#: The contrast of an element's text against what is behind it (WCAG's ratio: its colour
+#: and opacity over the first opaque background up its ancestors, the page's if none).
+_CONTRAST = """(el) => {
+  const rgba = (c) => {  // rgb(…) in 0-255, or color(srgb …) in 0-1 (what color-mix gives)
+    const p = c.match(/[\\d.]+/g).map(Number);
+    const k = c.startsWith('color(') ? 255 : 1;
+    return [p[0] * k, p[1] * k, p[2] * k, p.length > 3 ? p[3] : 1];
+  };
+  const lin = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  const lum = (c) => 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
+  const over = (top, under) => [0, 1, 2].map((k) => top[k] * top[3] + under[k] * (1 - top[3]));
+  const layers = [];
+  for (let e = el; e; e = e.parentElement) {
+    const c = rgba(getComputedStyle(e).backgroundColor);
+    if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+  }
+  const dark = matchMedia('(prefers-color-scheme: dark)').matches;
+  let back = dark ? [0, 0, 0] : [255, 255, 255];
+  for (const c of layers.reverse()) back = over(c, back);
+  let alpha = 1;
+  for (let e = el; e; e = e.parentElement) alpha *= Number(getComputedStyle(e).opacity);
+  const fg = rgba(getComputedStyle(el).color);
+  const ink = over([fg[0], fg[1], fg[2], fg[3] * alpha], back);
+  const [a, b] = [lum(ink) + 0.05, lum(back) + 0.05];
+  return Math.max(a, b) / Math.min(a, b);
+}"""
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), LOOKS)
+def test_green_and_amber_words_and_glyphs_read_on_either_background(
+    browser: Any, pages: list[Page], viewport: dict[str, int], scheme: str, clock: dict[str, int]
+) -> None:
+    """The live pill, a failed member's now-state and the task rows' completed and
+    reopened glyphs: text at 4.5:1 at least, a glyph at 3:1 (WCAG's non-text)."""
+    team = demo_team()
+    clock["ms"] = team.now
+    team.lanes["docs"]["phase"] = "failed"
+    with Server(make_app(FakeProvider(team))) as server:
+        page = _open(pages, browser, viewport, color_scheme=scheme).page
+        page.goto(server.url())
+        page.locator("#key > summary").click()
+        for selector, least in ((".pill.live", 4.5), (".now-state.now-failed", 4.5),
+                                (".move.a-completed", 3.0), (".move.a-reopened", 3.0),
+                                ("#key .k-move.a-completed", 3.0),
+                                ("#key .k-move.a-reopened", 3.0)):  # fmt: skip
+            found = page.locator(selector)
+            assert found.count() > 0, selector
+            ratio = found.first.evaluate(_CONTRAST)
+            assert ratio >= least, (selector, round(ratio, 2))
+    assert pages[0].errors == []
+
+
 # -- left from before --------------------------------------------------------------
 
 
