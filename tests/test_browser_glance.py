@@ -444,6 +444,60 @@ def test_the_replayed_moment_reads_as_one_sentence_in_the_sidebar(
     assert pages[0].errors == []
 
 
+#: The contrast between the darkest and the lightest pixel of a PNG (the ink of a line
+#: of text and what is behind it, as painted), read back through a canvas.
+_PIXEL_CONTRAST = """async (png) => {
+  const img = new Image();
+  img.src = 'data:image/png;base64,' + png;
+  await img.decode();
+  const canvas = document.createElement('canvas');
+  [canvas.width, canvas.height] = [img.width, img.height];
+  const ctx = canvas.getContext('2d');
+  ctx.drawImage(img, 0, 0);
+  const px = ctx.getImageData(0, 0, img.width, img.height).data;
+  const lin = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  let [lo, hi] = [1, 0];
+  for (let i = 0; i < px.length; i += 4) {
+    const y = 0.2126 * lin(px[i]) + 0.7152 * lin(px[i + 1]) + 0.0722 * lin(px[i + 2]);
+    [lo, hi] = [Math.min(lo, y), Math.max(hi, y)];
+  }
+  return (hi + 0.05) / (lo + 0.05);
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_replayed_task_rows_words_are_painted_above_the_veiled_future(
+    browser: Any, pages: list[Page], scheme: str
+) -> None:
+    """Replayed, each task row says at its right end what the task was then; that end
+    lies in the dimmed future, and the words must still read there (as painted)."""
+    import base64
+
+    from dsh_task_gantt.embedded import EmbeddedHost
+    from dsh_task_gantt.fixturegen import TeamSpec
+
+    sessions = fixture_team.FIXTURES / "sessions"
+    team = TeamSpec.load(fixture_team.FIXTURES / "specs" / "invoices.json", root=str(sessions))
+    claims = sorted(
+        r.time for t in team.tasks for r in t.revisions if r.expected_action == "claimed"
+    )
+    with Server(EmbeddedHost(sessions)) as server:
+        page = _open(pages, browser, WIDE, color_scheme=scheme).page
+        page.goto(server.url(f"session={team.lead_id}&at={claims[1] + 1_000}"))
+        page.locator("#moment-data").wait_for(state="attached")
+        # (a task not created yet is faded on purpose: its words are not checked)
+        words = page.locator(".row.task.at:not(.status-not-yet) .at-task")
+        assert words.count() >= 4
+        for n in range(words.count()):
+            said = words.nth(n)
+            box = said.bounding_box()
+            assert box and box["width"] > 40
+            png = base64.b64encode(said.screenshot()).decode()
+            ratio = page.evaluate(_PIXEL_CONTRAST, png)
+            assert ratio >= 4.5, (said.inner_text(), round(ratio, 2))
+    assert pages[0].errors == []
+
+
 def _overlapping_ticks(page: Any) -> list[tuple[str, str]]:
     boxes = page.evaluate(
         "() => [...document.querySelectorAll('#axis .tick')].map(t => {"
