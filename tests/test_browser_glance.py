@@ -298,6 +298,13 @@ def test_a_live_name_cell_says_what_its_member_does_once_and_keeps_its_label(
             " - cell.querySelector('.chip').getBoundingClientRect().bottom"
         )
         assert gap <= 3
+        # replayed while live, the cell says what the member was doing then: all of it
+        page.locator("#cursor").focus()
+        page.keyboard.press("ArrowLeft")
+        page.locator("#moment-data").wait_for(state="attached")
+        page.wait_for_function("() => !document.querySelector('.lane .now-state:not(:empty)')")
+        then = page.locator(".lane[data-lane=docs] > .name").evaluate(_SEEN_WORDS)
+        assert then.startswith("docs idle "), then
     assert pages[0].errors == []
 
 
