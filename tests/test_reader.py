@@ -658,6 +658,26 @@ def test_runs_keep_task_calls_and_unsafe_numbers_as_events(tmp_path: Path) -> No
     assert batch_.total_events == 6
 
 
+def test_runs_keep_every_spelling_of_a_marker_and_skip_near_misses(tmp_path: Path) -> None:
+    """A line of a marker type is an event exactly when it holds one of its markers
+    (found through shared needles: ``team_task_``, ``prompt``)."""
+    brief = orjson.dumps({"name": "scout", "prompt": "look"}).decode()
+    objs = [
+        event(1, "tool/call", {"name": "team_task_create", "arguments": "{}"}),
+        event(2, "tool/call", {"name": "team_task_list", "arguments": "{}"}),  # no marker
+        event(3, "tool/call", {"name": "spawn_teammate", "arguments": brief}),  # \"prompt\"
+        event(4, "tool/call", {"name": "task", "arguments": {"prompt": "go"}}),  # "prompt"
+        event(5, "tool/call", {"name": "read_file", "arguments": '{"prompts":1}'}),
+        event(6, "assistant/chunk", {"chunk": {"type": "text", "text": "the usage"}}),
+        event(7, "assistant/chunk", {"chunk": {"type": "usage", "usage": "junk"}}),
+    ]
+    path = write_session(tmp_path, "s", objs)
+    *plain, run = _runs_read(path).read_new(runs=True).events
+    assert [e.seq for e in plain] == [1, 3, 4, 7]
+    assert [e.data for e in plain] == [objs[i]["data"] for i in (0, 2, 3, 6)]
+    assert run.seqs == (2, 5, 6)
+
+
 def _big_log(tmp_path: Path, frames: int = 60) -> tuple[Path, list[dict[str, Any]]]:
     objs = [
         event(i, ("assistant/message", "step/start", "turn/start")[i % 3], {"text": "y" * 6000})

@@ -187,6 +187,8 @@ class LineDecoder:
             self.feed(text[:cut])
             text = text[cut:]
         match_prefix = skip.run_prefix.match
+        match_marked = skip.marked_prefix.match if skip.marked_prefix is not None else None
+        needles = dict(skip.needles)
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
         bulk = match_ends is not None  # token-use lines in DSH's own spelling, in bulk
         match_chunk = line_ends.match_chunk
@@ -200,7 +202,8 @@ class LineDecoder:
         # only stands for its seq and time (the fold would drop its usage anyway).
         counted: list[re.Match[bytes]] = []
         sourced: re.Match[bytes] | None = None  # the last counted message with a source
-        spans: dict[int, int] = {}  # start -> end of the bulk lines, to read one by one
+        in_bulk = 0  # lines matched by the bulk token-use patterns (each match's
+        # ``pos`` and ``endpos`` are its line, to read it on its own if need be)
         matched: list[re.Match[bytes]] = []
         keep = matched.append
         append = self.events.append
@@ -213,13 +216,13 @@ class LineDecoder:
             end = find(b"\n", pos)
             if end == -1:
                 end = size
-            # DSH's token-use lines first: matched whole, in bulk (``line_ends``).
+            # DSH's token-use lines: matched whole, in bulk (``line_ends``).
             kind = (
                 text[pos + _KIND_AT]
                 if bulk
                 and end - pos > _KIND_AT
                 and text[pos + _TYPE_AT] == _A  # an index: far cheaper than startswith
-                and startswith(_ASSISTANT, pos)
+                and startswith(_ASSISTANT, pos, end)
                 else 0
             )
             if kind:
@@ -246,15 +249,22 @@ class LineDecoder:
                                     counted.append(sourced)
                                 sourced = found
                 if found is not None:
-                    spans[pos] = end
+                    in_bulk += 1
                     pos = end + 1
                     continue
             match = match_prefix(text, pos, end)
+            if match is None and match_marked is not None:
+                match = match_marked(text, pos, end)
+                if match is not None:
+                    for needle, marked in needles[match.group(1)]:  # no call per line
+                        if find(needle, pos, end) != -1 and has_marker(find, marked, pos, end):
+                            match = None
+                            break
             if match is not None:
                 keep(match)
             elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
                 others += 1
-                position = index + len(matched) + len(spans)
+                position = index + len(matched) + in_bulk
                 event = None
                 if match_ends is not None:
                     found = match_ends(text, pos, end)
@@ -270,25 +280,38 @@ class LineDecoder:
             pos = end + 1
         if sourced is not None:
             firsts.append(sourced)
-        if spans:
+        if in_bulk:
+            lasts_m = [m for m, _ in lasts]
+            found_all = chunks + lasts_m + firsts + counted
+            try:  # every bulk line's seq and time in one decode (groups 1 and 2 of each)
+                seqs, times = line_ends.seqs_and_times(found_all)
+            except orjson.JSONDecodeError:
+                seqs = times = ()  # each group decodes its own (and falls back alone)
+            cut = 0
+
+            def columns(size: int) -> line_ends.Columns | None:
+                nonlocal cut
+                cut += size
+                return (seqs[cut - size : cut], times[cut - size : cut]) if seqs else None
+
             groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
             if chunks:
-                groups.append((chunks, line_ends.chunk_batch(chunks)))
+                groups.append((chunks, line_ends.chunk_batch(chunks, columns(len(chunks)))))
             if lasts:
-                groups.append(([m for m, _ in lasts], line_ends.last_batch(lasts)))
+                groups.append((lasts_m, line_ends.last_batch(lasts, columns(len(lasts)))))
             if firsts:
-                groups.append((firsts, line_ends.first_batch(firsts)))
+                groups.append((firsts, line_ends.first_batch(firsts, columns(len(firsts)))))
             if counted:
+                got = columns(len(counted))
                 try:
-                    seqs, times = line_ends.seqs_and_times(counted)
-                    groups.append((counted, ("", seqs, times, (), (), (), None)))
+                    seqs_n, times_n = got or line_ends.seqs_and_times(counted)
+                    groups.append((counted, ("", seqs_n, times_n, (), (), (), None)))
                 except orjson.JSONDecodeError:
                     groups.append((counted, None))
             for group, batch in groups:
                 if batch is None:  # a batch that does not decode: each line on its own
                     for found in group:
-                        start = found.start()
-                        stop = spans[start]
+                        start, stop = found.pos, found.endpos
                         ends = match_ends(text, start, stop) if match_ends is not None else None
                         event = _probed(text, ends, stop, index) if ends is not None else None
                         if event is None:

@@ -167,22 +167,28 @@ def seqs_and_times(matches: list[re.Match[bytes]]) -> tuple[tuple[Any, ...], tup
     return _column(matches, 1), _column(matches, 2)
 
 
-def chunk_batch(matches: list[re.Match[bytes]]) -> Batch | None:
+Columns = tuple[tuple[Any, ...], tuple[Any, ...]]
+
+
+def chunk_batch(matches: list[re.Match[bytes]], columns: Columns | None = None) -> Batch | None:
     """The usage chunks matched by ``match_chunk``, or ``None`` when they do not
-    decode (each line is then read on its own)."""
+    decode (each line is then read on its own). ``columns``: their seqs and times,
+    when already decoded."""
     try:
-        seqs, times = seqs_and_times(matches)
+        seqs, times = columns or seqs_and_times(matches)
         turns, steps = _steps(matches, 3)
         return (CHUNK, seqs, times, turns, steps, _column(matches, 4), None)
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return None
 
 
-def last_batch(found: list[tuple[re.Match[bytes], bytes]]) -> Batch | None:
+def last_batch(
+    found: list[tuple[re.Match[bytes], bytes]], columns: Columns | None = None
+) -> Batch | None:
     """Messages matched by ``match_message_last``, with their :func:`message_tail`."""
     matches = [m for m, _ in found]
     try:
-        seqs, times = seqs_and_times(matches)
+        seqs, times = columns or seqs_and_times(matches)
         turns, steps = _steps(matches, 3)
         tails = orjson.loads(b"[" + b",".join(t for _, t in found) + b"]")
         usages = tuple(map(_tail_usage, tails))
@@ -191,10 +197,10 @@ def last_batch(found: list[tuple[re.Match[bytes], bytes]]) -> Batch | None:
         return None
 
 
-def first_batch(matches: list[re.Match[bytes]]) -> Batch | None:
+def first_batch(matches: list[re.Match[bytes]], columns: Columns | None = None) -> Batch | None:
     """Messages matched by ``match_message_first``."""
     try:
-        seqs, times = seqs_and_times(matches)
+        seqs, times = columns or seqs_and_times(matches)
         turns, steps = _steps(matches, 4)
         sources = orjson.loads(b"[" + b",".join(m.group(5) or b"null" for m in matches) + b"]")
         return (MESSAGE, seqs, times, turns, steps, _column(matches, 3), tuple(sources))

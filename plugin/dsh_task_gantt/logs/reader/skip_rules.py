@@ -26,14 +26,22 @@ SkipTypes = Iterable[str] | Mapping[str, bytes | tuple[bytes, ...] | str | None]
 class SkipRule:
     prefix: re.Pattern[bytes]
     markers: tuple[tuple[bytes, tuple[bytes, ...]], ...]
-    #: ``prefix`` for runs mode: a marker type matches only on a line without its
-    #: markers, and numbers have at most 15 digits, so every match is a safe integer
-    #: (a 16-digit one is parsed in full instead: the fold reads the same from it).
+    #: ``prefix`` for runs mode, for the types without markers: numbers have at most
+    #: 15 digits, so every match is a safe integer (a 16-digit one is parsed in full
+    #: instead: the fold reads the same from it).
     run_prefix: re.Pattern[bytes]
     #: Types read by ``line_ends.probe`` (as bytes); in runs mode their lines match
     #: ``ends_prefix`` (not ``run_prefix``) and come back as events.
     ends: frozenset[bytes] = frozenset()
     ends_prefix: re.Pattern[bytes] | None = None
+    #: ``run_prefix`` for the types with markers: a match counts only on a line
+    #: without its markers, looked for with ``bytes.find`` (a lookahead in the regex
+    #: scanning each line for them cost more than the rest of a member's read).
+    marked_prefix: re.Pattern[bytes] | None = None
+    #: Per marker type (as bytes): its markers as ``(needle, markers)`` pairs, each
+    #: needle inside each of its markers, fewer needles than markers (one ``find``
+    #: each on most lines; the markers themselves only where a needle is found).
+    needles: tuple[tuple[bytes, tuple[tuple[bytes, tuple[bytes, ...]], ...]], ...] = ()
 
 
 def skip_rule(skip_types: SkipTypes) -> SkipRule | None:
@@ -64,6 +72,32 @@ def has_marker(
     return any(find(marker, start, end) != -1 for marker in markers)
 
 
+#: The shortest shared prefix that makes two markers' cores one needle.
+_NEEDLE_MIN = 6
+
+
+def _needles(markers: tuple[bytes, ...]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
+    """Markers grouped under needles: a marker's core (without the quotes and
+    backslashes around it), or the long prefix several cores share."""
+    groups: list[tuple[bytes, tuple[bytes, ...]]] = []
+    for marker in sorted(markers, key=lambda m: m.strip(b'\\"') or m):
+        core = marker.strip(b'\\"') or marker
+        if groups:
+            shared = _shared_prefix(groups[-1][0], core)
+            if len(shared) >= _NEEDLE_MIN:
+                groups[-1] = (shared, (*groups[-1][1], marker))
+                continue
+        groups.append((core, (marker,)))
+    return tuple(groups)
+
+
+def _shared_prefix(a: bytes, b: bytes) -> bytes:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
 def _writer_prefix(names: list[str], digits: int) -> re.Pattern[bytes]:
     """``{"type":"<one of names>","seq":N,"time":T`` then ``,`` or ``}``; groups: the
     three values. It cannot match across a line end."""
@@ -84,20 +118,14 @@ def _cached_skip_rule(
         return None
     ends = [t for t, m in all_items if m == LINE_ENDS]
     items = [(t, m) for t, m in all_items if not isinstance(m, str)]
-    # At the line start: a line of a marker type has none of its markers (looked for
-    # only once the type is known: the other lines are long and need not be scanned).
-    typed = [
-        (rb'\{"type":"' + re.escape(t.encode()) + b'"', b"|".join(map(re.escape, m)))
-        for t, m in items
-        if m
-    ]
-    guards = [rb"(?=" + t + rb")(?![^\n]*(?:" + m + b"))" for t, m in typed]
-    guards.append(rb"(?!" + b"|".join(t for t, _ in typed) + b")" if typed else b"")
-    names = [t for t, _ in items]
+    plain = [t for t, m in items if not m]
+    marked = [t for t, m in items if m]
     return SkipRule(
-        prefix=_writer_prefix(names + ends, 16),
+        prefix=_writer_prefix([t for t, _ in items] + ends, 16),
         markers=tuple((t.encode(), m) for t, m in items if m),
-        run_prefix=re.compile(b"(?:%b)%b" % (b"|".join(guards), _writer_prefix(names, 15).pattern)),
+        run_prefix=_writer_prefix(plain, 15),
         ends=frozenset(t.encode() for t in ends),
         ends_prefix=_writer_prefix(ends, 15) if ends else None,
+        marked_prefix=_writer_prefix(marked, 15) if marked else None,
+        needles=tuple((t.encode(), _needles(m)) for t, m in items if m),
     )
