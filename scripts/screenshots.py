@@ -9,15 +9,16 @@ Two embedded hosts on 127.0.0.1 (free ports), both reading real zstd logs:
 
 - the live demo team (``DemoTeams``: the bundled team "invoices" regenerated to end
   now, in a temporary copy, with a background thread appending to it) for
-  ``panel-sidebar.png`` — sidebar width, live, a message open — the README's picture —
-  and ``panel-key.png`` (a full window, live, the key open: what each lane is doing now);
+  ``panel-sidebar.png`` — sidebar width, live, a message open — the README's picture —,
+  ``panel-key.png`` (a full window, live, the key open: what each lane is doing now)
+  and the demo's start page (``start-page.png``: the live team first, then the frozen
+  ones by workspace, then the single sessions opened);
 - the committed fixtures ``fixtures/sessions`` (frozen) for the full-window and list
-  views of the "invoices" team (a lead and three teammates adding a CSV export), the
-  start page (``start-page.png``: teams, then the single sessions opened), and the
+  views of the "invoices" team (a lead and three teammates adding a CSV export), and the
   same team replayed at a past moment (``panel-replay.png``, ``panel-replay-wide.png``).
 
 Every panel picture in light and dark (``-dark`` suffix). Chinese text needs a CJK font
-(Debian: ``fonts-noto-cjk``), or the pictures show boxes.
+(Debian: ``fonts-wqy-microhei`` or ``fonts-noto-cjk``), or the pictures show boxes.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def live_sidebar(browser: Browser, out: Path) -> None:
             page.locator("#key > summary").click()
             page.locator("#key .key-list").wait_for()
             _shoot(page, out / f"panel-key{suffix}.png")
+        # the demo's start page, as `serve --demo` opens it: the live team first
+        start_page(browser, out, f"http://127.0.0.1:{server.port}/")
 
 
 def fixture_views(browser: Browser, out: Path) -> None:
@@ -89,7 +92,6 @@ def fixture_views(browser: Browser, out: Path) -> None:
             _shoot(page, out / f"panel-wide-message{suffix}.png")
             page = _page(browser, SIDEBAR, scheme, f"{url}&list=1")
             _shoot(page, out / f"panel-list{suffix}.png")
-        start_page(browser, out, f"http://127.0.0.1:{server.port}/")
 
 
 def replayed_moment(browser: Browser, out: Path) -> None:
@@ -124,6 +126,7 @@ def start_page(browser: Browser, out: Path, url: str) -> None:
     page.mouse.wheel(0, 10_000)  # cards fill as they scroll into view
     page.wait_for_function("!document.querySelector(\"li[aria-busy='true']\")")
     page.mouse.wheel(0, -10_000)
+    page.mouse.move(0, 0)  # no card under the pointer: none drawn hovered
     page.wait_for_timeout(200)
     page.screenshot(path=str(out / "start-page.png"), full_page=True)
     page.close()

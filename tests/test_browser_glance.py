@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from dsh_task_gantt import panel as panel_module
+from dsh_task_gantt.board import view_model
 from tests.kit import browser as browser_kit
+from tests.kit import fixture_team
 from tests.kit.boardteams import T0, FakeProvider, TeamBuilder, demo_team, make_app
 from tests.kit.browser import CHROMIUM, ONE_POLL_MS, SIDEBAR, WIDE, Server
 
@@ -121,6 +123,60 @@ def test_the_key_opens_and_shuts_by_keyboard_and_pointer_and_stays_as_left_acros
     assert pages[0].errors == []
 
 
+@pytest.mark.parametrize(("viewport", "scheme"), LOOKS)
+def test_the_key_shows_the_task_rows_marks_in_words_and_their_own_glyphs(
+    browser: Any, pages: list[Page], viewport: dict[str, int], scheme: str
+) -> None:
+    with Server(make_app(FakeProvider(demo_team()))) as server:
+        page = _open(pages, browser, viewport, color_scheme=scheme).page
+        page.goto(server.url())
+        page.locator("#key > summary").click()
+        legend = page.locator("#key .key-list")
+        text = legend.inner_text()
+        for words in ("open blockers", "a task's status", "red underline", "critical path",
+                      "a link: a blocker finished", "5 done", "finished tasks folded",
+                      "task moves"):  # fmt: skip
+            assert words in text, words
+        # every action glyph a task row can draw, each with its action's word
+        moves = dict(
+            page.evaluate(
+                "() => [...document.querySelectorAll('#key .k-move')].map(g =>"
+                " [g.textContent, g.parentElement.textContent.replace(g.textContent, '').trim()])"
+            )
+        )
+        assert set(moves) == set(view_model._ACTION_GLYPHS.values()) | {"•"}
+        for action, glyph in view_model._ACTION_GLYPHS.items():
+            assert action.replace("-", " ") in moves[glyph], (action, moves[glyph])
+        assert moves["•"] == "updated"
+        assert page.locator("#key .k-blockers").inner_text() == "⊘2"
+        # each drawn: a size, inside the viewport, and no two entries on top of each other
+        for mark in page.locator(
+            "#key .k-blockers, #key .k-dot, #key .k-overlap, #key .k-critical, #key .k-link,"
+            " #key .k-fold, #key .k-move"
+        ).all():
+            box = mark.bounding_box()
+            assert box and box["width"] >= 3 and box["height"] >= 3, mark.inner_html()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"]
+        boxes = [b for b in (li.bounding_box() for li in legend.locator("> li").all()) if b]
+        for a, b in itertools.combinations(boxes, 2):
+            apart = (
+                a["x"] + a["width"] <= b["x"] + 0.5
+                or b["x"] + b["width"] <= a["x"] + 0.5
+                or a["y"] + a["height"] <= b["y"] + 0.5
+                or b["y"] + b["height"] <= a["y"] + 0.5
+            )
+            assert apart, (a, b)
+        # the board's marks are not the key's: the rows' own classes are not in it
+        assert (
+            page.locator(
+                "#key .chip-blockers, #key .task-overlap, #key .task-link, #key .move,"
+                " #key .done-fold, #key [data-done-fold]"
+            ).count()
+            == 0
+        )
+    assert pages[0].errors == []
+
+
 def test_the_key_reads_without_script(browser: Any, pages: list[Page]) -> None:
     with Server(make_app(FakeProvider(demo_team()))) as server:
         page = _open(pages, browser, SIDEBAR, java_script_enabled=False).page
@@ -184,6 +240,136 @@ def test_each_lane_says_what_its_member_is_doing_now_and_an_append_changes_it(
     assert pages[0].errors == []
 
 
+#: The words of a lane's name cell a reader sees: text nodes that take room on screen
+#: (a node styled away, e.g. to font-size 0, is in the DOM but not read at a glance).
+_SEEN_WORDS = """(cell) => {
+  const seen = [];
+  const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const box = range.getBoundingClientRect();
+    const style = getComputedStyle(node.parentElement);
+    if (box.width > 0.5 && parseFloat(style.fontSize) > 0 && node.textContent.trim()) {
+      seen.push(node.textContent.trim());
+    }
+  }
+  return seen.join(' ');
+}"""
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), LOOKS)
+def test_a_live_name_cell_says_what_its_member_does_once_and_keeps_its_label(
+    browser: Any, pages: list[Page], viewport: dict[str, int], scheme: str, clock: dict[str, int]
+) -> None:
+    team = TeamBuilder(names=("lead", "ui", "docs"))
+    now = team.now
+    clock["ms"] = now
+    team.lanes["lead"]["status"] = "running"
+    team.lanes["ui"]["status"] = "active"
+    team.lanes["ui"]["label"] = "Builds the panel"
+    team.turn("lead", now - 3 * MINUTE, None)
+    team.turn("ui", now - 20 * MINUTE, now - 12 * MINUTE)
+    team.turn("docs", now - 30 * MINUTE, now - 24 * MINUTE)
+    with Server(make_app(FakeProvider(team))) as server:
+        page = _open(pages, browser, viewport, color_scheme=scheme).page
+        page.goto(server.url())
+        seen = {
+            lane: page.locator(f".lane[data-lane={lane}] > .name").evaluate(_SEEN_WORDS)
+            for lane in ("lead", "ui", "docs")
+        }
+        # each says its now once: no roster word ("idle", "running", "active") above it
+        assert seen["docs"] == "docs idle · 24 min", seen
+        assert seen["lead"].startswith("lead") and seen["lead"].endswith("turn · 3 min"), seen
+        assert "running" not in seen["lead"], seen
+        # the label (what the member is for) stays, whole in the tooltip, cut to one line
+        assert seen["ui"] == "ui Builds the panel idle · 12 min", seen
+        height = page.locator(".lane[data-lane=ui] > .name").evaluate(
+            "(cell) => cell.querySelector('.lane-label').getBoundingClientRect().height"
+        )
+        assert 8 < height < 18
+        assert page.locator(".lane[data-lane=ui] .state").get_attribute("title") == (
+            "Builds the panel"
+        )
+        # no empty line held for a lane with no roster word: chip, now, nothing between
+        # (read in one go: a poll may swap the now-state in between two reads)
+        gap = page.locator(".lane[data-lane=lead] > .name").evaluate(
+            "(cell) => cell.querySelector('.now-state').getBoundingClientRect().top"
+            " - cell.querySelector('.chip').getBoundingClientRect().bottom"
+        )
+        assert gap <= 3
+        # replayed while live, the cell says what the member was doing then: all of it
+        page.locator("#cursor").focus()
+        page.keyboard.press("ArrowLeft")
+        page.locator("#moment-data").wait_for(state="attached")
+        page.wait_for_function("() => !document.querySelector('.lane .now-state:not(:empty)')")
+        then = page.locator(".lane[data-lane=docs] > .name").evaluate(_SEEN_WORDS)
+        assert then.startswith("docs idle "), then
+    assert pages[0].errors == []
+
+
+def test_a_frozen_name_cell_keeps_its_roster_word(browser: Any, pages: list[Page]) -> None:
+    """With no now-state (frozen), the roster's word is all the cell has: it stays."""
+    team = TeamBuilder(names=("lead", "ui"), live=False)
+    team.turn("ui", team.now - 20 * MINUTE, team.now - 12 * MINUTE)
+    with Server(make_app(FakeProvider(team))) as server:
+        page = _open(pages, browser, SIDEBAR).page
+        page.goto(server.url())
+        assert page.locator(".lane[data-lane=ui] > .name").evaluate(_SEEN_WORDS) == "ui idle"
+
+
+#: The contrast of an element's text against what is behind it (WCAG's ratio: its colour
+#: and opacity over the first opaque background up its ancestors, the page's if none).
+_CONTRAST = """(el) => {
+  const rgba = (c) => {  // rgb(…) in 0-255, or color(srgb …) in 0-1 (what color-mix gives)
+    const p = c.match(/[\\d.]+/g).map(Number);
+    const k = c.startsWith('color(') ? 255 : 1;
+    return [p[0] * k, p[1] * k, p[2] * k, p.length > 3 ? p[3] : 1];
+  };
+  const lin = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  const lum = (c) => 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
+  const over = (top, under) => [0, 1, 2].map((k) => top[k] * top[3] + under[k] * (1 - top[3]));
+  const layers = [];
+  for (let e = el; e; e = e.parentElement) {
+    const c = rgba(getComputedStyle(e).backgroundColor);
+    if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+  }
+  const dark = matchMedia('(prefers-color-scheme: dark)').matches;
+  let back = dark ? [0, 0, 0] : [255, 255, 255];
+  for (const c of layers.reverse()) back = over(c, back);
+  let alpha = 1;
+  for (let e = el; e; e = e.parentElement) alpha *= Number(getComputedStyle(e).opacity);
+  const fg = rgba(getComputedStyle(el).color);
+  const ink = over([fg[0], fg[1], fg[2], fg[3] * alpha], back);
+  const [a, b] = [lum(ink) + 0.05, lum(back) + 0.05];
+  return Math.max(a, b) / Math.min(a, b);
+}"""
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), LOOKS)
+def test_green_and_amber_words_and_glyphs_read_on_either_background(
+    browser: Any, pages: list[Page], viewport: dict[str, int], scheme: str, clock: dict[str, int]
+) -> None:
+    """The live pill, a failed member's now-state and the task rows' completed and
+    reopened glyphs: text at 4.5:1 at least, a glyph at 3:1 (WCAG's non-text)."""
+    team = demo_team()
+    clock["ms"] = team.now
+    team.lanes["docs"]["phase"] = "failed"
+    with Server(make_app(FakeProvider(team))) as server:
+        page = _open(pages, browser, viewport, color_scheme=scheme).page
+        page.goto(server.url())
+        page.locator("#key > summary").click()
+        for selector, least in ((".pill.live", 4.5), (".now-state.now-failed", 4.5),
+                                (".move.a-completed", 3.0), (".move.a-reopened", 3.0),
+                                ("#key .k-move.a-completed", 3.0),
+                                ("#key .k-move.a-reopened", 3.0)):  # fmt: skip
+            found = page.locator(selector)
+            assert found.count() > 0, selector
+            ratio = found.first.evaluate(_CONTRAST)
+            assert ratio >= least, (selector, round(ratio, 2))
+    assert pages[0].errors == []
+
+
 # -- left from before --------------------------------------------------------------
 
 
@@ -218,6 +404,177 @@ def test_the_replay_cursor_is_there_in_the_list_view(browser: Any, pages: list[P
         page.wait_for_function("() => !!document.querySelector('#list .item[aria-current=time]')")
         page.keyboard.press("Escape")
         page.wait_for_function("() => !document.getElementById('moment-data')")
+    assert pages[0].errors == []
+
+
+#: Where each " · " separator of the replayed moment's line sits, against the line's
+#: left edge: a separator that opens a line reads as a stray mark.
+_SEPARATORS = """() => {
+  const line = document.querySelector('#moment .moment-line');
+  const left = line.getBoundingClientRect().left;
+  const found = [];
+  const walk = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    for (let i = node.textContent.indexOf('·'); i >= 0; i = node.textContent.indexOf('·', i + 1)) {
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      found.push(range.getBoundingClientRect().left - left);
+    }
+  }
+  return found;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_replayed_moment_reads_as_one_sentence_in_the_sidebar(
+    browser: Any, pages: list[Page], scheme: str
+) -> None:
+    """The "invoices" fixture team (real logs, token use) replayed: its moment line wraps
+    at 400 px, and no line of it starts with a separator."""
+    from dsh_task_gantt.embedded import EmbeddedHost
+    from dsh_task_gantt.fixturegen import TeamSpec
+
+    sessions = fixture_team.FIXTURES / "sessions"
+    team = TeamSpec.load(fixture_team.FIXTURES / "specs" / "invoices.json", root=str(sessions))
+    claims = sorted(
+        r.time for t in team.tasks for r in t.revisions if r.expected_action == "claimed"
+    )
+    with Server(EmbeddedHost(sessions)) as server:
+        page = _open(pages, browser, SIDEBAR, color_scheme=scheme).page
+        page.goto(server.url(f"session={team.lead_id}&at={claims[1] + 1_000}"))
+        page.locator("#moment-data").wait_for(state="attached")
+        line = page.locator("#moment .moment-line")
+        assert "by then" in line.inner_text()  # the token figure is on it
+        box = line.bounding_box()
+        assert box and box["height"] > 30  # it wraps at this width
+        separators = page.evaluate(_SEPARATORS)
+        assert len(separators) >= 2
+        assert all(x > 8 for x in separators), separators
+        exit_box = page.locator("#moment [data-cursor-clear]").bounding_box()
+        assert exit_box and exit_box["x"] + exit_box["width"] <= SIDEBAR["width"]
+    assert pages[0].errors == []
+
+
+#: The contrast between the darkest and the lightest pixel of a PNG (the ink of a line
+#: of text and what is behind it, as painted), read back through a canvas.
+_PIXEL_CONTRAST = """async (png) => {
+  const img = new Image();
+  img.src = 'data:image/png;base64,' + png;
+  await img.decode();
+  const canvas = document.createElement('canvas');
+  [canvas.width, canvas.height] = [img.width, img.height];
+  const ctx = canvas.getContext('2d');
+  ctx.drawImage(img, 0, 0);
+  const px = ctx.getImageData(0, 0, img.width, img.height).data;
+  const lin = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  let [lo, hi] = [1, 0];
+  for (let i = 0; i < px.length; i += 4) {
+    const y = 0.2126 * lin(px[i]) + 0.7152 * lin(px[i + 1]) + 0.0722 * lin(px[i + 2]);
+    [lo, hi] = [Math.min(lo, y), Math.max(hi, y)];
+  }
+  return (hi + 0.05) / (lo + 0.05);
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_replayed_task_rows_words_are_painted_above_the_veiled_future(
+    browser: Any, pages: list[Page], scheme: str
+) -> None:
+    """Replayed, each task row says at its right end what the task was then; that end
+    lies in the dimmed future, and the words must still read there (as painted)."""
+    import base64
+
+    from dsh_task_gantt.embedded import EmbeddedHost
+    from dsh_task_gantt.fixturegen import TeamSpec
+
+    sessions = fixture_team.FIXTURES / "sessions"
+    team = TeamSpec.load(fixture_team.FIXTURES / "specs" / "invoices.json", root=str(sessions))
+    claims = sorted(
+        r.time for t in team.tasks for r in t.revisions if r.expected_action == "claimed"
+    )
+    with Server(EmbeddedHost(sessions)) as server:
+        page = _open(pages, browser, WIDE, color_scheme=scheme).page
+        page.goto(server.url(f"session={team.lead_id}&at={claims[1] + 1_000}"))
+        page.locator("#moment-data").wait_for(state="attached")
+        # (a task not created yet is faded on purpose: its words are not checked)
+        words = page.locator(".row.task.at:not(.status-not-yet) .at-task")
+        assert words.count() >= 4
+        for n in range(words.count()):
+            said = words.nth(n)
+            box = said.bounding_box()
+            assert box and box["width"] > 40
+            png = base64.b64encode(said.screenshot()).decode()
+            ratio = page.evaluate(_PIXEL_CONTRAST, png)
+            assert ratio >= 4.5, (said.inner_text(), round(ratio, 2))
+    assert pages[0].errors == []
+
+
+#: How many pixels of a PNG are near a colour (the now-line's red drawn at full strength).
+_PIXELS_NEAR = """async ([png, css]) => {
+  const probe = document.createElement('i');
+  probe.style.color = css;
+  document.body.append(probe);
+  const want = getComputedStyle(probe).color.match(/[\\d.]+/g).map(Number);
+  probe.remove();
+  const img = new Image();
+  img.src = 'data:image/png;base64,' + png;
+  await img.decode();
+  const canvas = document.createElement('canvas');
+  [canvas.width, canvas.height] = [img.width, img.height];
+  const ctx = canvas.getContext('2d');
+  ctx.drawImage(img, 0, 0);
+  const px = ctx.getImageData(0, 0, img.width, img.height).data;
+  let near = 0;
+  for (let i = 0; i < px.length; i += 4) {
+    const d = Math.hypot(px[i] - want[0], px[i + 1] - want[1], px[i + 2] - want[2]);
+    if (d < 40) near += 1;
+  }
+  return near;
+}"""
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), LOOKS)
+def test_the_now_line_does_not_cut_through_the_task_rows_words_or_where_the_time_went(
+    browser: Any, pages: list[Page], viewport: dict[str, int], scheme: str
+) -> None:
+    """The live demo team (real logs, appended to as it runs): the now-line runs down the
+    whole chart; the words at a task row's end and "Where the time went" under the tasks
+    are drawn over it, not under."""
+    import base64
+
+    from dsh_task_gantt.demo import DemoTeams
+    from dsh_task_gantt.embedded import EmbeddedHost
+
+    with DemoTeams.start(interval=1.0) as teams, Server(EmbeddedHost(teams.root)) as server:
+        page = _open(pages, browser, viewport, color_scheme=scheme).page
+        page.goto(server.url(f"session={teams.live_spec.lead_id}"))
+        page.locator("#where-time > summary").click()
+        now = page.locator("#board .now")
+        line = now.bounding_box()
+        assert line and line["height"] > 100
+        red = now.evaluate("(el) => getComputedStyle(el).borderLeftColor")
+
+        def red_pixels(target: Any) -> int:
+            png = base64.b64encode(target.screenshot()).decode()
+            return int(page.evaluate(_PIXELS_NEAR, [png, red]))
+
+        crossed = 0
+        for said in page.locator(".row.task .task-state:visible").all():
+            box = said.bounding_box()
+            assert box
+            if box["x"] < line["x"] + 1 < box["x"] + box["width"]:
+                crossed += 1
+                # a rounded corner's pixel may be red; a line through the words is a column
+                assert red_pixels(said) <= 4, said.inner_text()
+        assert crossed >= 1  # the live rows' words end where the now-line is
+        where = page.locator("#where-time")
+        box = where.bounding_box()
+        assert box and box["x"] < line["x"] < box["x"] + box["width"]
+        assert box["y"] + box["height"] <= line["y"] + line["height"]  # the line reaches it
+        assert red_pixels(where) <= 4
+        # the check can fail: the now-line itself, shot the same way, is red
+        assert red_pixels(now) > 0
     assert pages[0].errors == []
 
 
