@@ -580,6 +580,55 @@ def test_live_lanes_say_what_each_member_is_doing_now_and_polls_keep_it_fresh(
     )
 
 
+def _usage(seq: int, at: int, turn: str, step: int, read: int, out: int) -> dict[str, Any]:
+    """A model call's usage chunk, as DSH writes one per step."""
+    from tests.kit.fakehost import ev
+
+    usage = {"inputTokens": 40, "outputTokens": out, "cacheReadTokens": read}
+    data = {"turn": turn, "step": step, "chunk": {"type": "usage", "usage": usage}}
+    return ev("assistant/chunk", seq, at, data)
+
+
+def test_a_poll_after_a_model_call_sends_the_lanes_new_token_figure_not_its_name_cell() -> None:
+    """The lane's figure is a piece of its own: a model call appended re-sends the figure
+    (its new value), not the whole name cell around it; a lane with no usage says
+    nothing, and shows its figure once its first call is counted."""
+    from dsh_task_gantt.service import TimelineService
+    from tests.kit.fakehost import FakeContext, FakePersistence, ev, header
+
+    now = T0 + 10 * 60_000
+    persistence = FakePersistence()
+    persistence.put("lead", header("lead"), [ev("turn/start", 0, T0, {"turn": "t0"})])
+    m1 = [ev("turn/start", 0, T0 + 60_000, {"turn": "a"})]
+    m1.append(_usage(1, T0 + 61_000, "a", 0, 1_200_000, 84_000))
+    persistence.put("m1", header("m1", parent="lead"), m1)
+    service = TimelineService(FakeContext(sessionPersistence=persistence).get, clock=lambda: now)
+    client = TestClient(make_app(service))
+    board = client.get(f"{PREFIX}/panel", params={"session": "lead"}).text
+
+    def figures(html: str) -> dict[str, str]:
+        found = re.findall(
+            r'<div (?:hx-swap-oob="true" )?class="tokens" id="(lane-\d+)-tokens"[^>]*>(.*?)</div>',
+            html,
+        )
+        return {lane: unescape(text) for lane, text in found}
+
+    assert figures(board) == {"lane-0": "", "lane-1": "1.2M in · 84k out · 99 % cached"}
+    persistence.append("m1", [_usage(2, T0 + 62_000, "a", 1, 1_300_000, 16_000)])
+    params = {"session": "lead", "v": _version(board), "b": _token(board)}
+    delta = client.get(f"{PREFIX}/panel/board", params=params)
+    assert delta.headers.get("X-Board-Delta") == "1"
+    assert figures(delta.text) == {"lane-1": "2.5M in · 100k out · 99 % cached"}
+    assert 'id="lane-1-name"' not in delta.text and 'class="name"' not in delta.text
+    # the lead's first model call: its figure appears, still without its name cell
+    persistence.append("lead", [_usage(1, T0 + 63_000, "t0", 0, 0, 500)])
+    params = {"session": "lead", "v": _version(delta.text), "b": _token(delta.text)}
+    first = client.get(f"{PREFIX}/panel/board", params=params)
+    assert first.headers.get("X-Board-Delta") == "1"
+    assert figures(first.text) == {"lane-0": "40 in · 500 out · 0 % cached"}
+    assert 'class="name"' not in first.text
+
+
 def test_the_panels_markup_caches_keep_their_limits_while_a_lane_grows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -181,15 +181,18 @@ class Panel:
         name = Piece.of(
             f"{row.dom_id}-name", self._env.get_template("lane_name.html").render(context)
         )
+        tokens = _tokens_piece(row.dom_id, row.tokens_text)
         chunk_template = self._env.get_template("chunk.html")
         chunks = tuple(
             Piece.of(chunk.dom_id, chunk_template.render(context, chunk=chunk))
             for chunk in row.chunks
         )
         whole = self._env.get_template("lane.html").render(
-            context, name_html=name.html, chunks_html=[c.html for c in chunks]
+            context, name_html=_filled(name, tokens), chunks_html=[c.html for c in chunks]
         )
-        return LaneShape(row.dom_id, row.lane_id, row.rows, name, chunks, Markup(whole))
+        return LaneShape(
+            row.dom_id, row.lane_id, row.rows, name, chunks, Markup(whole), tokens=tokens
+        )
 
     def _board_pieces(
         self,
@@ -252,10 +255,12 @@ class Panel:
             context = {"lane": row, "prefix": self._prefix, "session_id": session_id}
             html = self._env.get_template("lane_name.html").render(context, lane_at=lane_at)
             name = self._names_at.put(key, Piece.of(lane.name.id, html))
+        tokens = _tokens_piece(row.dom_id, lane_at.tokens_text, _TOKENS_THEN)
         # The row as drawn, with the name cell (its first piece) swapped: rendering
         # lane.html again would cost a template pass per lane per answer.
-        whole = Markup(lane.whole.replace(lane.name.html, name.html, 1))
-        return replace(lane, name=name, whole=whole)
+        drawn = _filled(lane.name, lane.tokens)
+        whole = Markup(lane.whole.replace(drawn, _filled(name, tokens), 1))
+        return replace(lane, name=name, whole=whole, tokens=tokens)
 
     def _render(
         self, name: str, status: int = 200, *, stop_polling: bool = False, **context: Any
@@ -588,6 +593,34 @@ def _lane_versions(result: TimelineResult, plan: BoardPlan) -> tuple[int, ...] |
     ):
         return None
     return tuple(part.generation for part in parts)
+
+
+#: The tooltip of a replayed lane's figure (no exact counts on any lane figure: they
+#: change with every model call; the status line has them).
+_TOKENS_THEN = "tokens of its turns ended by then"
+
+
+def _tokens_piece(dom_id: str, text: str | None, title: str = "") -> Piece:
+    """A lane's token figure, the piece in its name cell's placeholder (lane_name.html);
+    empty when its log has no usage (it says nothing rather than "0")."""
+    piece_id = f"{dom_id}-tokens"
+    if not text:
+        return Piece.of(piece_id, f'<div class="tokens" id="{piece_id}"></div>')
+    if title:
+        html = Markup('<div class="tokens" id="{}" title="{}">{}</div>').format(
+            piece_id, title, text
+        )
+    else:
+        html = Markup('<div class="tokens" id="{}">{}</div>').format(piece_id, text)
+    return Piece.of(piece_id, str(html))
+
+
+def _filled(name: Piece, tokens: Piece | None) -> Markup:
+    """The name cell as drawn in its row: its placeholder holding the token figure."""
+    if tokens is None:
+        return name.html
+    empty = f'<div class="tokens" id="{tokens.id}"></div>'
+    return Markup(str(name.html).replace(empty, str(tokens.html), 1))
 
 
 def _with_now(lane: LaneShape, now: LaneNow | None) -> LaneShape:

@@ -60,6 +60,9 @@ class LaneShape:
     #: What the member is doing now (live; empty otherwise), inside the name cell but
     #: kept apart: it changes with the clock, the name cell with the lane.
     now: Piece | None = None
+    #: The lane's token figure, also inside the name cell but apart: it changes with
+    #: every model call, and an append then re-sends only the figure.
+    tokens: Piece | None = None
 
     @property
     def track_id(self) -> str:
@@ -106,8 +109,9 @@ class Shown:
         digests.update((task.id, task.digest) for task in pieces.tasks)
         for lane in pieces.lanes:
             digests[lane.name.id] = lane.name.digest
-            if lane.now is not None:
-                digests[lane.now.id] = lane.now.digest
+            for inner in (lane.now, lane.tokens):
+                if inner is not None:
+                    digests[inner.id] = inner.digest
             digests.update((c.id, c.digest) for c in lane.chunks)
         return cls(
             skeleton=(pieces.empty, bool(pieces.tasks)),
@@ -163,9 +167,11 @@ def board_delta(old: Shown, pieces: BoardPieces, new: Shown | None = None) -> De
         drawn = {c.id for c in kept}
         replaced.extend(_deleted(chunk_id) for chunk_id in old_ids if chunk_id not in drawn)
         replaced.extend(p.out_of_band() for p in (lane.name, *kept) if changed(p))
-        # A name cell swapped anew holds an empty now-state: send the state again too.
-        if lane.now is not None and (changed(lane.now) or changed(lane.name)):
-            replaced.append(lane.now.out_of_band())
+        # A name cell swapped anew holds an empty now-state and token figure: send them
+        # again too.
+        for inner in (lane.now, lane.tokens):
+            if inner is not None and (changed(inner) or changed(lane.name)):
+                replaced.append(inner.out_of_band())
         appended.extend((f"beforeend:#{lane.track_id}", c.html) for c in added)
     # A lane more (the "unassigned" lane comes and goes with ownerless tasks) goes before
     # the tasks; a lane fewer is deleted.
