@@ -1,8 +1,19 @@
-"""The boards the server remembers by token: bounded however many answers it gives."""
+"""The boards the server remembers by token: bounded however many answers it gives; and
+what a delta from one board to the next sends for a lane's name cell and its figure."""
 
 from __future__ import annotations
 
-from dsh_task_gantt.board.pieces import Shown, ShownBoards
+from markupsafe import Markup
+
+from dsh_task_gantt.board.pieces import (
+    BoardPieces,
+    Delta,
+    LaneShape,
+    Piece,
+    Shown,
+    ShownBoards,
+    board_delta,
+)
 
 
 def _shown(n: int) -> Shown:
@@ -20,3 +31,26 @@ def test_the_shown_boards_keep_their_size_the_last_used_kept() -> None:
         assert len(boards._boards) <= 8
     assert boards.get(token) == _shown(99)
     assert boards.get(boards.remember(_shown(1)) + "x") is None
+
+
+def _board(state: str, figure: str) -> BoardPieces:
+    name = Piece.of("lane-0-name", f'<div class="name" id="lane-0-name">{state}</div>')
+    tokens = Piece.of("lane-0-tokens", f'<div class="tokens" id="lane-0-tokens">{figure}</div>')
+    chunk = Piece.of("lane-0-k0", '<div class="chunk" id="lane-0-k0"></div>')
+    lane = LaneShape("lane-0", "lead", 1, name, (chunk,), Markup(""), tokens=tokens)
+    piece = Piece.of("x", '<div id="x"></div>')
+    return BoardPieces(piece, piece, (lane,), (), piece, piece, piece, empty=False)
+
+
+def test_a_changed_token_figure_is_sent_alone_and_again_with_its_name_cell() -> None:
+    held = Shown.of(_board("idle", "1.2M in"))
+    delta = board_delta(held, _board("idle", "1.3M in"))
+    assert delta is not None
+    sent = "".join(delta.replaced)
+    assert 'id="lane-0-tokens">1.3M in<' in sent and "lane-0-name" not in sent
+    # A name cell swapped anew holds an empty placeholder: the figure goes with it.
+    delta = board_delta(held, _board("in a turn", "1.2M in"))
+    assert delta is not None
+    sent = "".join(delta.replaced)
+    assert 'id="lane-0-name">in a turn<' in sent and 'id="lane-0-tokens">1.2M in<' in sent
+    assert board_delta(held, _board("idle", "1.2M in")) == Delta((), ())  # nothing changed
