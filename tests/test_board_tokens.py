@@ -30,12 +30,13 @@ def test_compact_never_rounds_up_past_what_was_spent(n: int, shown: str) -> None
 def test_in_is_uncached_input_plus_cache_reads_and_writes() -> None:
     spent = tokens(input=100_000, cacheRead=1_116_000, cacheWrite=84_000, output=84_000)
     # 1.3M billed input, 1,116k of it read from cache: 85 %.
-    assert tokens_text(spent) == "1.3M in · 84k out · 85 % cached"
+    assert tokens_text(spent) == "1.3M\u00a0in · 84k\u00a0out · 85\u00a0%\u00a0cached"
 
 
 def test_reasoning_is_not_added_to_output_again() -> None:
     assert (
-        tokens_text(tokens(input=10, output=500, reasoning=400)) == "10 in · 500 out · 0 % cached"
+        tokens_text(tokens(input=10, output=500, reasoning=400))
+        == "10\u00a0in · 500\u00a0out · 0\u00a0%\u00a0cached"
     )
 
 
@@ -45,7 +46,7 @@ def test_nothing_spent_says_nothing(nothing: Any) -> None:
 
 
 def test_no_input_at_all_has_no_cached_share() -> None:
-    assert tokens_text(tokens(output=12)) == "0 in · 12 out"
+    assert tokens_text(tokens(output=12)) == "0\u00a0in · 12\u00a0out"
 
 
 def test_the_tooltip_has_every_count_in_full() -> None:

@@ -70,7 +70,10 @@ def counted_by_hand(path: Path) -> dict[str, int]:
 
 def words(total: dict[str, int]) -> str:
     cached = total["cacheRead"] * 100 // total["in"]
-    return f"{compact(total['in'])} in · {compact(total['out'])} out · {cached} % cached"
+    nb = "\u00a0"  # each part's words kept together
+    return (
+        f"{compact(total['in'])}{nb}in · {compact(total['out'])}{nb}out · {cached}{nb}%{nb}cached"
+    )
 
 
 def team_total(spec: Any) -> dict[str, int]:
@@ -125,9 +128,9 @@ def test_a_turns_tooltip_names_its_tokens(
     page.goto(_panel(alpha_server, alpha))
     page.wait_for_selector("#status .tokens")
     titles = page.locator("span.turn[title]").evaluate_all("es => es.map(e => e.title)")
-    spent = [t for t in titles if " in · " in t]
+    spent = [t for t in titles if "\u00a0in · " in t]
     assert spent, titles[:5]
-    assert all(t.startswith("turn ") and t.endswith("% cached") for t in spent)
+    assert all(t.startswith("turn ") and t.endswith("%\u00a0cached") for t in spent)
 
 
 def test_the_start_page_card_shows_the_team_total(

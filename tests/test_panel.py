@@ -613,19 +613,22 @@ def test_a_poll_after_a_model_call_sends_the_lanes_new_token_figure_not_its_name
         )
         return {lane: unescape(text) for lane, text in found}
 
-    assert figures(board) == {"lane-0": "", "lane-1": "1.2M in · 84k out · 99 % cached"}
+    assert figures(board) == {
+        "lane-0": "",
+        "lane-1": "1.2M\u00a0in · 84k\u00a0out · 99\u00a0%\u00a0cached",
+    }
     persistence.append("m1", [_usage(2, T0 + 62_000, "a", 1, 1_300_000, 16_000)])
     params = {"session": "lead", "v": _version(board), "b": _token(board)}
     delta = client.get(f"{PREFIX}/panel/board", params=params)
     assert delta.headers.get("X-Board-Delta") == "1"
-    assert figures(delta.text) == {"lane-1": "2.5M in · 100k out · 99 % cached"}
+    assert figures(delta.text) == {"lane-1": "2.5M\u00a0in · 100k\u00a0out · 99\u00a0%\u00a0cached"}
     assert 'id="lane-1-name"' not in delta.text and 'class="name"' not in delta.text
     # the lead's first model call: its figure appears, still without its name cell
     persistence.append("lead", [_usage(1, T0 + 63_000, "t0", 0, 0, 500)])
     params = {"session": "lead", "v": _version(delta.text), "b": _token(delta.text)}
     first = client.get(f"{PREFIX}/panel/board", params=params)
     assert first.headers.get("X-Board-Delta") == "1"
-    assert figures(first.text) == {"lane-0": "40 in · 500 out · 0 % cached"}
+    assert figures(first.text) == {"lane-0": "40\u00a0in · 500\u00a0out · 0\u00a0%\u00a0cached"}
     assert 'class="name"' not in first.text
 
 

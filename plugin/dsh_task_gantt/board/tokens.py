@@ -48,16 +48,21 @@ def billed_input(tokens: Mapping[str, Any]) -> int:
     )
 
 
+_NBSP = "\u00a0"
+
+
 def tokens_text(tokens: Any) -> str | None:
     """The compact form, or ``None`` when there is nothing to say."""
     if not isinstance(tokens, Mapping) or _count(tokens.get("steps")) == 0:
         return None
     spent_in = billed_input(tokens)
-    text = f"{compact(spent_in)} in · {compact(_count(tokens.get('output')))} out"
+    # Each part keeps its words together (no-break spaces): a narrow name cell wraps the
+    # figure only between its parts, never as "1.8k / out".
+    parts = [f"{compact(spent_in)}{_NBSP}in", f"{compact(_count(tokens.get('output')))}{_NBSP}out"]
     if spent_in:
         cached = _count(tokens.get("cacheRead")) * 100 // spent_in
-        text += f" · {cached} % cached"
-    return text
+        parts.append(f"{cached}{_NBSP}%{_NBSP}cached")
+    return " · ".join(parts)
 
 
 def tokens_title(tokens: Any) -> str | None:
