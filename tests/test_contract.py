@@ -29,7 +29,7 @@ LANE_KEYS = {
 SPAN_KEYS = {"kind", "id", "time", "end", "from", "to", "direction", "preview", "sessionId"}
 #: Added beyond the documented contract (adding fields is allowed): a message's delivery time.
 MESSAGE_SPAN_EXTRAS = {"deliveredAt"}
-#: A turn's own token use (issue 22).
+#: A turn's own token use (docs/interfaces.md, Tokens).
 TURN_SPAN_EXTRAS = {"tokens"}
 TOKENS_KEYS = {
     "input", "cacheRead", "cacheWrite", "output", "reasoning", "steps", "stepsWithoutUsage",

@@ -1,5 +1,5 @@
 """Ground truth: DSH's own team projection (its npm package, run by Node) against our
-timeline, on every bundled fixture team and the generator's teams (HOST.md §7).
+timeline, on every bundled fixture team and the generator's teams (docs/host-contract.md §7).
 
 DSH accepts every team the generator means to be well-formed, and the timeline agrees
 with its state: each member a lane with its name; each task's status, revision, owner
@@ -108,7 +108,7 @@ def _agrees(state: dict[str, Any], timeline: dict[str, Any]) -> None:
         for end in (message["senderId"], message["targetId"]):
             lane = by_session.get(end)
             if lane is None:
-                continue  # an end off the roster gets no lane (HOST.md §4)
+                continue  # an end off the roster gets no lane (docs/host-contract.md §7)
             marks = [
                 s for s in lane["spans"] if s["kind"] == "message" and s["id"] == message["id"]
             ]

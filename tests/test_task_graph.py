@@ -166,7 +166,7 @@ def _state_at(view: TaskView, t: int) -> HistoryEntry | None:
 
 
 def _direct_kind(views: dict[str, TaskView], view: TaskView, t: int) -> str:
-    """HOST.md §7 read directly: ready = pending and every blocker completed."""
+    """docs/host-contract.md §7 read directly: ready = pending and every blocker completed."""
     state = _state_at(view, t)
     assert state is not None
     if state.status in ("completed", "deleted"):

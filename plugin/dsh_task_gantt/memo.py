@@ -8,7 +8,7 @@ build with a warm one, or a process that wants its memory back).
 Every memo is bounded by its entries and, when its values grow with a team's history
 (a lane's pairing holds every turn), by their total weight too: after an append the
 old version of a lane is never asked for again, and a day of appends must not leave
-hundreds of full-history versions behind (issue 24's soak). The newest entry is always
+hundreds of full-history versions behind (benchmarks/bench_soak.py). The newest entry is always
 kept, however heavy, so the current version of a big lane is still memoised.
 """
 

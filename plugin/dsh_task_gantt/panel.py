@@ -77,7 +77,7 @@ PANEL_CSP = (
 )
 #: Rendered lanes kept for reuse (a few teams' worth of lanes, each at a few zooms),
 #: and their markup in all: a lane's markup grows with its history, and after an
-#: append its old version is never asked for again (issue 24's soak).
+#: append its old version is never asked for again (benchmarks/bench_soak.py).
 LANE_CACHE_SIZE = 256
 LANE_CACHE_CHARS = 12 << 20
 #: Versions of one lane kept (a few views, e.g. 400 px, 1280 px, a replay, the list,

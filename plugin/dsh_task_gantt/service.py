@@ -47,7 +47,7 @@ from .wire import Encoder
 MAX_PARENT_DEPTH = 32
 #: Built teams kept (least recently asked forgotten first), with the lanes they hold:
 #: a user clicking through the start page opens one team after another, and memory
-#: must be bounded by this, not by the teams ever opened (issue 24). A few panels open
+#: must be bounded by this, not by the teams ever opened (README: Hours). A few panels open
 #: side by side stay warm; a team asked for again after eviction reads its logs again
 #: (from the lane cache, when there is one).
 TEAMS_KEPT = 4

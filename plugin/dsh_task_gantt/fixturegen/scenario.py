@@ -327,7 +327,7 @@ def _full(sim: Sim, *, live: bool, extra: int) -> None:
 
 
 def _odd_graph(sim: Sim, lead_id: str, deleted: str) -> None:
-    """The task graph's odd cases, each one DSH refuses (HOST.md §7): a blocker not on
+    """The task graph's odd cases, each one DSH refuses (docs/host-contract.md §7): a blocker not on
     the board, a cycle written anyway, a dependency on a deleted task, a skipped
     revision."""
 

@@ -192,7 +192,7 @@ class Sim:
         raise KeyError(task_id)
 
     def ready(self, task: TaskState) -> bool:
-        """DSH's *ready* (HOST.md §7): pending, every blocker completed. Only a ready
+        """DSH's *ready* (docs/host-contract.md §7): pending, every blocker completed. Only a ready
         task can be claimed or assigned."""
         done = {t.id for t in self.tasks if t.status == "completed"}
         return task.status == "pending" and all(b in done for b in task.blocked_by)

@@ -55,7 +55,7 @@ def tool_action_name(
 ) -> str:
     """The history action a tool call stands for, from what the generator *did* (the
     tool's action and who called it), not from the snapshots: the fold's independent
-    oracle (HOST.md §7; the action names of docs/interfaces.md)."""
+    oracle (docs/host-contract.md §7, Tasks; the action names of docs/interfaces.md)."""
     if tool == "release":
         # DSH lets the owner or the lead release; the lead taking another off unassigns.
         return "released" if owner_before in (None, actor) else "unassigned"

@@ -97,7 +97,7 @@ def derive_action(
 ) -> str:
     """The action a snapshot stands for (the host writes none), from the state before it,
     the session that made it (``maker``, the CAS rule; ``None`` when unknown) and the
-    lead's session. One snapshot carries one action (HOST.md §7), so the first change
+    lead's session. One snapshot carries one action (docs/host-contract.md §7), so the first change
     that tells wins: status, then owner, then blockers, then the text and scopes."""
     status = snap.status
     if previous is None:

@@ -1,4 +1,4 @@
-"""Where DSH's own team projection would refuse the team (HOST.md §7), in words.
+"""Where DSH's own team projection would refuse the team (docs/host-contract.md §7), in words.
 
 DSH stops projecting a team at the first event that breaks its rules; a viewer keeps
 drawing what was read (§4, §6) and says so in one note. What the folds keep lets us

@@ -3,7 +3,7 @@ the critical path, and what DSH's own projection would refuse.
 
 Everything is read from the tasks' dated history entries (each carries its snapshot's
 status, owner, blockers and scopes). A task's state at time ``t`` is its last entry at
-or before ``t`` (ties in revision order); HOST.md §7 rules the rest:
+or before ``t`` (ties in revision order); docs/host-contract.md §7 (Tasks) rules the rest:
 
 - *ready* = pending and every blocker completed (at ``t``); a blocker not on the board
   or deleted is never completed, so its dependents stay blocked (a note says why);
@@ -379,7 +379,7 @@ def graph_notes(graph: TaskGraph) -> list[str]:
 
 
 def task_refusals(replay: TaskReplay, graph: TaskGraph) -> list[str]:
-    """Why DSH's own projection would refuse this task board (HOST.md §7), in words."""
+    """Why DSH's projection would refuse this board (docs/host-contract.md §7), in words."""
     reasons: list[str] = []
     if replay.first_seen_late:
         reasons.append(f"{names(replay.first_seen_late)} first seen at a revision above 1")
