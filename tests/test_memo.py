@@ -13,7 +13,7 @@ import pytest
 from dsh_task_gantt import memo
 from dsh_task_gantt.fold import turns
 from dsh_task_gantt.memo import Memo, Same, clear_memos
-from dsh_task_gantt.timeline import messages, roster, spans
+from dsh_task_gantt.timeline import activity, messages, roster, spans
 
 
 def test_a_memo_keeps_at_most_its_entries_oldest_put_forgotten_first() -> None:
@@ -89,6 +89,7 @@ COUNTED: list[tuple[str, Memo[Any, Any]]] = [
     ("timeline.spans turn span", spans._TURN_SPAN),
     ("timeline.messages drawn message", messages._DRAWN_MESSAGES),
     ("timeline.roster tokens", roster._ROSTER_TOKENS),
+    ("timeline.activity span summaries", activity._SUMMARIES),
 ]
 
 
@@ -120,5 +121,25 @@ def test_each_counted_memo_keeps_its_entries_when_filled_past_them(
         for n in range(m._max_entries + 50):
             m.put(("key", n), n)
         assert len(m) == m._max_entries
+    finally:
+        clear_memos()
+
+
+def test_memos_keyed_by_a_lanes_fold_keep_two_versions_of_each_lane() -> None:
+    """Their keys hold the fold itself, and a lead's fold is its whole history: a day of
+    appends (one new fold each) leaves the last two versions of each lane, not one per
+    append."""
+    from dsh_task_gantt.fold.records import LaneFold
+    from dsh_task_gantt.timeline import tokens
+
+    clear_memos()
+    try:
+        for n in range(300):
+            for lane in (("lead", "s-lead"), ("t1", "s-1")):
+                fold = LaneFold(events_seen=n)
+                tokens.lane_tokens(fold, 0, lane)
+                turns.pair_turns(fold, 0, False, lane)
+        assert len(tokens._LANE_TOKENS) == 4
+        assert len(turns._PAIRINGS) == 4
     finally:
         clear_memos()

@@ -57,3 +57,15 @@ def test_live_it_stops_at_the_last_event_not_the_clock() -> None:
 def test_nothing_without_phases_and_durations_read_well() -> None:
     assert where_time({"tasks": [{"id": "t"}]}) is None and where_time({}) is None
     assert (duration_text(40_000), duration_text(125 * MIN)) == ("40 s", "2 h 05 min")
+
+
+def test_a_range_that_ends_before_a_turn_counts_only_up_to_its_end() -> None:
+    """The lane's one-pass summary is used only when nothing on the lane lies after the
+    range's end; otherwise each turn is cut at the end, as it always was."""
+    timeline = _timeline(T0 + 8 * MIN)  # inside the lead's turn, after ana's start
+    where = where_time(timeline)
+    assert where is not None
+    assert [(m.name, m.in_turns, m.idle) for m in where.members] == [
+        ("lead", "8 min", "0 s"),
+        ("ana", "3 min", "0 s"),
+    ]

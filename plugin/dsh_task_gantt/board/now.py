@@ -72,7 +72,8 @@ def duration_text(ms: int, *, precise: bool = False) -> str:
 
 def lane_now_at(lane: Mapping[str, Any], live: bool, now: int) -> LaneNow | None:
     """The lane in the present (``now``: the clock), or ``None`` (frozen, no member)."""
-    raw = lane.get("now", lane_now(lane, live)) if live else None
+    # The timeline's own ``now`` when it has one (computing a default costs a pass).
+    raw = (lane["now"] if "now" in lane else lane_now(lane, live)) if live else None
     found = as_map(raw)
     state = as_str(found.get("state"))
     if state not in NOW_STATES:

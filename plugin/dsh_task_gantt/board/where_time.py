@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..timeline.activity import span_summary
 from ..timetext import format_time
 from .geometry import as_int, as_map, as_seq, as_str
 from .model import MemberTime, TaskTime, WhereTime
@@ -35,9 +36,7 @@ def _latest(timeline: Mapping[str, Any]) -> int | None:
     times = [
         t
         for lane in as_seq(timeline.get("lanes"))
-        for span in as_seq(as_map(lane).get("spans"))
-        for t in (as_int(as_map(span).get("time")), as_int(as_map(span).get("end")))
-        if t is not None
+        if (t := span_summary(as_seq(as_map(lane).get("spans"))).latest) is not None
     ]
     times += [
         t
@@ -61,6 +60,15 @@ def _phase_sums(task: Mapping[str, Any], upto: int) -> dict[str, int]:
     return sums
 
 
+def _turns_upto(spans: Sequence[Any], upto: int) -> list[tuple[int, int]]:
+    return [
+        (start, min(end if end is not None else upto, upto))
+        for span in (as_map(s) for s in spans)
+        if as_str(span.get("kind")) == "turn" and (start := as_int(span.get("time"))) is not None
+        for end in (as_int(span.get("end")),)
+    ]
+
+
 def _members(timeline: Mapping[str, Any], upto: int) -> tuple[MemberTime, ...]:
     held: dict[str, set[str]] = {}
     for task in (as_map(t) for t in as_seq(timeline.get("tasks"))):
@@ -72,17 +80,17 @@ def _members(timeline: Mapping[str, Any], upto: int) -> tuple[MemberTime, ...]:
     for lane in (as_map(x) for x in as_seq(timeline.get("lanes"))):
         if as_str(lane.get("kind")) == "unassigned":
             continue
-        turns = [
-            (start, min(end if end is not None else upto, upto))
-            for span in (as_map(s) for s in as_seq(lane.get("spans")))
-            if as_str(span.get("kind")) == "turn"
-            and (start := as_int(span.get("time"))) is not None
-            for end in (as_int(span.get("end")),)
-        ]
-        if not turns:
+        spans = as_seq(lane.get("spans"))
+        summary = span_summary(spans)
+        if summary.first_turn is None:
             continue
-        busy = sum(max(b - a, 0) for a, b in turns)
-        first = min(a for a, _ in turns)
+        first = summary.first_turn
+        if summary.latest is not None and summary.latest <= upto:
+            # Nothing on the lane lies after ``upto``: the ended turns count whole and
+            # the open ones up to it (one pass per version of the lane, not per build).
+            busy = summary.ended_turns_ms + sum(max(upto - a, 0) for a in summary.open_turn_starts)
+        else:
+            busy = sum(max(b - a, 0) for a, b in _turns_upto(spans, upto))
         session = as_str(lane.get("sessionId"))
         out.append(
             MemberTime(

@@ -7,9 +7,11 @@ spans as the JSON has them, and nothing after the moment.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from ..memo import Memo, Same
 
 #: What a lane can be doing at a moment (``none``: nothing on it yet).
 IN_TURN, IDLE, NOTHING = "turn", "idle", "none"
@@ -28,6 +30,59 @@ class Activity:
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True, slots=True)
+class SpanSummary:
+    """What the present needs from a lane's spans, read in one pass: the panel asks it
+    of every lane on every build (its ``now``, "where the time went"), and an unchanged
+    lane holds the very same span list from one build to the next."""
+
+    #: The latest time or end of any span (``None``: no dated span).
+    latest: int | None
+    #: Where the lane is now (after everything it holds).
+    now: Activity
+    #: Turns: the earliest start, the time spent in the ended ones, the open ones' starts.
+    first_turn: int | None
+    ended_turns_ms: int
+    open_turn_starts: tuple[int, ...]
+
+
+#: By the very span list (kept alive by its key, so an id is never reused). A build
+#: asks once per lane; the entries beyond the lanes of the teams polled are dead
+#: versions of a changed lane, so the bound is small.
+_SUMMARIES: Memo[Same[Sequence[Any]], SpanSummary] = Memo(64)
+
+
+def span_summary(spans: Sequence[Any]) -> SpanSummary:
+    key = Same(spans)
+    hit = _SUMMARIES.get(key)
+    if hit is not None:
+        return hit
+    latest: int | None = None
+    first: int | None = None
+    ended = 0
+    open_starts: list[int] = []
+    for raw in spans:
+        if not isinstance(raw, Mapping):
+            continue
+        time = _int(raw.get("time"))
+        if time is None:
+            continue
+        end = _int(raw.get("end"))
+        last = time if end is None else max(time, end)
+        latest = last if latest is None else max(latest, last)
+        if raw.get("kind") != "turn":
+            continue
+        first = time if first is None else min(first, time)
+        if end is None:
+            open_starts.append(time)
+        else:
+            ended += max(end - time, 0)
+    summary = SpanSummary(
+        latest, activity_at(spans, None), first, ended, tuple(sorted(open_starts))
+    )
+    return _SUMMARIES.put(key, summary)
 
 
 def activity_at(spans: Iterable[Any], at: int | None) -> Activity:
@@ -68,7 +123,7 @@ def lane_now(lane: Mapping[str, Any], live: bool) -> dict[str, Any] | None:
     if isinstance(phase, str) and phase in _ROSTER_STATES:
         return {"state": phase, "since": None}
     spans = lane.get("spans")
-    found = activity_at(spans if isinstance(spans, list | tuple) else (), None)
+    found = span_summary(spans).now if isinstance(spans, list | tuple) else activity_at((), None)
     if found.doing == IN_TURN:
         return {"state": "in-turn", "since": found.since}
     return {"state": "idle", "since": found.since}

@@ -37,7 +37,8 @@ class Model:
         self.graph = placed.graph
         #: Each lane's token use, by lane id.
         self.tokens: dict[str, LaneTokens] = {
-            lane.id: lane_tokens(lane.fold, lane.cut) for lane in self.roster.lanes
+            lane.id: lane_tokens(lane.fold, lane.cut, (lane.id, lane.session_id))
+            for lane in self.roster.lanes
         }
 
     @property

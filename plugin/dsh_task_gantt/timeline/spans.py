@@ -79,7 +79,7 @@ def draw_turns(roster: Roster, counts: Counts) -> None:
             c.skipped_inherited[lane.id] = skipped
         pairing = pair_turns(lane.fold, lane.cut, lane.restores(), (lane.id, lane.session_id))
         session = lane.session_id or roster.lead_session
-        by_turn = lane_tokens(lane.fold, lane.cut).by_turn
+        by_turn = lane_tokens(lane.fold, lane.cut, (lane.id, lane.session_id)).by_turn
         spans, keys = turn_spans(pairing, lane.party(), session, by_turn)
         if lane.span_keys.isdisjoint(keys):
             lane.add_unique(spans, keys)

@@ -10,7 +10,7 @@ disjoint (``fold.usage``), so every total is a plain sum.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from itertools import groupby
 from operator import attrgetter
@@ -38,16 +38,20 @@ class LaneTokens:
     model: str | None
 
 
-_LANE_TOKENS: Memo[tuple[Same[LaneFold], int], LaneTokens] = Memo(256)
+#: By fold identity. Its key holds the fold, and a lead's fold is its whole history:
+#: after an append the old one is never asked for again, so each lane keeps its last
+#: two versions (bounded by lanes, not by appends).
+_LANE_TOKENS: Memo[tuple[Same[LaneFold], int], LaneTokens] = Memo(256, per_slot=2)
 
 
-def lane_tokens(fold: LaneFold, cut: int = 0) -> LaneTokens:
-    """The lane's token use from ``cut`` on (memoised: a fold never changes)."""
+def lane_tokens(fold: LaneFold, cut: int = 0, lane: Hashable | None = None) -> LaneTokens:
+    """The lane's token use from ``cut`` on (memoised: a fold never changes). ``lane``:
+    which lane the fold is (see ``_LANE_TOKENS``)."""
     key = (Same(fold), cut)
     hit = _LANE_TOKENS.get(key)
     if hit is not None:
         return hit
-    return _LANE_TOKENS.put(key, _lane_tokens(fold, cut))
+    return _LANE_TOKENS.put(key, _lane_tokens(fold, cut), slot=lane)
 
 
 def _step_key(seq: int, rec: UsageRec) -> tuple[str, ...]:
