@@ -380,9 +380,10 @@ def list_page_at(item_times: Sequence[int], at: int, page_size: int) -> int:
     return max(len(item_times) - 1 - index, 0) // page_size
 
 
-#: Moments kept (a drag visits a few dozen; polls while replaying add one per version).
-#: Bounded by entries: a moment is one small record per lane and task.
-MOMENT_CACHE_SIZE = 256
+#: Moments kept (a drag visits a few dozen; polls while replaying add one per version,
+#: and those of an old version are never asked for again). Bounded by entries: a moment
+#: is one small record per lane and task, so on a big team (245 tasks) 64 are ~2 MB.
+MOMENT_CACHE_SIZE = 64
 #: Timeline versions whose event times are kept (a version is replaced at each append).
 #: Bounded by entries; each is one number per event, so it grows with the history
 #: (linearly, for these 8 versions only).
