@@ -13,7 +13,7 @@ import pytest
 from dsh_task_gantt import memo
 from dsh_task_gantt.fold import turns
 from dsh_task_gantt.memo import Memo, Same, clear_memos
-from dsh_task_gantt.timeline import activity, messages, roster, spans
+from dsh_task_gantt.timeline import activity, messages, roster, spans, tasks
 
 
 def test_a_memo_keeps_at_most_its_entries_oldest_put_forgotten_first() -> None:
@@ -71,6 +71,10 @@ def test_same_matches_only_the_very_object() -> None:
     assert Same(a) == Same(a) and Same(a) != Same(b) and hash(Same(a)) == id(a)
 
 
+def _placed(n: int) -> Any:
+    return SimpleNamespace(tasks=[None] * n)
+
+
 def _pairing(n: int) -> Any:
     return SimpleNamespace(spans=(None,) * n, messages=(None,) * n)
 
@@ -83,6 +87,7 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("timeline.spans sorted spans", spans._SORTED_SPANS, lambda n: ([], [{}] * n)),
     ("timeline.messages pairings", messages._PAIRINGS, lambda n: ((), _pairing(n), {})),
     ("timeline.messages drawn", messages._LAST_DRAWN, lambda n: (_pairing(n), 0, (None,) * n)),
+    ("timeline.tasks placements", tasks._PLACED, lambda n: ((), _placed(n))),
 ]
 #: The memos whose values are small and alike: bounded by entries.
 COUNTED: list[tuple[str, Memo[Any, Any]]] = [

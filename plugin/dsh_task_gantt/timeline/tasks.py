@@ -9,6 +9,7 @@ from typing import Any
 
 from ..fold.records import TaskCallRec
 from ..fold.tasks import CallIndex, TaskReplay, TaskView, replay_tasks
+from ..memo import Memo
 from .inputs import TeamSnapshot
 from .roster import Lane, Roster
 from .task_graph import TaskGraph, analyse
@@ -26,6 +27,33 @@ class TeamTasks:
     graph: TaskGraph
 
 
+#: Task JSON the memo below holds in all (a big team has a few hundred tasks).
+TASKS_KEPT = 1 << 12
+
+
+@dataclass(frozen=True, slots=True)
+class _Placed:
+    """What placing a team's tasks gives, apart from the roster it is applied to."""
+
+    replay: TaskReplay
+    graph: TaskGraph
+    tasks: list[dict[str, Any]]
+    deleted: int
+    orphaned_owner: int
+    #: (the owner's position in the roster's lanes, task id), in the tasks' order.
+    owned: tuple[tuple[int, str], ...]
+    needs_unassigned: bool
+
+
+#: Each team's last placement, with the inputs it was made from: most appends move no
+#: task, and comparing the records (the very same objects from one fold to the next)
+#: costs far less than replaying and analysing hundreds of tasks again. One entry per
+#: team (its last version), bounded by teams and by tasks.
+_PLACED: Memo[str, tuple[tuple[Any, ...], _Placed]] = Memo(
+    64, max_weight=TASKS_KEPT, weight=lambda held: len(held[1].tasks) + 1
+)
+
+
 def place_tasks(roster: Roster, team: TeamSnapshot) -> TeamTasks:
     """Replay the tasks and put each on its owner's lane; adds the ``unassigned`` lane
     when an open task has no owner on the team."""
@@ -40,11 +68,47 @@ def place_tasks(roster: Roster, team: TeamSnapshot) -> TeamTasks:
         (s, t) for s, t in lead.fold.tasks.items() if s >= lead.cut and roster.ours(t.team_id)
     ]
     live = team.live_tasks if isinstance(team.live_tasks, Sequence) else None
+    inputs = (
+        roster.token(),
+        tuple((lane.id, lane.session_id) for lane in roster.lanes),
+        calls,
+        snapshots,
+        None if live is None else tuple(live),
+    )
+    held = _PLACED.get(roster.lead_session)
+    if held is not None and held[0] == inputs:
+        placed = held[1]
+    else:
+        placed = _place(roster, calls, snapshots, live)
+        _PLACED.put(roster.lead_session, (inputs, placed))
+    for position, task_id in placed.owned:
+        roster.lanes[position].task_ids.append(task_id)
+    if placed.needs_unassigned:
+        lane = Lane("unassigned", "unassigned", "unassigned", None, None, None)
+        lane.task_ids = [
+            t["id"]
+            for t in placed.tasks
+            if t["laneId"] == "unassigned" and t["status"] != "deleted"
+        ]
+        roster.lanes.append(lane)
+    return TeamTasks(
+        placed.replay, placed.tasks, placed.deleted, placed.orphaned_owner, placed.graph
+    )
+
+
+def _place(
+    roster: Roster,
+    calls: list[tuple[str, int, TaskCallRec]],
+    snapshots: list[tuple[int, Any]],
+    live: Sequence[Any] | None,
+) -> _Placed:
     replay = replay_tasks(
         snapshots, CallIndex.build(calls), roster.actor_of, live, roster.lead_session
     )
     graph = analyse(replay.tasks)
+    positions = {id(lane): n for n, lane in enumerate(roster.lanes)}
     tasks: list[dict[str, Any]] = []
+    owned: list[tuple[int, str]] = []
     orphaned_owner = 0
     deleted = 0
     needs_unassigned = False
@@ -58,17 +122,11 @@ def place_tasks(roster: Roster, team: TeamSnapshot) -> TeamTasks:
         if view.status == "deleted":
             deleted += 1
         elif owner is not None:
-            owner.task_ids.append(view.id)
+            owned.append((positions[id(owner)], view.id))
         else:
             needs_unassigned = True
         tasks.append(_task_json(view, owner, lane_id, graph, roster))
-    if needs_unassigned:
-        lane = Lane("unassigned", "unassigned", "unassigned", None, None, None)
-        lane.task_ids = [
-            t["id"] for t in tasks if t["laneId"] == "unassigned" and t["status"] != "deleted"
-        ]
-        roster.lanes.append(lane)
-    return TeamTasks(replay, tasks, deleted, orphaned_owner, graph)
+    return _Placed(replay, graph, tasks, deleted, orphaned_owner, tuple(owned), needs_unassigned)
 
 
 def _name_of(roster: Roster, owner_id: str | None) -> str | None:
