@@ -51,7 +51,7 @@ class Piece:
         tag = _OPENING_TAG.match(head)
         if tag is None or tag.group(1) not in {"div", "li"}:
             raise ValueError(f"a piece must be one <div> or <li>: {self.id}")
-        return Markup(f"<{tag.group(1)} hx-swap-oob=\"true\" " + head[tag.end() :])
+        return Markup(f'<{tag.group(1)} hx-swap-oob="true" ' + head[tag.end() :])
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,9 +233,7 @@ def _list_delta(
         return
     replaced.extend(_deleted(item_id) for item_id in old.list_items if item_id not in now)
     replaced.extend(
-        item.out_of_band()
-        for item in items[: len(kept)]
-        if old.digests.get(item.id) != item.digest
+        item.out_of_band() for item in items[: len(kept)] if old.digests.get(item.id) != item.digest
     )
     appended.extend((f"beforeend:#{LIST_ITEMS_ID}", item.html) for item in items[len(kept) :])
 
@@ -247,7 +245,8 @@ def list_item_ids(keys: Sequence[str]) -> tuple[str, ...]:
     ids: list[str] = []
     taken: set[str] = set()
     for key in keys:
-        base = "li-" + hashlib.blake2b(key.encode(errors="surrogatepass"), digest_size=6).hexdigest()
+        digest = hashlib.blake2b(key.encode(errors="surrogatepass"), digest_size=6)
+        base = "li-" + digest.hexdigest()
         found, n = base, 1
         while found in taken:
             n += 1
