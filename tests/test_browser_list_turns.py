@@ -62,6 +62,8 @@ def test_pressing_turns_lists_each_turns_tokens_and_a_poll_keeps_it_on(
             tab.locator(".list .item-turn").first.wait_for()
             assert tab.locator("#turns-toggle").get_attribute("aria-pressed") == "true"
             assert "turns=1" in tab.url
+            # The list was drawn anew around the switch: the focus is still on it.
+            assert tab.evaluate("document.activeElement.id") == "turns-toggle"
             first = tab.locator(".list .item-turn").first
             figure = f"1.2M{NB}in · 84k{NB}out · 99{NB}%{NB}cached"
             assert first.locator(".tokens").inner_text() == figure
