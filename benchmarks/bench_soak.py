@@ -7,7 +7,7 @@ with ``--compressed``), and in this process asyncio httpx clients doing what the
 and an API client really do, each every 2 s:
 
 - panel pollers (``--pollers``): open ``/panel`` once, then poll ``/panel/board`` with
-  what ``panel.js`` sends (the view form ``from, to, follow, w, list, lp, tp, at`` and
+  what ``panel.js`` sends (the view form ``from, to, follow, w, list, lp, turns, tp, at`` and
   the ``v``, ``drawn`` and ``b`` the last answer carried, with ``HX-Request``), taking
   the new ``v``/``drawn``/``b`` from each 200. They cycle through four kinds: 400 px
   following now, 1280 px following now, 400 px with a replay cursor (``at=`` a moment in
@@ -184,6 +184,7 @@ async def panel_poller(
                 "w": str(kind.width - NAMES_PX),
                 "list": "1" if kind.list_open else "",
                 "lp": "",
+                "turns": "",
                 "tp": "",
                 **({"at": str(at_ms)} if kind.replay else {}),
                 "v": held["version"],
@@ -261,7 +262,7 @@ async def probe(
                 await asyncio.sleep(0.05)
             board_params = {
                 "session": session, "from": "", "to": "", "follow": "1",
-                "w": str(400 - NAMES_PX), "list": "", "lp": "", "tp": "",
+                "w": str(400 - NAMES_PX), "list": "", "lp": "", "turns": "", "tp": "",
                 "v": held["version"], "drawn": held["drawn"], "b": held["token"],
             }  # fmt: skip
             requests = (

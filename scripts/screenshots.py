@@ -14,7 +14,8 @@ Two embedded hosts on 127.0.0.1 (free ports), both reading real zstd logs:
   and the demo's start page (``start-page.png``: the live team first, then the frozen
   ones by workspace, then the single sessions opened);
 - the committed fixtures ``fixtures/sessions`` (frozen) for the full-window and list
-  views of the "invoices" team (a lead and three teammates adding a CSV export), and the
+  views of the "invoices" team (a lead and three teammates adding a CSV export; the list
+  also with its turns on, ``panel-list-turns.png``), and the
   same team replayed at a past moment (``panel-replay.png``, ``panel-replay-wide.png``).
 
 Every panel picture in light and dark (``-dark`` suffix). Chinese text needs a CJK font
@@ -92,6 +93,10 @@ def fixture_views(browser: Browser, out: Path) -> None:
             _shoot(page, out / f"panel-wide-message{suffix}.png")
             page = _page(browser, SIDEBAR, scheme, f"{url}&list=1")
             _shoot(page, out / f"panel-list{suffix}.png")
+        # the list with its turns on: each turn's member, length and tokens
+        page = _page(browser, SIDEBAR, "light", f"{url}&list=1&turns=1")
+        page.locator("#list .item-turn .tokens").first.wait_for()
+        _shoot(page, out / "panel-list-turns.png")
 
 
 def replayed_moment(browser: Browser, out: Path) -> None:

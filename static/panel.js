@@ -7,7 +7,7 @@
 
   var board, scroller, detail, viewForm;
   // The user's view: a time window (null = fit all) and whether it follows "now".
-  var state = { from: null, to: null, follow: false, msg: null, list: false, listPage: 0, taskPage: 0 };
+  var state = { from: null, to: null, follow: false, msg: null, list: false, listPage: 0, listTurns: false, taskPage: 0 };
   var lastOpener = null;
   // A detail fetched by the panel itself (not the user): it must not move the focus.
   var quietDetail = false;
@@ -184,6 +184,7 @@
     viewForm.elements.w.value = String(Math.round(visibleTrack()));
     viewForm.elements.list.value = state.list ? "1" : "";
     viewForm.elements.lp.value = state.listPage ? String(state.listPage) : "";
+    viewForm.elements.turns.value = state.listTurns ? "1" : "";
     viewForm.elements.tp.value = state.taskPage ? String(state.taskPage) : "";
     // Unset, the moment is left out of every request (disabled inputs are not sent).
     viewForm.elements.at.value = cursor.at === null ? "" : String(cursor.at);
@@ -192,7 +193,7 @@
 
   function syncUrl() {
     var url = new URL(window.location.href);
-    ["from", "to", "follow", "t", "msg", "list", "at"].forEach(function (k) { url.searchParams.delete(k); });
+    ["from", "to", "follow", "t", "msg", "list", "turns", "at"].forEach(function (k) { url.searchParams.delete(k); });
     if (state.from !== null && state.to !== null) {
       url.searchParams.set("from", String(Math.round(state.from)));
       url.searchParams.set("to", String(Math.round(state.to)));
@@ -200,6 +201,7 @@
     if (state.follow) url.searchParams.set("follow", "1");
     if (state.msg) url.searchParams.set("msg", state.msg);
     if (state.list) url.searchParams.set("list", "1");
+    if (state.listTurns) url.searchParams.set("turns", "1");
     if (cursor.at !== null) url.searchParams.set("at", String(cursor.at));
     // Unchanged (a first load, most swaps): no history write, which costs a few ms.
     if (url.toString() !== window.location.href) window.history.replaceState(null, "", url.toString());
@@ -207,6 +209,8 @@
     if (follow) follow.setAttribute("aria-pressed", state.follow ? "true" : "false");
     var list = document.getElementById("list-toggle");
     if (list) list.setAttribute("aria-pressed", state.list ? "true" : "false");
+    var turns = document.getElementById("turns-toggle");
+    if (turns) turns.setAttribute("aria-pressed", state.listTurns ? "true" : "false");
   }
 
   // Ask for the board again with the new view (ticks depend on the zoom); the cleared
@@ -266,6 +270,15 @@
     document.body.classList.toggle("list-mode", state.list);
     apply();
     // Replaying: the list opens on the page holding the moment.
+    if (cursor.at !== null) { cursor.asked = null; cursor.listScrolled = null; requestMoment(); } else refresh();
+  }
+
+  // The list's turns (each with its member, length and tokens) on or off; the server
+  // draws them, and the view form carries the switch through every poll.
+  function toggleListTurns() {
+    state.listTurns = !state.listTurns;
+    state.listPage = 0;
+    syncUrl();
     if (cursor.at !== null) { cursor.asked = null; cursor.listScrolled = null; requestMoment(); } else refresh();
   }
 
@@ -672,6 +685,7 @@
     state.list = document.body.classList.contains("list-mode");
     if (viewForm) {
       state.listPage = Number(viewForm.elements.lp.value) || 0;
+      state.listTurns = viewForm.elements.turns.value === "1";
       state.taskPage = Number(viewForm.elements.tp.value) || 0;
     }
     var m = meta();
@@ -716,6 +730,7 @@
       if (t.closest("[data-cursor-clear]")) { clearCursor(); return; }
       // The axis, or a lane's empty track: the moment under the pointer.
       if (!t.closest("button") && t.closest("#axis, .lane > .track")) { focusCursor(); setCursor(msAtX(ev.clientX)); return; }
+      if (t.closest("#turns-toggle")) { toggleListTurns(); return; }
       var pager = t.closest("[data-list-page]");
       if (pager) { state.listPage = Math.max(0, Number(pager.getAttribute("data-list-page")) || 0); refresh(); return; }
       var taskPager = t.closest("[data-task-page]");

@@ -54,3 +54,26 @@ def test_a_changed_token_figure_is_sent_alone_and_again_with_its_name_cell() -> 
     sent = "".join(delta.replaced)
     assert 'id="lane-0-name">in a turn<' in sent and 'id="lane-0-tokens">1.2M in<' in sent
     assert board_delta(held, _board("idle", "1.2M in")) == Delta((), ())  # nothing changed
+
+
+def _listed(*items: str) -> BoardPieces:
+    frame = Piece.of("list", '<div class="list" id="list"><ol id="list-items"></ol></div>')
+    lis = tuple(Piece.of(i, f'<li class="item" id="{i}">{i}</li>') for i in items)
+    piece = Piece.of("x", '<div id="x"></div>')
+    return BoardPieces(piece, piece, (), (), piece, piece, frame, empty=False, list_items=lis)
+
+
+def test_the_list_slides_by_its_items_and_is_redrawn_when_one_comes_between() -> None:
+    held = Shown.of(_listed("li-a", "li-b", "li-c"))
+    slid = board_delta(held, _listed("li-b", "li-c", "li-d"))
+    assert slid is not None
+    assert slid.replaced == (Markup('<div id="li-a" hx-swap-oob="delete"></div>'),)
+    assert slid.appended == (
+        ("beforeend:#list-items", Markup('<li class="item" id="li-d">li-d</li>')),
+    )
+    # An item new before one already shown cannot be appended: the list goes whole.
+    between = board_delta(held, _listed("li-a", "li-x", "li-b", "li-c"))
+    assert between is not None and between.appended == ()
+    (whole,) = between.replaced
+    assert whole.startswith('<div hx-swap-oob="true" class="list" id="list">')
+    assert '<ol id="list-items"><li class="item" id="li-a">' in whole and "li-x" in whole

@@ -3,7 +3,8 @@ tasks held, the critical path; nothing without phases."""
 
 from __future__ import annotations
 
-from dsh_task_gantt.board.where_time import duration_text, where_time
+from dsh_task_gantt.board.where_time import where_time
+from dsh_task_gantt.timetext import duration_text
 
 T0 = 1_800_000_000_000
 MIN = 60_000

@@ -35,7 +35,15 @@ from .board.moment import (
     step_from,
 )
 from .board.now import LaneNow, lane_now_at, working_text
-from .board.pieces import BoardPieces, LaneShape, Piece, Shown, ShownBoards, board_delta
+from .board.pieces import (
+    BoardPieces,
+    LaneShape,
+    Piece,
+    Shown,
+    ShownBoards,
+    board_delta,
+    list_item_ids,
+)
 from .board.view_model import task_row_key
 from .clock import now_ms
 from .fold.text import MESSAGE_BODY_CAP
@@ -242,6 +250,19 @@ class Panel:
             listing=Piece.of("list", self._env.get_template("list.html").render(context)),
             empty=board.empty,
             working=working_text(nows) if nows else "",
+            list_items=self._list_items(board, context),
+        )
+
+    def _list_items(self, board: Board, context: Mapping[str, Any]) -> tuple[Piece, ...]:
+        """The list's items on its page, each a piece by an id its content does not
+        decide (a poll appends the new ones)."""
+        if not board.listing or board.empty:
+            return ()
+        template = self._env.get_template("list_item.html")
+        ids = list_item_ids([item.key for item in board.page_items])
+        return tuple(
+            Piece.of(item_id, template.render(context, item=item, item_id=item_id))
+            for item, item_id in zip(board.page_items, ids, strict=True)
         )
 
     def _lane_at(

@@ -29,6 +29,17 @@ def format_time(ms: int, fmt: str = "hms") -> str:
     return moment.strftime("%H:%M:%S")
 
 
+def duration_text(ms: int) -> str:
+    """``2 h 05 min``, ``12 min``, ``40 s`` (where the time went, a turn in the list)."""
+    s = max(ms, 0) // 1000
+    if s < 60:
+        return f"{s} s"
+    m = s // 60
+    if m < 60:
+        return f"{m} min"
+    return f"{m // 60} h {m % 60:02d} min"
+
+
 def format_utc(ms: Any) -> str:
     """A full UTC time of epoch milliseconds; empty when the value is not one."""
     if not isinstance(ms, int) or isinstance(ms, bool):

@@ -79,21 +79,25 @@ class TeamBuilder:
                 index, name, "running" if self.live and index < 2 else "idle"
             )
 
-    def turn(self, lane: str, start: int, end: int | None) -> None:
+    def turn(
+        self, lane: str, start: int, end: int | None, tokens: dict[str, int] | None = None
+    ) -> None:
+        """A turn; ``tokens``: its usage (the timeline's ``Tokens``), else none."""
         self._n += 1
-        self.lanes[lane]["spans"].append(
-            {
-                "kind": "turn",
-                "id": f"turn-{self._n}",
-                "time": start,
-                "end": end,
-                "from": _who(lane),
-                "to": None,
-                "direction": None,
-                "preview": "",
-                "sessionId": f"s-{lane}",
-            }
-        )
+        span: dict[str, Any] = {
+            "kind": "turn",
+            "id": f"turn-{self._n}",
+            "time": start,
+            "end": end,
+            "from": _who(lane),
+            "to": None,
+            "direction": None,
+            "preview": "",
+            "sessionId": f"s-{lane}",
+        }
+        if tokens is not None:
+            span["tokens"] = tokens
+        self.lanes[lane]["spans"].append(span)
 
     def message(
         self, sender: str, target: str, at: int, body: str, msg_id: str = "", delivered: bool = True

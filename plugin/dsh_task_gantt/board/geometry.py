@@ -94,7 +94,8 @@ def parse_time_param(raw: str | None) -> int | None:
 
 
 def parse_view(params: Mapping[str, str]) -> View:
-    """The view from URL parameters ``from``, ``to``, ``follow``, ``t``, ``w`` and ``at``.
+    """The view from URL parameters ``from``, ``to``, ``follow``, ``t``, ``w``, ``at`` and
+    the list's ``list``, ``lp`` and ``turns``.
 
     ``t`` centres the window on a time (keeping ``to - from`` when given); a window
     that is backwards or incomplete means fit-all. Never raises.
@@ -120,6 +121,7 @@ def parse_view(params: Mapping[str, str]) -> View:
         follow=follow,
         track_px=track_px,
         listing=params.get("list") in {"1", "true"},
+        list_turns=params.get("turns") in {"1", "true"},
         list_page=min(list_page, 1_000_000) if list_page is not None else 0,
         task_page=min(task_page, 1_000_000) if task_page is not None else 0,
         at=parse_time_param(params.get("at")),

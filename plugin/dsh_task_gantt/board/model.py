@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..plurals import counted as counted  # re-exported: the panel takes it from here
-from ..timetext import format_time
-from .tokens import TOKEN_KEYS, tokens_text
+from ..timetext import duration_text, format_time
+from .tokens import TOKEN_KEYS, tokens_text, tokens_title
 
 #: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
 DEFAULT_TRACK_PX = 300
@@ -33,6 +33,9 @@ class View:
     #: The list view is on (only then are its items drawn), and which page (0: newest).
     listing: bool = False
     list_page: int = 0
+    #: The list holds each turn too (lane, length, tokens); off, only messages, prompts
+    #: and task moves.
+    list_turns: bool = False
     #: Which task rows are drawn (0: the newest); a long run has hundreds of tasks.
     task_page: int = 0
     #: The replayed moment (epoch ms): rows say what held then; ``None``: the present.
@@ -288,13 +291,38 @@ class LaneRow:
 class ListItem:
     ms: int
     time_text: str
-    kind: str  # "message" | "prompt" | "system" | "task"
+    kind: str  # "message" | "prompt" | "system" | "task" | "turn"
     text: str
     msg_id: str | None
     task_id: str | None
     sender: Party | None
     recipient: Party | None
     pending: bool = False
+    #: What the item stands for, stable while the list grows (its element's id is made
+    #: from it, so a poll appends new items rather than sending the list again).
+    key: str = ""
+    #: A turn item's lane and turn (the words are made only for the items drawn).
+    lane: Party | None = None
+    turn: TurnBar | None = None
+
+    @property
+    def duration_text(self) -> str:
+        """How long the turn took; empty while it runs (the item then says so, and
+        does not change with the clock)."""
+        turn = self.turn
+        if turn is None or turn.closed is None:
+            return ""
+        return duration_text(turn.closed - turn.start)
+
+    @property
+    def tokens_text(self) -> str | None:
+        return self.turn.tokens_text if self.turn is not None else None
+
+    @property
+    def tokens_title(self) -> str | None:
+        if self.turn is None or self.turn.tokens is None:
+            return None
+        return tokens_title(dict(zip(TOKEN_KEYS, self.turn.tokens, strict=True)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,6 +398,7 @@ class Board:
     #: The items on that page, when the list view is on (none are drawn otherwise).
     page_items: tuple[ListItem, ...] = ()
     listing: bool = False
+    list_turns: bool = False
     #: The time range whose chunks are drawn (``None``: all of them); the browser asks
     #: for the board again when the user scrolls past it.
     drawn_from: int | None = None

@@ -3,7 +3,8 @@
 A full answer draws every piece; a poll from a browser whose board the server knows
 (by the token of its last answer) gets only the pieces whose content changed, each as
 an htmx out-of-band swap by id, and the chunks new at a lane's end appended to its
-track. New tasks at the end are appended too. A board of another shape (a lane more or fewer,
+track. New tasks at the end are appended too, and so are the list view's new items (those
+that left its page deleted). A board of another shape (a lane more or fewer,
 tasks other than grown at the end, a lane's height or its chunks other than grown at
 the end) is redrawn whole: the lane, or the board.
 """
@@ -11,7 +12,9 @@ the end) is redrawn whole: the lane, or the board.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup
@@ -20,6 +23,10 @@ from markupsafe import Markup
 CHART_ID = "chart"
 TASKS_HEAD_ID = "tasks-head"
 TASKS_FOOT_ID = "tasks-foot"
+#: The list view's items are the children of this element (list.html).
+LIST_ITEMS_ID = "list-items"
+_EMPTY_LIST_ITEMS = f'<ol id="{LIST_ITEMS_ID}"></ol>'
+_OPENING_TAG = re.compile(r"<([a-z]+) ")
 #: Boards remembered (a few views of a few teams, each a few polls back). A live
 #: browser needs only the board of its last answer, so this bounds the versions still
 #: reachable by live clients (each entry one digest per drawn piece, not the markup).
@@ -40,11 +47,11 @@ class Piece:
 
     def out_of_band(self) -> Markup:
         """The piece swapped in place of the element with its id."""
-        html = str(self.html)
-        head = html.lstrip()
-        if not head.startswith("<div "):
-            raise ValueError(f"a piece must be one <div>: {self.id}")
-        return Markup('<div hx-swap-oob="true" ' + head[len("<div ") :])
+        head = str(self.html).lstrip()
+        tag = _OPENING_TAG.match(head)
+        if tag is None or tag.group(1) not in {"div", "li"}:
+            raise ValueError(f"a piece must be one <div> or <li>: {self.id}")
+        return Markup(f'<{tag.group(1)} hx-swap-oob="true" ' + head[tag.end() :])
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +85,21 @@ class BoardPieces:
     #: The rows before and after the task rows (they page to the tasks not drawn).
     tasks_head: Piece
     tasks_foot: Piece
+    #: The list's frame (its switch and pager; its items' element left empty) and the
+    #: items on its page, each a piece with an id.
     listing: Piece
     empty: bool
     #: The status line's "2 of 4 working" (live, in the present; else empty).
     working: str = ""
+    list_items: tuple[Piece, ...] = ()
+
+    @property
+    def listing_html(self) -> Markup:
+        """The list as drawn: its frame holding its items."""
+        if not self.list_items:
+            return self.listing.html
+        filled = f'<ol id="{LIST_ITEMS_ID}">' + "".join(p.html for p in self.list_items) + "</ol>"
+        return Markup(str(self.listing.html).replace(_EMPTY_LIST_ITEMS, filled, 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +111,8 @@ class Shown:
     #: The lanes in order: element id, lane id, mark rows, chunk ids.
     lanes: tuple[tuple[str, str, int, tuple[str, ...]], ...]
     digests: dict[str, bytes]
+    #: The list's items in order, by element id.
+    list_items: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, pieces: BoardPieces) -> Shown:
@@ -107,6 +127,7 @@ class Shown:
             )
         }
         digests.update((task.id, task.digest) for task in pieces.tasks)
+        digests.update((item.id, item.digest) for item in pieces.list_items)
         for lane in pieces.lanes:
             digests[lane.name.id] = lane.name.digest
             for inner in (lane.now, lane.tokens):
@@ -121,12 +142,14 @@ class Shown:
                 for lane in pieces.lanes
             ),
             digests=digests,
+            list_items=tuple(item.id for item in pieces.list_items),
         )
 
     @property
     def token(self) -> str:
         """Equal boards, equal tokens (two browsers on one view share what they hold)."""
-        h = hashlib.blake2b(repr((self.skeleton, self.tasks, self.lanes)).encode(), digest_size=12)
+        shape = (self.skeleton, self.tasks, self.lanes, self.list_items)
+        h = hashlib.blake2b(repr(shape).encode(), digest_size=12)
         for piece_id, digest in sorted(self.digests.items()):
             h.update(piece_id.encode() + b"=" + digest)
         return h.hexdigest()
@@ -179,9 +202,10 @@ def board_delta(old: Shown, pieces: BoardPieces, new: Shown | None = None) -> De
     appended.extend((place, lane.whole) for lane in pieces.lanes[len(old.lanes) :])
     replaced.extend(_deleted(dom_id) for dom_id, *_ in old.lanes[len(pieces.lanes) :])
     kept_tasks = pieces.tasks[: len(old.tasks)]
-    for piece in (pieces.axis, pieces.grid, pieces.tasks_head, *kept_tasks, pieces.listing):
+    for piece in (pieces.axis, pieces.grid, pieces.tasks_head, *kept_tasks):
         if changed(piece):
             replaced.append(piece.out_of_band())
+    _list_delta(old, pieces, changed(pieces.listing), replaced, appended)
     # New tasks come last in the chart (the task rows end it).
     appended.extend(
         (f"beforebegin:#{TASKS_FOOT_ID}", t.html) for t in pieces.tasks[len(old.tasks) :]
@@ -189,6 +213,47 @@ def board_delta(old: Shown, pieces: BoardPieces, new: Shown | None = None) -> De
     if changed(pieces.tasks_foot):
         replaced.append(pieces.tasks_foot.out_of_band())
     return Delta(tuple(replaced), tuple(appended))
+
+
+def _list_delta(
+    old: Shown,
+    pieces: BoardPieces,
+    frame_changed: bool,
+    replaced: list[Markup],
+    appended: list[tuple[str, Markup]],
+) -> None:
+    """The list's items that left its page deleted, those changed swapped, the new ones
+    appended; the whole list when its frame changed (the switch, the pager, empty or
+    not) or a new item came before one already shown."""
+    items = pieces.list_items
+    now = {item.id for item in items}
+    kept = tuple(item_id for item_id in old.list_items if item_id in now)
+    if frame_changed or tuple(item.id for item in items[: len(kept)]) != kept:
+        replaced.append(Piece.of(pieces.listing.id, pieces.listing_html).out_of_band())
+        return
+    replaced.extend(_deleted(item_id) for item_id in old.list_items if item_id not in now)
+    replaced.extend(
+        item.out_of_band() for item in items[: len(kept)] if old.digests.get(item.id) != item.digest
+    )
+    appended.extend((f"beforeend:#{LIST_ITEMS_ID}", item.html) for item in items[len(kept) :])
+
+
+def list_item_ids(keys: Sequence[str]) -> tuple[str, ...]:
+    """Element ids for the list's items, from what each stands for (a message id, a
+    task's move, a lane's turn): the same item keeps its id while the list grows, and a
+    log's text never reaches an id. Two items with one key are told apart by order."""
+    ids: list[str] = []
+    taken: set[str] = set()
+    for key in keys:
+        digest = hashlib.blake2b(key.encode(errors="surrogatepass"), digest_size=6)
+        base = "li-" + digest.hexdigest()
+        found, n = base, 1
+        while found in taken:
+            n += 1
+            found = f"{base}-{n}"
+        taken.add(found)
+        ids.append(found)
+    return tuple(ids)
 
 
 def _deleted(element_id: str) -> Markup:

@@ -469,8 +469,16 @@ def _message_count(lanes: Sequence[LaneRow]) -> int:
     return sum(1 for kind in kinds.values() if kind != "prompt")
 
 
-def _list_items(lanes: Sequence[LaneRow], tasks: Sequence[TaskRow]) -> tuple[ListItem, ...]:
-    """Messages once each (the sender's copy when drawn twice), prompts, task moves."""
+#: Items at the same millisecond: a message, then a task move, then a turn begun then
+#: (a turn starts on what it received).
+_MESSAGE_ORDER, _TASK_ORDER, _TURN_ORDER = 0, 1, 2
+
+
+def _list_items(
+    lanes: Sequence[LaneRow], tasks: Sequence[TaskRow], turns: bool = False
+) -> tuple[ListItem, ...]:
+    """Messages once each (the sender's copy when drawn twice), prompts, task moves;
+    ``turns``: each lane's turns too, at their start."""
     items: list[tuple[int, int, ListItem]] = []
     seen: dict[str, int] = {}
     for lane in lanes:
@@ -489,18 +497,19 @@ def _list_items(lanes: Sequence[LaneRow], tasks: Sequence[TaskRow]) -> tuple[Lis
                 sender=mark.sender,
                 recipient=mark.recipient,
                 pending=mark.pending,
+                key=f"m {key}",
             )
             if key in seen:
-                items[seen[key]] = (mark.ms, 0, item)
+                items[seen[key]] = (mark.ms, _MESSAGE_ORDER, item)
             else:
                 seen[key] = len(items)
-                items.append((mark.ms, 0, item))
+                items.append((mark.ms, _MESSAGE_ORDER, item))
     for task in tasks:
-        for move in task.transitions:
+        for n, move in enumerate(task.transitions):
             items.append(
                 (
                     move.ms,
-                    1,
+                    _TASK_ORDER,
                     ListItem(
                         ms=move.ms,
                         time_text=move.time_text,
@@ -511,9 +520,34 @@ def _list_items(lanes: Sequence[LaneRow], tasks: Sequence[TaskRow]) -> tuple[Lis
                         task_id=task.task_id,
                         sender=None,
                         recipient=None,
+                        key=f"t {task.task_id} {n}",
                     ),
                 )
             )
+    if turns:
+        for lane in lanes:
+            party = Party(lane.name, lane.tone)
+            for bar in lane.turns:
+                items.append(
+                    (
+                        bar.start,
+                        _TURN_ORDER,
+                        ListItem(
+                            ms=bar.start,
+                            time_text=format_time(bar.start),
+                            kind="turn",
+                            text="",
+                            msg_id=None,
+                            task_id=None,
+                            sender=None,
+                            recipient=None,
+                            # Its lane and start: the same turn at the next poll.
+                            key=f"u {lane.lane_id} {bar.start}",
+                            lane=party,
+                            turn=bar,
+                        ),
+                    )
+                )
     items.sort(key=lambda item: (item[0], item[1]))
     return tuple(item for _, _, item in items)
 
@@ -591,7 +625,8 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
             empty=True, live=live, extent_start=anchor, extent_end=anchor + MIN_EXTENT_MS,
             window_start=anchor, window_end=anchor + MIN_EXTENT_MS, follow=view.follow,
             zoom=1.0, scroll=0.0, now=now, now_left=None, tick_fmt="hms", ticks=(), lanes=(),
-            tasks=(), items=(), message_count=0, track_px=view.track_px, **facts,
+            tasks=(), items=(), message_count=0, track_px=view.track_px,
+            list_turns=view.list_turns, **facts,
         )  # fmt: skip
     start, end = extent
     live_end = None
@@ -670,7 +705,7 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
     drawn_range = None if drawn_from is None or drawn_to is None else (drawn_from, drawn_to)
     fmt, ticks = make_ticks(start, end, win_start, win_end, view.track_px, drawn_range)
     # The list's items only when the list is shown (a live poll of the chart needs none).
-    items = _list_items(lanes, tasks) if view.listing else ()
+    items = _list_items(lanes, tasks, view.list_turns) if view.listing else ()
     shown_from, shown_to = task_window(len(tasks), view.task_page)
     pages = max(1, -(-len(items) // LIST_PAGE))
     page = min(view.list_page, pages - 1)
@@ -706,6 +741,7 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         list_pages=pages,
         page_items=page_items,
         listing=view.listing,
+        list_turns=view.list_turns,
         task_rows=tasks[shown_from:shown_to],
         tasks_before=shown_from,
         tasks_after=len(tasks) - shown_to,

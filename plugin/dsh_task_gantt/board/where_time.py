@@ -10,23 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..timeline.activity import span_summary
-from ..timetext import format_time
+from ..timetext import duration_text, format_time
 from .geometry import as_int, as_map, as_seq, as_str
 from .model import MemberTime, TaskTime, WhereTime
 
 #: Tasks listed (those that waited longest); the rest are counted.
 TASKS_LISTED = 8
-
-
-def duration_text(ms: int) -> str:
-    """``2 h 05 min``, ``12 min``, ``40 s``."""
-    s = max(ms, 0) // 1000
-    if s < 60:
-        return f"{s} s"
-    m = s // 60
-    if m < 60:
-        return f"{m} min"
-    return f"{m // 60} h {m % 60:02d} min"
 
 
 def _latest(timeline: Mapping[str, Any]) -> int | None:
