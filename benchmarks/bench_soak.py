@@ -87,10 +87,22 @@ def unescape(text: str) -> str:
 
 
 def _write(
-    root: str, spec_path: str, every_s: float, fast_ticks: int, stop: Any, ticks: Any
+    root: str,
+    spec_path: str,
+    every_s: float,
+    fast_ticks: int,
+    stop: Any,
+    ticks: Any,
+    prewrite_ms: int = 0,
+    ready: Any = None,
 ) -> None:
-    """A tick every ``every_s`` for ``fast_ticks`` ticks, then at the real rate."""
+    """``prewrite_ms`` of history first (see :func:`prewrite`), then a tick every
+    ``every_s`` for ``fast_ticks`` ticks, then at the real rate."""
     live = LiveTeam(Path(root), TeamSpec.load(Path(spec_path), root=root))
+    if prewrite_ms:
+        prewrite(live, prewrite_ms)
+    if ready is not None:
+        ready.set()
     next_at = time.monotonic()
     while not stop.is_set():
         live.tick(int(time.time() * 1000))
@@ -101,6 +113,24 @@ def _write(
         if done == fast_ticks:
             next_at = time.monotonic() + APPEND_EVERY_S
         stop.wait(max(next_at - time.monotonic(), 0.0))
+
+
+def prewrite(live: LiveTeam, span_ms: int) -> int:
+    """The appends the writer would have made over the ``span_ms`` before now at the
+    real rate (each tick timestamped as it would have been), written as fast as the
+    writer can, before the server starts: a day of history in minutes."""
+    now = int(time.time() * 1000)
+    t0 = time.monotonic()
+    ticks = 0
+    for at in range(now - span_ms, now, round(APPEND_EVERY_S * 1000)):
+        live.tick(at)
+        ticks += 1
+    print(
+        f"prewritten: {ticks} appends ({span_ms / 3_600_000:g} h at the real rate) in "
+        f"{time.monotonic() - t0:.0f} s",
+        flush=True,
+    )
+    return ticks
 
 
 # ---------------------------------------------------------------------------
@@ -407,13 +437,26 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
     try:
         root = work / "sessions"
         root.mkdir()
-        spec = generate_recent_team(root, TEAMS[args.team])
+        before = round(args.prewritten_hours * 3_600_000)
+        spec = generate_recent_team(
+            root, TEAMS[args.team], ends_ms=int(time.time() * 1000) - before
+        )
         spec.dump(work / "spec.json")
-        raw_start = raw_log_bytes(root)
+        ctx = mp.get_context("spawn")
+        stop, ticks, ready = ctx.Event(), ctx.Value("i", 0), ctx.Event()
         every = APPEND_EVERY_S / (args.compression if args.compressed else 1)
         # Compressed: the appends of ``--history-hours`` at the real rate, as fast as
         # that, then the real rate (the latency after a day is measured there).
         fast = round(args.history_hours * 3600 / APPEND_EVERY_S) if args.compressed else 0
+        writer = ctx.Process(
+            target=_write,
+            args=(str(root), str(work / "spec.json"), every, fast, stop, ticks, before, ready),
+        )
+        writer.start()
+        while not ready.wait(1.0):  # the history written before the server starts
+            if not writer.is_alive():
+                raise SystemExit("the writer stopped before its history was written")
+        raw_start = raw_log_bytes(root)
         print(
             f"team {args.team}: {len(spec.members)} lanes, {len(spec.messages)} messages, "
             f"{len(spec.tasks)} tasks, {raw_start / 1e6:.1f} MB of raw logs; an append every "
@@ -422,13 +465,7 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
             flush=True,
         )
         server = Server(root)
-        ctx = mp.get_context("spawn")
-        stop, ticks = ctx.Event(), ctx.Value("i", 0)
-        writer = ctx.Process(
-            target=_write, args=(str(root), str(work / "spec.json"), every, fast, stop, ticks)
-        )
         try:
-            writer.start()
             result = asyncio.run(soak(args, server, spec, ticks))
         finally:
             stop.set()
@@ -536,6 +573,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--compression", type=float, default=COMPRESSION)
     parser.add_argument("--history-hours", type=float, default=24)
+    parser.add_argument(
+        "--prewritten-hours",
+        type=float,
+        default=0,
+        help="before the server starts, write this many hours of appends at the real "
+        "rate (timestamped in the past) as fast as the writer can",
+    )
     parser.add_argument("--pollers", type=int, default=20)
     parser.add_argument("--api-clients", type=int, default=4)
     parser.add_argument("--report-every", type=float, default=60)

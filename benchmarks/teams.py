@@ -140,9 +140,12 @@ def _simulate(root: Path, shape: TeamShape, *, seed: int, start_ms: int, time_sc
     return sim
 
 
-def generate_recent_team(root: Path, shape: TeamShape, *, seed: int = 7) -> TeamSpec:
-    """The team with its history in the hour before now (calibrated by two dry runs in
-    a scratch folder: the generator's times scale with its ``time_scale``)."""
+def generate_recent_team(
+    root: Path, shape: TeamShape, *, seed: int = 7, ends_ms: int | None = None
+) -> TeamSpec:
+    """The team with its history in the hour before now, or before ``ends_ms``
+    (calibrated by two dry runs in a scratch folder: the generator's times scale with
+    its ``time_scale``)."""
     scratch = Path(tempfile.mkdtemp(prefix="dsh-gantt-calibrate-"))
     try:
         span = 0
@@ -155,5 +158,6 @@ def generate_recent_team(root: Path, shape: TeamShape, *, seed: int = 7) -> Team
         span = dry.spec().last_event_time
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    start = int(time.time() * 1000) - span - 5_000
+    end = int(time.time() * 1000) if ends_ms is None else ends_ms
+    start = end - span - 5_000
     return _simulate(root, shape, seed=seed, start_ms=start, time_scale=scale).spec()
