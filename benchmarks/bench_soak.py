@@ -515,15 +515,28 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
 # many teams
 
 
+def generated_teams(root: Path, shape: str, count: int) -> list[str]:
+    """``count`` teams of ``shape`` under ``root`` (their leads), generated once: a root
+    that already holds them (``leads.json`` names them) is reused, as generating
+    ``real`` teams takes minutes. Their histories then end when they were generated,
+    which a memory figure does not mind."""
+    index = root / "leads.json"
+    known: dict[str, list[str]] = json.loads(index.read_text()) if index.exists() else {}
+    leads = known.get(shape, [])
+    sessions = root / shape
+    sessions.mkdir(parents=True, exist_ok=True)
+    for i in range(len(leads), count):
+        leads.append(generate_recent_team(sessions, TEAMS[shape], seed=1000 + i).lead_id)
+        index.write_text(json.dumps({**known, shape: leads}))
+    return leads[:count]
+
+
 def run_teams(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="dsh-gantt-soak-teams-"))
     try:
-        root = work / "sessions"
-        root.mkdir()
-        leads = []
-        for i in range(args.teams):
-            spec = generate_recent_team(root, TEAMS[args.team], seed=1000 + i)
-            leads.append(spec.lead_id)
+        base = args.root or work
+        leads = generated_teams(base, args.team, args.teams)
+        root = base / args.team  # a reused root may hold more teams: the first are opened
         raw = raw_log_bytes(root)
         print(f"{args.teams} {args.team} teams, {raw / 1e6:.1f} MB of raw logs", flush=True)
         server = Server(root)
@@ -587,6 +600,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--teams", type=int, default=0, help="open this many teams one by one")
     parser.add_argument(
         "--probes", type=int, default=20, help="lone requests after appends, at the end"
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        help="with --teams: generate the teams here once and reuse them on later runs",
     )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)

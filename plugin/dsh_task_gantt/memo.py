@@ -10,12 +10,18 @@ Every memo is bounded by its entries and, when its values grow with a team's his
 old version of a lane is never asked for again, and a day of appends must not leave
 hundreds of full-history versions behind (benchmarks/bench_soak.py). The newest entry is always
 kept, however heavy, so the current version of a big lane is still memoised.
+
+An entry made for one session's lane (or one lead's team) names it as its ``owner``:
+when the service forgets a team it calls :func:`forget_owners` with the lanes it
+dropped, so a memo holds the teams still kept, not every team opened since the process
+started (a user clicking through the start page opens dozens). The entry bounds still
+hold whatever the owners.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Generic, TypeVar
 
 _K = TypeVar("_K")
@@ -44,6 +50,8 @@ class Memo(Generic[_K, _V]):
         "_lru",
         "_max_entries",
         "_max_weight",
+        "_owned",
+        "_owner_of",
         "_per_slot",
         "_slot_of",
         "_slots",
@@ -74,6 +82,9 @@ class Memo(Generic[_K, _V]):
         #: Each slot's keys, oldest first, and each key's slot.
         self._slots: dict[Hashable, list[_K]] = {}
         self._slot_of: dict[_K, Hashable] = {}
+        #: Each owner's keys (insertion-ordered, as a set) and each key's owner.
+        self._owned: dict[Hashable, dict[_K, None]] = {}
+        self._owner_of: dict[_K, Hashable] = {}
         _ALL.add(self)
 
     def get(self, key: _K) -> _V | None:
@@ -85,8 +96,12 @@ class Memo(Generic[_K, _V]):
         self._entries[key] = value  # now the most recently used
         return value  # type: ignore[no-any-return]
 
-    def put(self, key: _K, value: _V, slot: Hashable | None = None) -> _V:
-        """Keep ``value`` under ``key`` (as the newest entry); returns ``value``."""
+    def put(
+        self, key: _K, value: _V, slot: Hashable | None = None, owner: Hashable | None = None
+    ) -> _V:
+        """Keep ``value`` under ``key`` (as the newest entry); returns ``value``.
+        ``owner``: the session whose lane (or team) it was made for, forgotten with it
+        (:meth:`forget`)."""
         entries = self._entries
         self._drop(key)
         while entries and len(entries) >= self._max_entries:
@@ -97,6 +112,9 @@ class Memo(Generic[_K, _V]):
                 self._drop(keys[0])
             keys.append(key)
             self._slot_of[key] = slot
+        if owner is not None:
+            self._owned.setdefault(owner, {})[key] = None
+            self._owner_of[key] = owner
         entries[key] = value
         if self._weight is not None and self._max_weight is not None:
             cost = max(0, self._weight(value))
@@ -115,10 +133,24 @@ class Memo(Generic[_K, _V]):
                 keys.remove(key)
                 if not keys:
                     del self._slots[slot]
+            owner = self._owner_of.pop(key, None)
+            if owner is not None:
+                owned = self._owned[owner]
+                del owned[key]
+                if not owned:
+                    del self._owned[owner]
+
+    def forget(self, owners: Iterable[Hashable]) -> None:
+        """Drop every entry these owners' lanes made (see ``put``)."""
+        for owner in owners:
+            for key in list(self._owned.get(owner, ())):
+                self._drop(key)
 
     def clear(self) -> None:
         self._slots.clear()
         self._slot_of.clear()
+        self._owned.clear()
+        self._owner_of.clear()
         self._entries.clear()
         self._weights.clear()
         self._total = 0
@@ -164,4 +196,14 @@ def clear_memos() -> None:
         memo.clear()
 
 
-__all__ = ["Memo", "Same", "clear_memos"]
+def forget_owners(owners: Iterable[Hashable]) -> None:
+    """Drop, in every memo of the process, the entries made for these sessions' lanes
+    (the service calls this with the lanes of the teams it forgot). Memos are pure, so
+    this only costs a later rebuild of what another service in the process still used."""
+    gone = frozenset(owners)
+    if gone:
+        for memo in list(_ALL):
+            memo.forget(gone)
+
+
+__all__ = ["Memo", "Same", "clear_memos", "forget_owners"]

@@ -179,7 +179,9 @@ class Panel:
                 lane_pieces = self._lane_pieces(row, session_id)
                 if key is not None:
                     # One slot per lane of a team: its versions at the views asked.
-                    self._lanes.put(key, (row, lane_pieces), slot=(position, session_id))
+                    self._lanes.put(
+                        key, (row, lane_pieces), slot=(position, session_id), owner=session_id
+                    )
             rows.append(row)
             pieces.append(lane_pieces)
         return finish_board(plan, tuple(rows)), pieces
@@ -234,7 +236,7 @@ class Panel:
             if piece is None:
                 at_context = {} if task_at is None else {"task_at": task_at}
                 piece = Piece.of(task.dom_id, template.render(context, task=task, **at_context))
-                self._tasks.put(key, piece)
+                self._tasks.put(key, piece, owner=session_id)
             tasks.append(piece)
         return BoardPieces(
             axis=Piece.of("axis", self._env.get_template("axis.html").render(context)),
@@ -275,7 +277,7 @@ class Panel:
         if name is None:
             context = {"lane": row, "prefix": self._prefix, "session_id": session_id}
             html = self._env.get_template("lane_name.html").render(context, lane_at=lane_at)
-            name = self._names_at.put(key, Piece.of(lane.name.id, html))
+            name = self._names_at.put(key, Piece.of(lane.name.id, html), owner=session_id)
         tokens = _tokens_piece(row.dom_id, lane_at.tokens_text, _TOKENS_THEN)
         # The row as drawn, with the name cell (its first piece) swapped: rendering
         # lane.html again would cost a template pass per lane per answer.

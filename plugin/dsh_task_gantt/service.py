@@ -39,6 +39,7 @@ from .events import SessionHeader, as_str, coerce_header, field_of
 from .fold import EMPTY_FOLD, RUN_MARKS, UNREAD_DATA, LaneFold, fold_lane
 from .ids import valid_session_id
 from .logs.channels import LaneRead, read_lane
+from .memo import forget_owners
 from .provider import TimelineResult
 from .timeline import LaneSource, TeamSnapshot, build_timeline, member_order, message_detail
 from .wire import Encoder
@@ -261,17 +262,32 @@ class TimelineService:
 
     def _forget_teams(self) -> None:
         """Down to TEAMS_KEPT teams (least recently asked first), and the lanes and
-        bytes only the forgotten ones held. A build in flight for another team may
-        lose a lane it just read: it is read again on its next poll, once."""
+        bytes only the forgotten ones held: the memos' entries made for those lanes
+        (``memo.forget_owners``) and, from a persistence that offers it (ours: the extra
+        ``forget_sessions``), the readers of their logs, whose offsets no kept lane
+        continues from. A build in flight for another team may lose a lane it just
+        read: it is read again on its next poll, once."""
+        gone: set[str] = set()
         while len(self._teams) > TEAMS_KEPT:
             key = next(iter(self._teams))
             del self._teams[key]
             self._wire.forget(key)
+            gone.add(key.partition("\0")[0])  # the session asked for (panel memos)
         held = {s.lead.session_id for s in (t.snapshot for t in self._teams.values())}
         for team in self._teams.values():
             held.update(team.snapshot.members)
         for session_id in [s for s in self._lanes if s not in held]:
             del self._lanes[session_id]
+            gone.add(session_id)
+        gone -= held | {key.partition("\0")[0] for key in self._teams}
+        forget_owners(gone)
+        persistence = self._safe_get(host.SESSION_PERSISTENCE, [])
+        release = host.service_method(persistence, "forget_sessions")
+        if release is not None and gone:
+            # Only memory: a later read of these logs starts afresh (or from the disk
+            # lane cache), so a failure changes nothing shown.
+            with contextlib.suppress(Exception):
+                release(sorted(gone))
 
     async def _exists(self, services: _Services, session_id: str) -> bool:
         """Whether the session is known; a host that cannot tell raises HostCallError

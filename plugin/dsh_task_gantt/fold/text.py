@@ -68,14 +68,23 @@ def capped_body(raw: str) -> tuple[str, int]:
     return clean(raw[:MESSAGE_BODY_CAP]), len(raw)
 
 
-@functools.lru_cache(maxsize=8192)
-def preview(raw: str) -> str:
-    """One line, whitespace collapsed, at most PREVIEW_CAP characters (… when cut).
+#: The characters of a body a preview is made from (it is cut far shorter anyway).
+PREVIEW_SOURCE = 512
+#: Previews kept: each poll previews every message again, and bodies rarely change.
+#: A key is at most PREVIEW_SOURCE characters, so a full cache is ~7 MB (measured) however long
+#: the bodies of the teams opened since (keyed by whole bodies, up to MESSAGE_BODY_CAP
+#: each, it could hold over 100 MB of bodies no kept team holds any more).
+PREVIEWS_KEPT = 8192
 
-    Cached: each poll previews every message again, and bodies rarely change. Bounded
-    by entries; a key is the body the fold already holds (capped at MESSAGE_BODY_CAP),
-    so it costs memory of its own only for bodies no kept team holds any more."""
-    line = _WHITESPACE.sub(" ", raw[:512]).strip()
+
+def preview(raw: str) -> str:
+    """One line, whitespace collapsed, at most PREVIEW_CAP characters (… when cut)."""
+    return _preview(raw[:PREVIEW_SOURCE])  # a short body is its own slice: no copy
+
+
+@functools.lru_cache(maxsize=PREVIEWS_KEPT)
+def _preview(head: str) -> str:
+    line = _WHITESPACE.sub(" ", head).strip()
     if len(line) <= PREVIEW_CAP:
         return line
     return line[: PREVIEW_CAP - 1].rstrip() + "…"

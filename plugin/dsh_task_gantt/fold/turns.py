@@ -76,18 +76,23 @@ _PAIRINGS: Memo[tuple[Same[LaneFold], int, bool], TurnPairing] = Memo(
 
 
 def pair_turns(
-    fold: LaneFold, cut: int = 0, restores: bool = False, lane: Hashable | None = None
+    fold: LaneFold,
+    cut: int = 0,
+    restores: bool = False,
+    lane: Hashable | None = None,
+    owner: str | None = None,
 ) -> TurnPairing:
     """Turn spans of a lane (from ``cut`` on); memoised per fold (pure, so safe).
 
     ``restores``: the log inherited nothing, so its ``session/end-seed`` markers
     are reloads that end the turns open before them. ``lane``: which lane the fold is
-    (its memo keeps the last two versions of a lane: the older ones are dead)."""
+    (its memo keeps the last two versions of a lane: the older ones are dead);
+    ``owner``: its session, whose entries go when the service forgets it."""
     key = (Same(fold), cut, restores)
     hit = _PAIRINGS.get(key)
     if hit is not None:
         return hit
-    return _PAIRINGS.put(key, _pair_turns(fold, cut, restores), slot=lane)
+    return _PAIRINGS.put(key, _pair_turns(fold, cut, restores), slot=lane, owner=owner)
 
 
 _SPAN_ORDER = attrgetter("time", "seq", "turn_id")

@@ -59,6 +59,12 @@ LOG_FORMATS = {name: (4 if ".v4." in name else 3 if ".v3." in name else 0) for n
 _Rows = list[dict[str, Any]]
 #: Enough bytes for any real header line (they are a few hundred bytes).
 _HEADER_PROBE_BYTES = 64 * 1024
+#: Readers kept (least recently opened dropped first): each one's offsets, checkpoints
+#: and head let a grown log be read from where it stopped. The plugin's service drops
+#: the readers of the teams it forgot (``forget_sessions``); this bounds a caller that
+#: never does (a host's own service, a script reading every log of a big root). Several
+#: big teams' lanes fit; a dropped reader only costs its next read starting afresh.
+READERS_KEPT = 256
 
 
 class SessionLogError(Exception):
@@ -269,9 +275,10 @@ class DirectorySessionPersistence:
         self.skip_types = skip_types
         #: Types whose latest seq an ``EventRun`` from ``read_runs`` carries.
         self.run_marks = tuple(run_marks)
-        #: One reader per log file read (its offsets, a checkpoint per 256 events) and
-        #: each file's header: bounded by the logs under the root (a checkpoint list is
-        #: linear in its log's length, ~12 bytes per 256 events), as are the maps below.
+        #: One reader per log file read (its offsets, a checkpoint per 256 events),
+        #: least recently opened first: at most READERS_KEPT, less the ones
+        #: ``forget_sessions`` dropped. Each file's header and the maps below are
+        #: bounded by the logs under the root (a header is a few hundred bytes).
         self._entries: dict[Path, _Entry] = {}
         self._headers: dict[Path, tuple[tuple[int, int], SessionHeader | None]] = {}
         self._located: dict[str, Path] = {}
@@ -341,12 +348,27 @@ class DirectorySessionPersistence:
 
     def _entry(self, path: Path) -> _Entry:
         with self._guard:
-            entry = self._entries.get(path)
+            entry = self._entries.pop(path, None)
             if entry is None:
                 reader = LogReader(path, skip_types=self.skip_types, run_marks=self.run_marks)
                 entry = _Entry(path, reader, decoding=self._decoding)
-                self._entries[path] = entry
+            self._entries[path] = entry  # now the most recently opened
+            while len(self._entries) > READERS_KEPT:
+                # An open handle keeps its own entry: only later opens start afresh.
+                del self._entries[next(iter(self._entries))]
             return entry
+
+    def forget_sessions(self, session_ids: Iterable[str]) -> None:
+        """Drop the readers of these sessions' logs: their caller forgot what it made
+        of them, so its next read starts at 0 and nothing continues from their
+        offsets (a lane cache can then resume them again). Open handles keep theirs.
+        An extra of this persistence (the plugin's service calls it for the teams it
+        forgot); headers stay, as the start page lists them all."""
+        with self._guard:
+            for session_id in session_ids:
+                path = self._read_paths.pop(session_id, None)
+                if path is not None:
+                    self._entries.pop(path, None)
 
     def _header(self, path: Path, st: os.stat_result) -> SessionHeader | None:
         """The header, decoded once per file identity."""

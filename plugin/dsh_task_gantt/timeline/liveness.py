@@ -17,7 +17,9 @@ def is_live(model: Model) -> bool:
     if any(key(child) for child in model.team.running_children or ()):
         return True
     root = model.roster.lead
-    pairing = pair_turns(root.fold, root.cut, root.restores(), (root.id, root.session_id))
+    pairing = pair_turns(
+        root.fold, root.cut, root.restores(), (root.id, root.session_id), root.session_id
+    )
     return pairing.open_turns > 0
 
 

@@ -110,7 +110,7 @@ def paired_messages(
             if s >= cut and is_ours(d.team_id, ids, foreign)
         ),
     )
-    _PAIRINGS.put(lead_session, (made_from, pairing, foreign))
+    _PAIRINGS.put(lead_session, (made_from, pairing, foreign), owner=lead_session)
     return pairing, foreign
 
 
@@ -150,10 +150,12 @@ def _drawn(roster: Roster, pairing: MessagePairing) -> tuple[_DrawnMessage, ...]
         drawn_key = (msg, token)
         drawn = _DRAWN_MESSAGES.get(drawn_key)
         if drawn is None:
-            drawn = _DRAWN_MESSAGES.put(drawn_key, _draw_message(roster, msg))
+            drawn = _DRAWN_MESSAGES.put(
+                drawn_key, _draw_message(roster, msg), owner=roster.lead_session
+            )
         drawn_all.append(drawn)
     drawing = tuple(drawn_all)
-    _LAST_DRAWN.put(roster.lead_session, (pairing, token, drawing))
+    _LAST_DRAWN.put(roster.lead_session, (pairing, token, drawing), owner=roster.lead_session)
     return drawing
 
 

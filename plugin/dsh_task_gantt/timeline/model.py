@@ -37,7 +37,9 @@ class Model:
         self.graph = placed.graph
         #: Each lane's token use, by lane id.
         self.tokens: dict[str, LaneTokens] = {
-            lane.id: lane_tokens(lane.fold, lane.cut, (lane.id, lane.session_id))
+            lane.id: lane_tokens(
+                lane.fold, lane.cut, (lane.id, lane.session_id), owner=lane.session_id
+            )
             for lane in self.roster.lanes
         }
 

@@ -77,9 +77,10 @@ def draw_turns(roster: Roster, counts: Counts) -> None:
         skipped = seqs_below(lane.fold, lane.cut) if lane.cut > 0 else 0
         if skipped:
             c.skipped_inherited[lane.id] = skipped
-        pairing = pair_turns(lane.fold, lane.cut, lane.restores(), (lane.id, lane.session_id))
+        which = (lane.id, lane.session_id)
+        pairing = pair_turns(lane.fold, lane.cut, lane.restores(), which, lane.session_id)
         session = lane.session_id or roster.lead_session
-        by_turn = lane_tokens(lane.fold, lane.cut, (lane.id, lane.session_id)).by_turn
+        by_turn = lane_tokens(lane.fold, lane.cut, which, lane.session_id).by_turn
         spans, keys = turn_spans(pairing, lane.party(), session, by_turn)
         if lane.span_keys.isdisjoint(keys):
             lane.add_unique(spans, keys)
@@ -135,10 +136,11 @@ def turn_spans(
                     "sessionId": session,
                     "tokens": tokens_json(totals),
                 },
+                owner=session,
             )
         spans.append(span)
     drawn = (spans, frozenset(("turn", turn.turn_id) for turn in pairing.spans))
-    return _TURN_SPANS.put(memo_key, drawn, slot=lane_key)
+    return _TURN_SPANS.put(memo_key, drawn, slot=lane_key, owner=session)
 
 
 def draw_prompts(
@@ -201,5 +203,5 @@ def sorted_spans(lane: Lane) -> list[dict[str, Any]]:
     if held is not None and held[0] == lane.spans:
         return held[1]
     ordered = sorted(lane.spans, key=lambda s: (s["time"], _KIND_ORDER[s["kind"]], s["id"]))
-    _SORTED_SPANS.put(lane_key, (lane.spans, ordered))
+    _SORTED_SPANS.put(lane_key, (lane.spans, ordered), owner=lane.session_id)
     return ordered

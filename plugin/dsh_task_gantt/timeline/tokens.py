@@ -44,14 +44,17 @@ class LaneTokens:
 _LANE_TOKENS: Memo[tuple[Same[LaneFold], int], LaneTokens] = Memo(256, per_slot=2)
 
 
-def lane_tokens(fold: LaneFold, cut: int = 0, lane: Hashable | None = None) -> LaneTokens:
+def lane_tokens(
+    fold: LaneFold, cut: int = 0, lane: Hashable | None = None, owner: str | None = None
+) -> LaneTokens:
     """The lane's token use from ``cut`` on (memoised: a fold never changes). ``lane``:
-    which lane the fold is (see ``_LANE_TOKENS``)."""
+    which lane the fold is (see ``_LANE_TOKENS``); ``owner``: its session (see
+    ``memo.forget_owners``)."""
     key = (Same(fold), cut)
     hit = _LANE_TOKENS.get(key)
     if hit is not None:
         return hit
-    return _LANE_TOKENS.put(key, _lane_tokens(fold, cut), slot=lane)
+    return _LANE_TOKENS.put(key, _lane_tokens(fold, cut), slot=lane, owner=owner)
 
 
 def _step_key(seq: int, rec: UsageRec) -> tuple[str, ...]:
