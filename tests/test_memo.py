@@ -148,3 +148,59 @@ def test_memos_keyed_by_a_lanes_fold_keep_two_versions_of_each_lane() -> None:
         assert len(turns._PAIRINGS) == 4
     finally:
         clear_memos()
+
+
+def test_forgetting_owners_drops_exactly_the_entries_made_for_them() -> None:
+    """The service forgets a team's lanes: what memos made for those sessions goes with
+    them, what they made for the teams still kept stays."""
+    m: Memo[tuple[str, int], int] = Memo(100, per_slot=3)
+    for n in range(6):
+        for session in ("s-old", "s-kept"):
+            m.put((session, n), n, slot=session, owner=session)
+    m.put(("shared", 0), 0)  # no owner: bounded by entries only
+    assert len(m) == 7  # three versions per slot, and the unowned one
+    m.forget({"s-old", "s-unknown"})
+    assert sorted(k for k, _ in m.items()) == [("s-kept", n) for n in (3, 4, 5)] + [("shared", 0)]
+    m.put(("s-old", 9), 9, slot="s-old", owner="s-old")  # its slot starts afresh
+    assert m.get(("s-old", 9)) == 9 and len(m) == 5
+    m.put(("s-kept", 5), 50, owner="s-other")  # put again: its owner is the latest one
+    m.forget(["s-kept"])
+    assert m.get(("s-kept", 5)) == 50 and m.get(("s-kept", 4)) is None
+
+
+def test_forget_owners_reaches_every_memo_of_the_process() -> None:
+    a: Memo[str, int] = Memo(8)
+    b: Memo[str, int] = Memo(8, lru=True)
+    a.put("x", 1, owner="s-1")
+    b.put("y", 2, owner="s-1")
+    b.put("z", 3, owner="s-2")
+    memo.forget_owners(["s-1"])
+    assert a.items() == [] and b.items() == [("z", 3)]
+
+
+def test_the_process_wide_lru_caches_keep_their_size_when_filled_past_it() -> None:
+    """The time texts and the previews are cached process-wide: teams opened one after
+    another fill them up to their limits and no further; a preview's key is the start
+    of a body, so long bodies of teams no longer kept are not held whole."""
+    import tracemalloc
+
+    from dsh_task_gantt import timetext
+    from dsh_task_gantt.fold import text
+
+    timetext.format_time.cache_clear()
+    for n in range(timetext.TIMES_KEPT + 100):
+        timetext.format_time(1_800_000_000_000 + n * 1000)
+    assert timetext.format_time.cache_info().currsize == timetext.TIMES_KEPT
+    timetext.format_time.cache_clear()
+
+    text._preview.cache_clear()
+    tracemalloc.start()
+    try:
+        for n in range(text.PREVIEWS_KEPT + 100):
+            assert text.preview(f"{n} " + "body " * 3000).startswith(f"{n} body")
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        text._preview.cache_clear()
+    # Keyed by whole bodies (15 KB each) the cache would hold ~120 MB.
+    assert held < 16 * 1024 * 1024

@@ -283,3 +283,53 @@ def test_the_header_is_read_from_the_first_frames_whatever_follows(tmp_path: Pat
     assert found is not None and found.id == "s-split" and found.parent_session == "s-lead"
     assert walk_frames(log.read_bytes(), max_frames=2).frames[1].skippable is False
     assert len(walk_frames(log.read_bytes(), max_frames=2).frames) == 2
+
+
+def _seqs(p: DirectorySessionPersistence, session_id: str, offset: int = 0) -> list[int]:
+    async def go() -> list[int]:
+        handle = await p.open(session_id, "read")
+        try:
+            return [e.seq for e in await handle.read(offset)]
+        finally:
+            await handle.close()
+
+    return run(go())
+
+
+def test_readers_kept_stay_at_their_limit_and_a_dropped_one_reads_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading log after log (teams opened one after another) keeps READERS_KEPT
+    readers, the least recently opened dropped first; a log whose reader was dropped
+    reads the same events from the start again."""
+    import dsh_task_gantt.logs.persistence as persistence_module
+
+    monkeypatch.setattr(persistence_module, "READERS_KEPT", 3)
+    for n in range(8):
+        write_session(tmp_path, f"s{n}", evs(5 + n), per_frame=2)
+    p = DirectorySessionPersistence(tmp_path)
+    first = [_seqs(p, f"s{n}") for n in range(8)]
+    assert len(p._entries) == 3
+    assert [path.parent.name for path in p._entries] == ["s5", "s6", "s7"]
+    assert _seqs(p, "s0") == first[0] == list(range(5))
+    assert len(p._entries) == 3 and _seqs(p, "s7", 10) == [10, 11]
+
+
+def test_forgotten_sessions_lose_their_readers_and_read_the_same_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service forgets a team: the readers of its logs go (an open handle keeps its
+    own), others stay, and reading a forgotten log again decodes it from the start
+    into the same events."""
+    for n in range(3):
+        write_session(tmp_path, f"s{n}", evs(12), per_frame=3)
+    p = DirectorySessionPersistence(tmp_path)
+    before = {f"s{n}": _seqs(p, f"s{n}") for n in range(3)}
+    held = run(p.open("s0", "read"))
+    p.forget_sessions(["s0", "s1", "nobody"])
+    assert [path.parent.name for path in p._entries] == ["s2"]
+    assert [e.seq for e in run(held.read(10))] == [10, 11]  # the open handle still reads
+    decoded = record_decoded_frames(monkeypatch)
+    assert _seqs(p, "s1") == before["s1"]
+    assert len(decoded) > 1  # read from the start: its old offsets were dropped
+    assert _seqs(p, "s2") == before["s2"] and run(p.stat("s1"))["eventCount"] == 12

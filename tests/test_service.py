@@ -384,3 +384,46 @@ def test_opening_team_after_team_keeps_only_the_last_few_and_their_lanes(
     assert specs[0].lead_id not in svc._lanes
     assert not svc.is_built(specs[0].lead_id)
     assert _timeline_json(svc, specs[0].lead_id) == first
+
+
+class _NoReleasePersistence(DirectorySessionPersistence):
+    """A persistence without the extra that drops a forgotten team's readers."""
+
+    forget_sessions = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("releases", [True, False], ids=["ours", "without forget_sessions"])
+def test_teams_opened_one_after_another_leave_only_the_kept_teams_in_memos_and_readers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, releases: bool
+) -> None:
+    """Past TEAMS_KEPT, a forgotten team's lanes leave every memo of the process (and,
+    from our persistence, their readers): what is held is the kept teams', however many
+    were opened; a forgotten team opened again is byte for byte its cold read."""
+    import dsh_task_gantt.service as service_module
+    from dsh_task_gantt import memo
+
+    monkeypatch.setattr(service_module, "TEAMS_KEPT", 2)
+    specs = [generate_team(tmp_path, seed=40 + i, scale="small") for i in range(5)]
+    kind = DirectorySessionPersistence if releases else _NoReleasePersistence
+    persistence = kind(tmp_path, skip_types=UNREAD_DATA, run_marks=RUN_MARKS)
+    memo.clear_memos()
+    try:
+        svc = _dir_service(persistence)
+        for spec in specs:
+            assert _timeline_json(svc, spec.lead_id)
+        kept = {t.snapshot.root_session_id for t in svc._teams.values()}
+        assert kept == {specs[3].lead_id, specs[4].lead_id}
+        live = {
+            m
+            for t in svc._teams.values()
+            for m in (t.snapshot.lead.session_id, *t.snapshot.members)
+        }
+        owners = {o for m in list(memo._ALL) for o in m._owned}
+        assert owners and owners <= live
+        read = {path.parent.name for path in persistence._entries}
+        assert (read <= live) == releases  # without the extra, bounded by READERS_KEPT
+        again = _timeline_json(svc, specs[0].lead_id)
+        memo.clear_memos()
+        assert again == _timeline_json(_dir_service(_fast(tmp_path)), specs[0].lead_id)
+    finally:
+        memo.clear_memos()
