@@ -794,3 +794,31 @@ def test_the_start_pages_summaries_are_one_per_team_listed_however_often_asked(
         client.get(f"{PREFIX}/start/live")
     listed = {s.lead_id for s in (*made.teams, *made.singles)}
     assert set(host.start_page._summarised) == listed
+
+
+def test_panels_of_teams_opened_one_after_another_keep_only_the_kept_teams(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user clicking through the start page opens team after team: the panels' memos
+    and the readers end up holding the last TEAMS_KEPT teams, not all of them."""
+    import dsh_task_gantt.service as service_module
+    from dsh_task_gantt import memo
+
+    monkeypatch.setattr(service_module, "TEAMS_KEPT", 2)
+    specs = [generate_team(tmp_path, seed=60 + i, scale="small") for i in range(5)]
+    host = EmbeddedHost(tmp_path)
+    memo.clear_memos()
+    try:
+        with TestClient(host, base_url="http://127.0.0.1:8765", client=("127.0.0.1", 50000)) as c:
+            for spec in specs:
+                page = c.get("/plugins/dsh-task-gantt/panel", params={"session": spec.lead_id})
+                assert page.status_code == 200
+        teams = host.plugin.service._teams.values()
+        kept = {m for t in teams for m in (t.snapshot.lead.session_id, *t.snapshot.members)}
+        assert {s.lead_id for s in specs[3:]} <= kept
+        panel = host.plugin.app.panel
+        owners = {o for m in (panel._lanes, panel._tasks) for o in m._owned}
+        assert owners and owners <= kept
+        assert {path.parent.name for path in host.persistence._entries} <= kept
+    finally:
+        memo.clear_memos()
