@@ -80,7 +80,7 @@ def place_tasks(roster: Roster, team: TeamSnapshot) -> TeamTasks:
         placed = held[1]
     else:
         placed = _place(roster, calls, snapshots, live)
-        _PLACED.put(roster.lead_session, (inputs, placed))
+        _PLACED.put(roster.lead_session, (inputs, placed), owner=roster.lead_session)
     for position, task_id in placed.owned:
         roster.lanes[position].task_ids.append(task_id)
     if placed.needs_unassigned:
