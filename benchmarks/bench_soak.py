@@ -32,7 +32,8 @@ are noisy, memory figures are the evidence. Nothing here asserts a figure.
 
 Run: ``python benchmarks/bench_soak.py [--team real|big|small] [--minutes 5]
 [--compressed] [--pollers 20] [--api-clients 4] [--json out.json]`` or
-``python benchmarks/bench_soak.py --teams 40``.
+``python benchmarks/bench_soak.py --teams 40 [--root DIR]`` (``--root``: generate
+the teams there once and reuse them on later runs).
 """
 
 from __future__ import annotations
