@@ -11,7 +11,6 @@ import pytest
 from dsh_task_gantt.fold.lane import LINE_ENDS as FOLD_LINE_ENDS
 from dsh_task_gantt.logs.reader import line_ends
 from dsh_task_gantt.logs.reader.line_ends import LINE_ENDS, PARSE, probe
-from dsh_task_gantt.logs.reader.skip_rules import skip_rule
 
 BODY = {"role": "assistant", "content": [{"type": "text", "text": "x" * 6000}]}
 USAGE = {"inputTokens": 10, "outputTokens": 20, "cacheReadTokens": 200_000}
@@ -68,52 +67,28 @@ def test_a_short_line_is_parsed_whole() -> None:
     assert probed(line({"turn": 1, "step": 1, "usage": USAGE})) is PARSE
 
 
-RULE = skip_rule({"assistant/chunk": (b'"usage"',), "assistant/message": LINE_ENDS})
-
-
-def rows(*lines: bytes, seen: set[bytes] | None = None) -> line_ends.TokenRows:
-    """The token rows of one unit of these lines, as the runs mode reads them."""
-    text = b"\n".join(lines)
-    assert RULE is not None and RULE.bulk_prefix is not None
-    heads, pos = [], 0
-    for raw in lines:
-        head = RULE.bulk_prefix.match(text, pos, pos + len(raw))
-        assert head is not None
-        heads.append(head)
-        pos += len(raw) + 1
-    chunks = [h for h in heads if h.group(1) == b"assistant/chunk"]
-    messages = [h for h in heads if h.group(1) == b"assistant/message"]
-    steps = set() if seen is None else seen
-    return line_ends.token_rows(text, chunks, messages, steps, RULE.chunk_markers)
-
-
-def chunk_line(seq: int, chunk: dict[str, Any], turn: int = 2, step: int = 1) -> bytes:
-    obj = {"type": "assistant/chunk", "seq": seq, "time": 900,
-           "data": {"turn": turn, "step": step, "chunk": chunk}}  # fmt: skip
-    return json.dumps(obj, separators=(",", ":")).encode()
-
-
 def test_the_bulk_rows_of_dsh_spelling() -> None:
-    chunk = chunk_line(3, {"type": "usage", "usage": USAGE})
+    chunk = json.dumps(
+        {"type": "assistant/chunk", "seq": 3, "time": 900,
+         "data": {"turn": 2, "step": 1, "chunk": {"type": "usage", "usage": USAGE}}},
+        separators=(",", ":"),
+    ).encode()  # fmt: skip
+    found = line_ends.match_chunk(chunk)
+    assert found is not None and found.group(3) == b'"turn":2,"step":1'
+    batch = line_ends.chunk_batch([found])
+    assert batch == ("assistant/chunk", (3,), (900,), (2,), (1,), (USAGE,), None)
     message = line({"turn": 2, "step": 1, "message": BODY, "usage": USAGE})
-    steps: set[bytes] = set()
-    got = rows(chunk, message, seen=steps)
-    # The step's chunk counts: its message is a plain run line (no source to name).
-    assert got.batches == [("assistant/chunk", (3,), (900,), (2,), (1,), (USAGE,), None)]
-    assert got.alone == [] and steps == {b'"turn":2,"step":1'}
-    other = line({"turn": 2, "step": 5, "message": BODY, "usage": USAGE})
-    assert rows(other).batches == [
-        ("assistant/message", (4,), (1000,), (2,), (5,), (USAGE,), (None,))
-    ]  # fmt: skip
+    head = line_ends.match_message_last(message)
+    assert head is not None and head.group(3) == found.group(3)  # the same step, byte for byte
+    tail = line_ends.message_tail(message, head.end(), len(message))
+    assert line_ends.last_batch([(head, tail)]) == (
+        "assistant/message", (4,), (1000,), (2,), (1,), (USAGE,), (None,)
+    )  # fmt: skip
 
 
-def test_a_text_chunk_is_a_run_line_and_a_usage_chunk_spelled_otherwise_is_read_alone() -> None:
-    text = chunk_line(3, {"type": "text-delta", "delta": "hello"})
-    odd = chunk_line(5, {"usage": USAGE, "type": "usage"})
-    got = rows(text, odd)
-    assert got.batches == [] and [h.group(2) for h in got.alone] == [b"5"]
-
-
-def test_a_batch_that_does_not_decode_is_read_alone() -> None:
-    got = rows(line({"turn": 2, "step": 1, "message": BODY}) + b'"usage":{]')
-    assert got.batches == [] and len(got.alone) == 1
+def test_a_batch_that_does_not_decode_says_so() -> None:
+    message = line({"turn": 2, "step": 1, "message": BODY}) + b"junk"
+    head = line_ends.match_message_last(message)
+    assert head is not None
+    tail = b'{"data":{"usage":{]'
+    assert line_ends.last_batch([(head, tail)]) is None

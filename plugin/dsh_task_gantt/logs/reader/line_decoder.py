@@ -41,6 +41,12 @@ _TIME = operator.methodcaller("group", 3)
 #: First bytes of a line that may be blank (``bytes.isspace`` whitespace).
 _BLANK = frozenset(b" \t\n\r\x0b\x0c")
 _LEADING_BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]*")
+#: How DSH's writer starts an assistant chunk's or message's line, and where the two
+#: differ (``c`` or ``m``).
+_ASSISTANT = b'{"type":"assistant/'
+_KIND_AT = len(_ASSISTANT)
+_C, _M, _A = ord("c"), ord("m"), ord("a")
+_TYPE_AT = len(b'{"type":"')
 
 
 def event_from_object(obj: Any, position: int) -> LogEvent | None:
@@ -169,7 +175,6 @@ class LineDecoder:
 
         One pass, one ``find`` and one ``match`` per line: measured against a C-level
         ``map`` of the matches and a ``findall`` over the unit, this was the fastest.
-        The token-use lines among the matches are read afterwards, in C-level passes.
         """
         skip = self.skip
         if skip is None:
@@ -181,13 +186,24 @@ class LineDecoder:
             cut = text.find(b"\n", leading.end() if leading else 0) + 1 or len(text)
             self.feed(text[:cut])
             text = text[cut:]
-        # DSH's token-use lines match the writer's prefix like any run line; what they
-        # hold is picked out of the unit's matches afterwards (``line_ends``).
-        bulk = skip.bulk_prefix
-        match_prefix = (bulk or skip.run_prefix).match
+        match_prefix = skip.run_prefix.match
         match_marked = skip.marked_prefix.match if skip.marked_prefix is not None else None
         needles = dict(skip.needles)
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
+        bulk = match_ends is not None  # token-use lines in DSH's own spelling, in bulk
+        match_chunk = line_ends.match_chunk
+        startswith = text.startswith
+        match_last, match_first = line_ends.match_message_last, line_ends.match_message_first
+        chunk_steps = self.chunk_steps
+        chunks: list[re.Match[bytes]] = []
+        lasts: list[tuple[re.Match[bytes], bytes]] = []
+        firsts: list[re.Match[bytes]] = []
+        # Messages of steps whose chunk this read saw: the chunk counts, the message
+        # only stands for its seq and time (the fold would drop its usage anyway).
+        counted: list[re.Match[bytes]] = []
+        sourced: re.Match[bytes] | None = None  # the last counted message with a source
+        in_bulk = 0  # lines matched by the bulk token-use patterns (each match's
+        # ``pos`` and ``endpos`` are its line, to read it on its own if need be)
         matched: list[re.Match[bytes]] = []
         keep = matched.append
         append = self.events.append
@@ -200,6 +216,42 @@ class LineDecoder:
             end = find(b"\n", pos)
             if end == -1:
                 end = size
+            # DSH's token-use lines: matched whole, in bulk (``line_ends``).
+            kind = (
+                text[pos + _KIND_AT]
+                if bulk
+                and end - pos > _KIND_AT
+                and text[pos + _TYPE_AT] == _A  # an index: far cheaper than startswith
+                and startswith(_ASSISTANT, pos, end)
+                else 0
+            )
+            if kind:
+                found = match_chunk(text, pos, end) if kind == _C else None
+                if found is not None:
+                    chunk_steps.add(found.group(3))
+                    chunks.append(found)
+                elif kind == _M:
+                    found = match_last(text, pos, end)
+                    if found is not None:
+                        if found.group(3) in chunk_steps:
+                            counted.append(found)
+                        else:
+                            lasts.append((found, line_ends.message_tail(text, found.end(), end)))
+                    else:
+                        found = match_first(text, pos, end)
+                        if found is not None:
+                            if found.group(4) not in chunk_steps:
+                                firsts.append(found)
+                            elif found.group(5) is None:
+                                counted.append(found)
+                            else:  # only the latest source names the lane's model
+                                if sourced is not None:
+                                    counted.append(sourced)
+                                sourced = found
+                if found is not None:
+                    in_bulk += 1
+                    pos = end + 1
+                    continue
             match = match_prefix(text, pos, end)
             if match is None and match_marked is not None:
                 match = match_marked(text, pos, end)
@@ -212,50 +264,87 @@ class LineDecoder:
                 keep(match)
             elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
                 others += 1
+                position = index + len(matched) + in_bulk
                 event = None
                 if match_ends is not None:
                     found = match_ends(text, pos, end)
                     if found is not None:
-                        event = _probed(text, found, end, index + len(matched))
+                        event = _probed(text, found, end, position)
                 if event is None:
-                    event = parse_event_line(text[pos:end], index + len(matched))
+                    event = parse_event_line(text[pos:end], position)
                 if event is None:
                     bad += 1  # bad lines take no index
                 else:
                     append(event)
                     index += 1
             pos = end + 1
-        if not matched:
-            self.lines_seen += others
-            self.bad_lines += bad
-            self.next_index = index
-            return
-        names = list(map(_NAME, matched))
-        if bulk is not None:
-            chunks = list(compress(matched, map(line_ends.CHUNK_B.__eq__, names)))
-            messages = list(compress(matched, map(line_ends.MESSAGE_B.__eq__, names)))
-            if chunks or messages:
-                rows = line_ends.token_rows(
-                    text, chunks, messages, self.chunk_steps, skip.chunk_markers
-                )
-                self.run_usage += rows.batches
-                if rows.alone:  # read on their own, as :meth:`feed` reads them
-                    alone = set(rows.alone)
-                    matched = [m for m in matched if m not in alone]
-                    names = list(map(_NAME, matched))
-                    for found in rows.alone:
-                        others += 1
+        if sourced is not None:
+            firsts.append(sourced)
+        # The latest message in DSH's own spelling whose step a chunk counts still names
+        # the lane's model: it goes as a message of no usage (the fold keeps its source
+        # and counts the chunk).
+        named_last: tuple[re.Match[bytes], dict[str, Any]] | None = None
+        if counted and counted[-1].re is line_ends.MESSAGE_LAST:
+            source = line_ends.tail_source(counted[-1])
+            if source is not None:
+                named_last = (counted.pop(), source)
+        if in_bulk:
+            lasts_m = [m for m, _ in lasts]
+            found_all = chunks + lasts_m + firsts + counted
+            if named_last is not None:
+                found_all.append(named_last[0])
+            try:  # every bulk line's seq and time in one decode (groups 1 and 2 of each)
+                seqs, times = line_ends.seqs_and_times(found_all)
+            except orjson.JSONDecodeError:
+                seqs = times = ()  # each group decodes its own (and falls back alone)
+            cut = 0
+
+            def columns(size: int) -> line_ends.Columns | None:
+                nonlocal cut
+                cut += size
+                return (seqs[cut - size : cut], times[cut - size : cut]) if seqs else None
+
+            groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
+            if chunks:
+                groups.append((chunks, line_ends.chunk_batch(chunks, columns(len(chunks)))))
+            if lasts:
+                source = line_ends.tail_source(lasts_m[-1])
+                batch = line_ends.last_batch(lasts, columns(len(lasts)), source)
+                groups.append((lasts_m, batch))
+            if firsts:
+                groups.append((firsts, line_ends.first_batch(firsts, columns(len(firsts)))))
+            if counted:
+                got = columns(len(counted))
+                try:
+                    seqs_n, times_n = got or line_ends.seqs_and_times(counted)
+                    groups.append((counted, ("", seqs_n, times_n, (), (), (), None)))
+                except orjson.JSONDecodeError:
+                    groups.append((counted, None))
+            if named_last is not None:
+                match, source = named_last
+                batch = line_ends.last_batch([(match, b"null")], columns(1), source)
+                groups.append(([match], batch))
+            for group, batch in groups:
+                if batch is None:  # a batch that does not decode: each line on its own
+                    for found in group:
                         start, stop = found.pos, found.endpos
-                        event = None
-                        if found.group(1) in skip.ends:
-                            event = _probed(text, found, stop, index + len(matched))
+                        ends = match_ends(text, start, stop) if match_ends is not None else None
+                        event = _probed(text, ends, stop, index) if ends is not None else None
                         if event is None:
-                            event = parse_event_line(text[start:stop], index + len(matched))
+                            event = parse_event_line(text[start:stop], index)
                         if event is None:
                             bad += 1
                         else:
                             append(event)
                             index += 1
+                    others += len(group)
+                    continue
+                if batch[0]:
+                    self.run_usage.append(batch)
+                self.run_seqs += batch[1]
+                self.run_time = max(self.run_time, max(batch[2]))
+                index += len(group)
+                self.lines_seen += len(group)
         if matched:
             # The digits go to orjson as one JSON array: C makes the ints, where an
             # int() per line cost as much again as matching the line.
@@ -264,11 +353,13 @@ class LineDecoder:
             self.run_time = max(
                 self.run_time, max(orjson.loads(b"[" + b",".join(map(_TIME, matched)) + b"]"))
             )
-            latest = self.run_latest
-            for mark in self.marks:
-                seq = max(compress(seqs, map(mark.__eq__, names)), default=-1)
-                if seq > latest.get(mark, -1):
-                    latest[mark] = seq
+            if self.marks:
+                names = list(map(_NAME, matched))
+                latest = self.run_latest
+                for mark in self.marks:
+                    seq = max(compress(seqs, map(mark.__eq__, names)), default=-1)
+                    if seq > latest.get(mark, -1):
+                        latest[mark] = seq
         self.next_index = index + len(matched)
         self.lines_seen += len(matched) + others
         self.bad_lines += bad

@@ -21,10 +21,9 @@ A short line is parsed whole (cheap, and no guessing); a line whose start holds 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from itertools import chain, compress, repeat
-from operator import attrgetter, itemgetter, methodcaller, not_
-from typing import Any, Final, cast
+from itertools import chain
+from operator import itemgetter, methodcaller
+from typing import Any, Final
 
 import orjson
 
@@ -103,157 +102,44 @@ def _source(text: bytes, lo: int, hi: int) -> dict[str, Any] | None:
 #
 # A cold read meets one usage chunk and one assistant message per model step: tens of
 # thousands in a big team. Read one by one (a Python probe, an event, a fold handler
-# each) they doubled the cold read; classified one by one in the line loop they still
-# cost a sixth more. So the runs mode matches them by the writer's prefix like any run
-# line (``skip_rules``: ``bulk_prefix``), and afterwards picks a unit's token-use lines
-# out of its matches and matches the rest of each in C (``map`` over the matches): each
-# becomes a short JSON row, and a unit's rows decode with one ``orjson`` call per
-# column. A line of any other shape goes the way above; a unit whose rows do not decode
+# each) they doubled the cold read, so the runs mode matches them whole in C (one regex
+# per line), makes each a short JSON row, and decodes a unit's rows with one ``orjson``
+# call. A line of any other shape goes the way above; a unit whose rows do not decode
 # goes the same way line by line.
 
 #: A JSON integer as the bulk rows decode it (no leading zero: orjson refuses one).
 _N = rb"(?:0|[1-9]\d{0,14})"
 CHUNK = "assistant/chunk"
 MESSAGE = "assistant/message"
-CHUNK_B = CHUNK.encode()
-MESSAGE_B = MESSAGE.encode()
-_STEP = rb'("turn":' + _N + rb',"step":' + _N + rb")"
-#: A usage chunk's line after the writer's prefix (which ends with the ``,`` after the
-#: time). Groups: ``"turn":T,"step":S`` (the step, byte for byte as a message line
-#: spells it), the usage object.
-_CHUNK_REST = re.compile(
-    rb'"data":\{' + _STEP + rb',"chunk":\{"type":"usage","usage":(\{[^{}\n]{0,1024}\})\}\}\}'
-    rb"[ \t\r]*$"
+#: Groups: seq, time, ``"turn":T,"step":S`` (the step, byte for byte as a message
+#: line spells it), the usage object.
+_CHUNK_LINE = re.compile(
+    rb'\{"type":"assistant/chunk","seq":(' + _N + rb'),"time":(' + _N + rb"),"
+    rb'"data":\{("turn":' + _N + rb',"step":' + _N + rb"),"
+    rb'"chunk":\{"type":"usage","usage":(\{[^{}\n]{0,1024}\})\}\}\}[ \t\r]*$'
 )
 #: A message line with ``usage`` (if any) after its body (DSH's writer); the next field
-#: is neither ``usage`` nor a ``message`` opening with its ``source``. Group: the step.
-_LAST_REST = re.compile(rb'"data":\{' + _STEP + rb',(?!"usage"|"message":\{"source")')
+#: is neither ``usage`` nor a ``message`` opening with its ``source``. Groups: seq,
+#: time, the step.
+_MESSAGE_LAST = re.compile(
+    rb'\{"type":"assistant/message","seq":(' + _N + rb'),"time":(' + _N + rb"),"
+    rb'"data":\{("turn":' + _N + rb',"step":' + _N + rb'),(?!"usage"|"message":\{"source")'
+)
 #: A message line with ``usage`` first (other writers), maybe the message's ``source``
-#: next. Groups: usage, the step, source.
-_FIRST_REST = re.compile(
-    rb'"data":\{"usage":(\{[^{}\n]{0,1024}\}),' + _STEP
-    + rb'(?:,"message":\{"source":(\{[^{}\n]{0,512}\}))?'
-)  # fmt: skip
+#: next. Groups: seq, time, usage, the step, source.
+_MESSAGE_FIRST = re.compile(
+    rb'\{"type":"assistant/message","seq":(' + _N + rb'),"time":(' + _N + rb"),"
+    rb'"data":\{"usage":(\{[^{}\n]{0,1024}\}),("turn":' + _N + rb',"step":' + _N + rb")"
+    rb'(?:,"message":\{"source":(\{[^{}\n]{0,512}\}))?'
+)
+match_chunk = _CHUNK_LINE.match
+MESSAGE_LAST = _MESSAGE_LAST
+match_message_last = _MESSAGE_LAST.match
+match_message_first = _MESSAGE_FIRST.match
 #: One batch of ``EventRun.usage``: type, then columns of seq, time, turn, step,
 #: usage and source (``None`` for a chunk batch).
 Batch = tuple[str, tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...],
               tuple[Any, ...], tuple[Any, ...] | None]  # fmt: skip
-Match = re.Match[bytes]
-
-_END = methodcaller("end")
-_ENDPOS = attrgetter("endpos")
-_G = {g: methodcaller("group", g) for g in (1, 2, 3)}
-
-
-def _rests(pattern: re.Pattern[bytes], text: bytes, heads: list[Match]) -> list[Match | None]:
-    """``pattern`` matched on each line after its writer prefix (``heads``), in C."""
-    return list(map(pattern.match, repeat(text), map(_END, heads), map(_ENDPOS, heads)))
-
-
-def _column(matches: list[Match], group: int) -> tuple[Any, ...]:
-    return tuple(orjson.loads(b"[" + b",".join(map(_G[group], matches)) + b"]"))
-
-
-def _steps(matches: list[Match], group: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    steps = orjson.loads(b"[{" + b"},{".join(map(_G[group], matches)) + b"}]")
-    return tuple(map(_TURN, steps)), tuple(map(_STEP_OF, steps))
-
-
-_TURN = itemgetter("turn")
-_STEP_OF = itemgetter("step")
-
-
-def seqs_and_times(heads: list[Match]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """The seqs and times of these writer-prefix matches (one ``orjson`` call each)."""
-    return _column(heads, 2), _column(heads, 3)
-
-
-@dataclass(slots=True)
-class TokenRows:
-    """A unit's token-use lines among its run lines: the batches, the steps whose chunk
-    was seen, and the lines that must be read on their own (``alone``: of another
-    shape, or in a batch that does not decode)."""
-
-    batches: list[Batch]
-    alone: list[Match]
-
-
-def token_rows(
-    text: bytes,
-    chunks: list[Match],
-    messages: list[Match],
-    chunk_steps: set[bytes],
-    chunk_markers: tuple[bytes, ...],
-) -> TokenRows:
-    """The rows of a unit's ``assistant/chunk`` and ``assistant/message`` lines
-    (``chunks``, ``messages``: their writer-prefix matches, whose ``pos`` and
-    ``endpos`` are the line). A chunk of another shape stays a plain run line unless
-    it holds one of ``chunk_markers``; a message whose step's chunk was seen (in
-    ``chunk_steps``, which this adds the unit's to) stays one too: the chunk counts,
-    and only the latest message names the lane's model."""
-    out = TokenRows([], [])
-    if chunks:
-        rests = _rests(_CHUNK_REST, text, chunks)
-        if None in rests:  # text chunks, or a usage chunk spelled otherwise
-            kept = [(h, r) for h, r in zip(chunks, rests, strict=True) if r is not None]
-            find = text.find
-            out.alone += [
-                h
-                for h, r in zip(chunks, rests, strict=True)
-                if r is None and any(find(m, h.pos, h.endpos) != -1 for m in chunk_markers)
-            ]
-            chunks, rests = [h for h, _ in kept], [r for _, r in kept]
-        if chunks:
-            chunk_steps.update(map(_G[1], rests))
-            out.batches.append(_chunk_batch(chunks, rests, out))
-    if messages:
-        _message_rows(text, messages, chunk_steps, out)
-    out.batches = [b for b in out.batches if b is not None]
-    return out
-
-
-def _chunk_batch(heads: list[Match], rests: list[Any], out: TokenRows) -> Any:
-    try:
-        seqs, times = seqs_and_times(heads)
-        turns, steps = _steps(rests, 1)
-        return (CHUNK, seqs, times, turns, steps, _column(rests, 2), None)
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        out.alone += heads
-        return None
-
-
-def _message_rows(
-    text: bytes, heads: list[Match], chunk_steps: set[bytes], out: TokenRows
-) -> None:
-    got = _rests(_LAST_REST, text, heads)
-    rests = cast("list[Match]", got)
-    firsts: list[tuple[Match, Match]] = []
-    if None in got:  # usage first (other writers), or another shape
-        lasts = []
-        for head, rest in zip(heads, got, strict=True):
-            if rest is not None:
-                lasts.append((head, rest))
-                continue
-            first = _FIRST_REST.match(text, head.end(), head.endpos)
-            if first is None:
-                out.alone.append(head)
-            else:
-                firsts.append((head, first))
-        heads, rests = [h for h, _ in lasts], [r for _, r in lasts]
-    if heads:
-        # The last message names the lane's model (DSH's writer puts its ``source``
-        # at the message's end); the others count only where no chunk did.
-        last, last_rest = heads[-1], rests[-1]
-        source = tail_source(text, last_rest.end(), last.endpos)
-        counted = list(map(chunk_steps.__contains__, map(_G[1], rests)))
-        pairs = list(compress(zip(heads, rests, strict=True), map(not_, counted)))
-        if counted[-1] and source is not None:
-            pairs.append((last, last_rest))
-        if pairs:
-            named = source if pairs[-1][0] is last else None
-            out.batches.append(_last_batch(text, pairs, named, out))
-    if firsts:
-        out.batches.append(_first_batch(firsts, out))
 
 
 def message_tail(text: bytes, head_end: int, end: int) -> bytes:
@@ -263,46 +149,80 @@ def message_tail(text: bytes, head_end: int, end: int) -> bytes:
     return b'{"data":{' + text[at:end] if at != -1 else b"null"
 
 
-def tail_source(text: bytes, head_end: int, end: int) -> dict[str, Any] | None:
-    """The message's ``source`` of a line in DSH's spelling: its writer puts it at the
-    message's end, just before the closing message id and the ``usage``
-    (``…"source":{…},"id":"…"},"usage":{…}},"sourceEventSeqs":[…]…``)."""
+_G = {g: methodcaller("group", g) for g in (1, 2, 3, 4, 5)}
+
+
+def _column(matches: list[re.Match[bytes]], group: int) -> tuple[Any, ...]:
+    return tuple(orjson.loads(b"[" + b",".join(map(_G[group], matches)) + b"]"))
+
+
+def _steps(matches: list[re.Match[bytes]], group: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    steps = orjson.loads(b"[{" + b"},{".join(map(_G[group], matches)) + b"}]")
+    return tuple(map(_TURN, steps)), tuple(map(_STEP, steps))
+
+
+_TURN = itemgetter("turn")
+_STEP = itemgetter("step")
+
+
+def seqs_and_times(matches: list[re.Match[bytes]]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """Groups 1 and 2 of these matches as integers (one ``orjson`` call each)."""
+    return _column(matches, 1), _column(matches, 2)
+
+
+Columns = tuple[tuple[Any, ...], tuple[Any, ...]]
+
+
+def chunk_batch(matches: list[re.Match[bytes]], columns: Columns | None = None) -> Batch | None:
+    """The usage chunks matched by ``match_chunk``, or ``None`` when they do not
+    decode (each line is then read on its own). ``columns``: their seqs and times,
+    when already decoded."""
+    try:
+        seqs, times = columns or seqs_and_times(matches)
+        turns, steps = _steps(matches, 3)
+        return (CHUNK, seqs, times, turns, steps, _column(matches, 4), None)
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+
+
+def tail_source(found: re.Match[bytes]) -> dict[str, Any] | None:
+    """The message's ``source`` of a line matched by ``match_message_last``: DSH's own
+    writer puts it at the message's end, just before the closing message id and the
+    ``usage`` (``…"source":{…},"id":"…"},"usage":{…}},"sourceEventSeqs":[…]…``)."""
+    text, head_end, end = found.string, found.end(), found.endpos
     at = text.rfind(b'"usage"', max(head_end, end - TAIL_BYTES), end)
     hi = end if at == -1 else at
     return _source(text, max(head_end, hi - _SOURCE_WINDOW), hi)
 
 
-def _last_batch(
-    text: bytes, pairs: list[tuple[Match, Match]], last_source: dict[str, Any] | None,
-    out: TokenRows,
-) -> Any:  # fmt: skip
-    """Messages in DSH's spelling; ``last_source`` is the last one's (only the latest
-    source names the lane's model, so the others are not looked for)."""
-    heads = [h for h, _ in pairs]
+def last_batch(
+    found: list[tuple[re.Match[bytes], bytes]],
+    columns: Columns | None = None,
+    last_source: dict[str, Any] | None = None,
+) -> Batch | None:
+    """Messages matched by ``match_message_last``, with their :func:`message_tail`;
+    ``last_source`` is the last one's :func:`tail_source` (only the latest source
+    names the lane's model, so the others are not looked for)."""
+    matches = [m for m, _ in found]
     try:
-        seqs, times = seqs_and_times(heads)
-        turns, steps = _steps([r for _, r in pairs], 1)
-        tails = orjson.loads(
-            b"[" + b",".join([message_tail(text, r.end(), h.endpos) for h, r in pairs]) + b"]"
-        )
+        seqs, times = columns or seqs_and_times(matches)
+        turns, steps = _steps(matches, 3)
+        tails = orjson.loads(b"[" + b",".join(t for _, t in found) + b"]")
         usages = tuple(map(_tail_usage, tails))
-        sources = (None,) * (len(heads) - 1) + (last_source,)
+        sources = (None,) * (len(matches) - 1) + (last_source,)
         return (MESSAGE, seqs, times, turns, steps, usages, sources)
     except (orjson.JSONDecodeError, KeyError, TypeError):
-        out.alone += heads
         return None
 
 
-def _first_batch(pairs: list[tuple[Match, Match]], out: TokenRows) -> Any:
-    """Messages with ``usage`` first."""
-    heads, rests = [h for h, _ in pairs], [r for _, r in pairs]
+def first_batch(matches: list[re.Match[bytes]], columns: Columns | None = None) -> Batch | None:
+    """Messages matched by ``match_message_first``."""
     try:
-        seqs, times = seqs_and_times(heads)
-        turns, steps = _steps(rests, 2)
-        sources = orjson.loads(b"[" + b",".join(r.group(3) or b"null" for r in rests) + b"]")
-        return (MESSAGE, seqs, times, turns, steps, _column(rests, 1), tuple(sources))
+        seqs, times = columns or seqs_and_times(matches)
+        turns, steps = _steps(matches, 4)
+        sources = orjson.loads(b"[" + b",".join(m.group(5) or b"null" for m in matches) + b"]")
+        return (MESSAGE, seqs, times, turns, steps, _column(matches, 3), tuple(sources))
     except (orjson.JSONDecodeError, KeyError, TypeError):
-        out.alone += heads
         return None
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from dsh_task_gantt.logs.reader.line_ends import CHUNK, LINE_ENDS, MESSAGE
+from dsh_task_gantt.logs.reader.line_ends import LINE_ENDS
 
 #: Which lines may skip parsing: a type name, or a type name with markers — the
 #: line is then parsed in full only when it contains one of the marker bytes (for
@@ -42,14 +42,6 @@ class SkipRule:
     #: needle inside each of its markers, fewer needles than markers (one ``find``
     #: each on most lines; the markers themselves only where a needle is found).
     needles: tuple[tuple[bytes, tuple[tuple[bytes, tuple[bytes, ...]], ...]], ...] = ()
-    #: Runs mode with DSH's token-use lines read in bulk (``line_ends``): ``run_prefix``
-    #: that also matches an ``assistant/message`` (a ``LINE_ENDS`` type) and an
-    #: ``assistant/chunk`` (a marker type), so such a line costs what any other run
-    #: line does; what it holds is picked out afterwards, a unit's lines at once.
-    bulk_prefix: re.Pattern[bytes] | None = None
-    #: The markers of ``assistant/chunk`` (a chunk that holds one and is not a usage
-    #: chunk in DSH's spelling is parsed in full).
-    chunk_markers: tuple[bytes, ...] = ()
 
 
 def skip_rule(skip_types: SkipTypes) -> SkipRule | None:
@@ -129,10 +121,6 @@ def _cached_skip_rule(
     items = [(t, m) for t, m in all_items if not isinstance(m, str)]
     plain = [t for t, m in items if not m]
     marked = [t for t, m in items if m]
-    chunk_markers = dict(items).get(CHUNK) or ()
-    bulk = [MESSAGE] if MESSAGE in ends else []
-    if bulk and chunk_markers:
-        bulk.append(CHUNK)
     return SkipRule(
         prefix=_writer_prefix([t for t, _ in items] + ends, 16),
         markers=tuple((t.encode(), m) for t, m in items if m),
@@ -141,6 +129,4 @@ def _cached_skip_rule(
         ends_prefix=_writer_prefix(ends, 15) if ends else None,
         marked_prefix=_writer_prefix(marked, 15) if marked else None,
         needles=tuple((t.encode(), _needles(m)) for t, m in items if m),
-        bulk_prefix=_writer_prefix(plain + bulk, 15) if bulk else None,
-        chunk_markers=chunk_markers if bulk else (),
     )
