@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from functools import partial
-from itertools import chain, compress
+from itertools import chain, compress, repeat
 from operator import sub
 from typing import Any, TypeVar
 
@@ -37,7 +36,7 @@ from .records import (
     UsageRec,
 )
 from .text import LABEL_CAP, MESSAGE_BODY_CAP, capped_body, content_text, key, text
-from .usage import read_usage
+from .usage import USAGE_KEYS, read_usage
 
 #: Types the plugin knows but does not fold beyond seq/time (never counted as unknown).
 _BULK = (
@@ -609,9 +608,6 @@ def _fold_run(st: _State, run: EventRun) -> int:
     return size
 
 
-_new_usage: Callable[[tuple[Any, ...]], UsageRec] = partial(tuple.__new__, UsageRec)
-
-
 def _fold_usage_rows(st: _State, batches: tuple[tuple[Any, ...], ...]) -> None:
     """A run's token-use batches, as their events would fold (see ``EventRun.usage``).
 
@@ -640,57 +636,66 @@ def _bulk_chunks(
     steps: tuple[Any, ...],
     usages: tuple[Any, ...],
 ) -> bool:
-    """Fold a chunk batch at once; False (nothing done) when it is not the usual case."""
+    """Fold a chunk batch at once; False (nothing done) when it is not the usual case.
+
+    Each check is one C-level pass over all the batch's numbers at once (a pass per
+    column and per check cost more than the rest of the chunks' fold)."""
     size = len(seqs)
     chunks = st.kept["usage_chunks"]
-    if not (
-        size == len(times) == len(turns) == len(steps) == len(usages)
-        and _all_safe(seqs, times, turns, steps)
-        and len(set(seqs)) == size
-        and chunks.keys().isdisjoint(seqs)
-    ):
+    if not (size == len(times) == len(turns) == len(steps) == len(usages)):
         return False
-    counts = _bulk_counts(usages)
-    if counts is None or None in counts:
+    if not size:
+        return True
+    columns = _usage_columns(usages)
+    if columns is None:
+        return False
+    if not _safe_integers(chain(seqs, times, turns, steps, *columns)):
+        return False
+    if len(set(seqs)) != size or not chunks.keys().isdisjoint(seqs):
         return False
     keys = list(zip(map(str, turns), map(str, steps), strict=True))
     latest = st.kept["usage_chunk_steps"]
-    if len(set(keys)) != size or not latest.keys().isdisjoint(keys):
+    if not latest.keys().isdisjoint(keys):
         return False
-    nones = [None] * size
-    recs = zip(*zip(*keys, strict=True), times, counts, [0] * size, nones, nones, strict=True)
-    chunks.update(zip(seqs, map(_new_usage, recs), strict=True))
-    latest.update(zip(keys, seqs, strict=True))
+    counts = zip(*columns, strict=True)
+    recs = zip(
+        *zip(*keys, strict=True), times, counts, repeat(0, size), repeat(None, size),
+        repeat(None, size), strict=True,
+    )  # fmt: skip
+    chunks.update(zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=True))
+    if len(set(keys)) == size:
+        latest.update(zip(keys, seqs, strict=True))
+    else:  # a step with two chunks: its latest seq (in seq order, last wins)
+        latest.update((k, s) for s, k in sorted(zip(seqs, keys, strict=True)))
     st.usage_pruned = False
     return True
 
 
-def _all_safe(*columns: tuple[Any, ...]) -> bool:
-    return all(set(map(type, c)) == {int} and _safe(min(c)) and _safe(max(c)) for c in columns)
+#: What JSON spells non-negative integers with: every other value (a bool, a float, a
+#: string, ``null``, a negative number) writes some other byte.
+_DIGITS = b"0123456789,"
 
 
-def _bulk_counts(usages: tuple[Any, ...]) -> list[tuple[int, int, int, int, int] | None] | None:
-    """Each usage's counts (``None`` for no usage) when every one is absent or an object
-    of safe integers only (the usual case, checked in C-level passes), else ``None``
-    (read one by one)."""
-    if not set(map(type, usages)) <= {dict, type(None)}:
+def _safe_integers(numbers: Iterable[Any]) -> bool:
+    """Every value is a non-negative safe integer: checked in C, the values written
+    as one JSON array (far cheaper than a type check per value in Python's passes)."""
+    values = list(numbers)
+    try:
+        spelled = orjson.dumps(values)
+    except orjson.JSONEncodeError:  # an integer beyond 64 bits, or no JSON value at all
+        return False
+    # Inside the array's brackets: digits and commas only (a nested array has brackets).
+    return not spelled[1:-1].translate(None, _DIGITS) and (
+        not values or max(values) <= MAX_SAFE_INT
+    )
+
+
+def _usage_columns(usages: tuple[Any, ...]) -> list[list[Any]] | None:
+    """Each of ``USAGE_KEYS`` as a column (0 where absent) when every usage is a plain
+    object, else ``None`` (read one by one, which skips and counts the odd values)."""
+    if set(map(type, usages)) != {dict}:
         return None
-    counts = [
-        (
-            u.get("inputTokens", 0),
-            u.get("cacheReadTokens", 0),
-            u.get("cacheWriteTokens", 0),
-            u.get("outputTokens", 0),
-            u.get("reasoningTokens", 0),
-        )
-        if u is not None
-        else None
-        for u in usages
-    ]
-    flat = list(chain.from_iterable(filter(None, counts)))
-    if flat and (set(map(type, flat)) != {int} or not (_safe(min(flat)) and _safe(max(flat)))):
-        return None
-    return counts
+    return [list(map(dict.get, usages, repeat(name), repeat(0))) for name in USAGE_KEYS]
 
 
 def _fold_one(st: _State, event: Any) -> None:
