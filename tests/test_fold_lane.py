@@ -346,6 +346,45 @@ def test_a_run_folds_to_what_its_events_fold_to(rows: list[tuple[str, int, int]]
     assert covered == {e.seq for e in events}
 
 
+_COUNT = st.one_of(
+    st.integers(0, 2**53 + 5),
+    st.sampled_from([-1, True, False, None, 1.5, "7", [3], {"n": 1}, 2**70]),
+)
+_USAGE = st.one_of(
+    st.dictionaries(
+        st.sampled_from(["inputTokens", "cacheReadTokens", "outputTokens", "reasoningTokens"]),
+        _COUNT,
+        max_size=4,
+    ),
+    st.sampled_from([None, [1], "x"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 60), st.integers(0, 2), st.integers(0, 3), _USAGE),
+        max_size=12,
+        unique_by=lambda row: row[0],
+    )
+)
+def test_a_runs_usage_chunks_fold_like_their_events(
+    rows: list[tuple[int, int, int, object]],
+) -> None:
+    """A chunk batch (what a reader makes of DSH's usage chunks) folds to what its events
+    fold to, hostile values, repeated steps and all."""
+    events = [
+        LogEvent("assistant/chunk", seq, T0 + seq, {"turn": turn, "step": step,
+                 "chunk": {"type": "usage", "usage": usage}}, i)
+        for i, (seq, turn, step, usage) in enumerate(rows)
+    ]  # fmt: skip
+    seqs = tuple(r[0] for r in rows)
+    turns, steps, usages = (tuple(r[k] for r in rows) for k in (1, 2, 3))
+    batch = ("assistant/chunk", seqs, tuple(T0 + s for s in seqs), turns, steps, usages, None)
+    run = EventRun(len(rows), seqs, max((T0 + s for s in seqs), default=None), (), (batch,))
+    assert fold_lane([run]) == fold_lane(events)
+
+
 @pytest.mark.parametrize(
     "run",
     [
