@@ -80,7 +80,9 @@ class Figure:
     events: int
 
 
-def _child(side: Side, paths: Sequence[Path], startup: bool, callgrind: Path | None) -> dict[str, object]:
+def _child(
+    side: Side, paths: Sequence[Path], startup: bool, callgrind: Path | None
+) -> dict[str, object]:
     env = dict(os.environ, PYTHONPATH=str(side.plugin), PYTHONHASHSEED="0")
     cmd = [sys.executable, "-c", _CHILD, "--startup" if startup else "--read", *map(str, paths)]
     if callgrind is not None:
@@ -171,23 +173,27 @@ def compare(root: Path, lead_id: str | None, timer: str, runs: int, rev: str) ->
     print(f"measured: {what}")
     with before_checkout(rev) as before_plugin, tempfile.TemporaryDirectory() as scratch:
         sides = [Side("before", before_plugin), Side("after", ROOT / "plugin")]
+        for side in sides:  # unmeasured: a fresh checkout writes its bytecode caches now
+            _child(side, [], True, None)
         figures: dict[str, list[Figure]] = {}
-        for group, paths in [*groups.items(), ("team", [p for g in groups.values() for p in g])]:
-            if group == "team":  # the sum of the two, not measured again
-                figures[group] = [
-                    Figure(sum(figures[g][k].cost for g in groups), sum(figures[g][k].events for g in groups))
-                    for k in range(2)
-                ]
-            elif timer == "callgrind":
+        for group, paths in groups.items():
+            if timer == "callgrind":
                 figures[group] = [measure_callgrind(s, paths, Path(scratch)) for s in sides]
             else:
                 figures[group] = measure_cpu(sides, paths, runs)
-            old, new = figures[group]
+        # The team: the sum of the two groups (not measured again).
+        parts = list(figures.values())
+        figures["team"] = [
+            Figure(sum(f[k].cost for f in parts), sum(f[k].events for f in parts))
+            for k in range(len(sides))
+        ]
+        for group, (old, new) in figures.items():
             if old.events != new.events:
                 sys.exit(f"{group}: before read {old.events} events, after {new.events}")
+            ratio = new.cost / old.cost
             print(
-                f"{group:<8} before ({rev}) {_show(old.cost, timer)}   after {_show(new.cost, timer)}"
-                f"   ratio {new.cost / old.cost:.3f} ({(new.cost / old.cost - 1) * 100:+.1f} %)"
+                f"{group:<8} before ({rev}) {_show(old.cost, timer)}   "
+                f"after {_show(new.cost, timer)}   ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f} %)"
                 f"   {new.events} events"
             )
 

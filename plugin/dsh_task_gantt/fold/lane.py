@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from itertools import chain, compress, repeat
-from operator import sub
+from operator import not_, sub
 from typing import Any, TypeVar
 
 import orjson
@@ -373,18 +373,23 @@ def _assistant_message(st: _State, seq: int, time: int | None, data: Any) -> Non
     if data is None:
         return
     d = _mapping(data)
-    source = _mapping(_mapping(d.get("message")).get("source"))
+    _note_source(st, seq, _mapping(d.get("message")).get("source"))
+    turn, step = key(d.get("turn")), key(d.get("step"))
+    if turn is not None and step is not None and (turn, step) in st.kept["usage_chunk_steps"]:
+        return  # the step's chunk counts, never its message too
+    counts, skipped = read_usage(d.get("usage"))
+    _put(st.kept["usage_messages"], seq, UsageRec(turn, step, time, counts, skipped))
+
+
+def _note_source(st: _State, seq: int, value: Any) -> None:
+    """The message's ``source`` names the lane's model when it is the latest that does."""
+    source = _mapping(value)
     provider, model = text(source.get("provider")), text(source.get("model"))
     if provider is not None or model is not None:
         held = st.kept["usage_source"]
         named = (seq, provider, model)
         if held is None or _source_rank(named) > _source_rank(held):
             st.kept["usage_source"] = named
-    turn, step = key(d.get("turn")), key(d.get("step"))
-    if turn is not None and step is not None and (turn, step) in st.kept["usage_chunk_steps"]:
-        return  # the step's chunk counts, never its message too
-    counts, skipped = read_usage(d.get("usage"))
-    _put(st.kept["usage_messages"], seq, UsageRec(turn, step, time, counts, skipped))
 
 
 def _source_rank(named: tuple[int, str | None, str | None]) -> tuple[int, str, str]:
@@ -617,6 +622,10 @@ def _fold_usage_rows(st: _State, batches: tuple[tuple[Any, ...], ...]) -> None:
     for kind, seqs, times, turns, steps, usages, sources in batches:
         if kind == "assistant/chunk" and _bulk_chunks(st, seqs, times, turns, steps, usages):
             continue
+        if kind == "assistant/message" and _bulk_messages(
+            st, seqs, times, turns, steps, usages, sources
+        ):
+            continue
         handler = _assistant_chunk if kind == "assistant/chunk" else _assistant_message
         for n, seq in enumerate(seqs):
             data: dict[str, Any] = {"turn": turns[n], "step": steps[n]}
@@ -668,6 +677,62 @@ def _bulk_chunks(
     else:  # a step with two chunks: its latest seq (in seq order, last wins)
         latest.update((k, s) for s, k in sorted(zip(seqs, keys, strict=True)))
     st.usage_pruned = False
+    return True
+
+
+def _bulk_messages(
+    st: _State,
+    seqs: tuple[Any, ...],
+    times: tuple[Any, ...],
+    turns: tuple[Any, ...],
+    steps: tuple[Any, ...],
+    usages: tuple[Any, ...],
+    sources: tuple[Any, ...] | None,
+) -> bool:
+    """Fold a message batch at once where each message's usage is absent or an object
+    of safe integers (the messages of steps whose chunk counts are passed over); False
+    (nothing done) otherwise."""
+    size = len(seqs)
+    messages = st.kept["usage_messages"]
+    if not (size == len(times) == len(turns) == len(steps) == len(usages)) or (
+        sources is not None and len(sources) != size
+    ):
+        return False
+    if not size:
+        return True
+    whole = (seqs, times, turns, steps, usages, sources)
+    alone: list[int] = []  # messages without usage (steps of no count): one by one
+    if None in usages and set(map(type, usages)) == {dict, type(None)}:
+        with_usage = [u is not None for u in usages]
+        alone = list(compress(range(size), map(not_, with_usage)))
+        seqs, times, turns, steps, usages = (
+            tuple(compress(c, with_usage)) for c in (seqs, times, turns, steps, usages)
+        )
+        if sources is not None:
+            sources = tuple(compress(sources, with_usage))
+        size = len(seqs)
+    columns = _usage_columns(usages)
+    if columns is None or not _safe_integers(chain(seqs, times, turns, steps, *columns)):
+        return False
+    every = whole[0]
+    if len(set(every)) != len(every) or not messages.keys().isdisjoint(every):
+        return False
+    for n in alone:
+        source = {"source": whole[5][n]} if whole[5] is not None else {}
+        data = {"turn": whole[2][n], "step": whole[3][n], "usage": None, "message": source}
+        _assistant_message(st, whole[0][n], whole[1][n], data)
+    if sources is not None:  # a reader names few: only the latest names the model
+        for seq, source in compress(zip(seqs, sources, strict=True), sources):
+            _note_source(st, seq, source)
+    keys = list(zip(map(str, turns), map(str, steps), strict=True))
+    # A step whose chunk counts: its message is not kept (the chunk wins, never both).
+    fresh = map(not_, map(st.kept["usage_chunk_steps"].__contains__, keys))
+    recs = zip(
+        *zip(*keys, strict=True), times, zip(*columns, strict=True), repeat(0, size),
+        repeat(None, size), repeat(None, size), strict=True,
+    )  # fmt: skip
+    rows = zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=True)
+    messages.update(compress(rows, fresh))
     return True
 
 
