@@ -140,7 +140,6 @@ def before_checkout(rev: str) -> Iterator[Path]:
         yield tree / "plugin"
     finally:
         subprocess.run([*git, "worktree", "remove", "--force", str(tree)], check=False)
-        subprocess.run([*git, "worktree", "prune"], check=False)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
