@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import fields
+from typing import Any
 
 import orjson
 import pytest
@@ -344,6 +345,93 @@ def test_a_run_folds_to_what_its_events_fold_to(rows: list[tuple[str, int, int]]
     # seq_ranges: the distinct seqs, as sorted disjoint ranges
     covered = {s for lo, hi in fold_lane([_run_of(events)]).seq_ranges for s in range(lo, hi + 1)}
     assert covered == {e.seq for e in events}
+
+
+_COUNT = st.one_of(
+    st.integers(0, 2**53 + 5),
+    st.sampled_from([-1, True, False, None, 1.5, "7", [3], {"n": 1}, 2**70]),
+)
+_USAGE = st.one_of(
+    st.dictionaries(
+        st.sampled_from(["inputTokens", "cacheReadTokens", "outputTokens", "reasoningTokens"]),
+        _COUNT,
+        max_size=4,
+    ),
+    st.sampled_from([None, [1], "x"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 60), st.integers(0, 2), st.integers(0, 3), _USAGE),
+        max_size=12,
+        unique_by=lambda row: row[0],
+    )
+)
+def test_a_runs_usage_chunks_fold_like_their_events(
+    rows: list[tuple[int, int, int, object]],
+) -> None:
+    """A chunk batch (what a reader makes of DSH's usage chunks) folds to what its events
+    fold to, hostile values, repeated steps and all."""
+    events = [
+        LogEvent("assistant/chunk", seq, T0 + seq, {"turn": turn, "step": step,
+                 "chunk": {"type": "usage", "usage": usage}}, i)
+        for i, (seq, turn, step, usage) in enumerate(rows)
+    ]  # fmt: skip
+    seqs = tuple(r[0] for r in rows)
+    turns, steps, usages = (tuple(r[k] for r in rows) for k in (1, 2, 3))
+    batch = ("assistant/chunk", seqs, tuple(T0 + s for s in seqs), turns, steps, usages, None)
+    run = EventRun(len(rows), seqs, max((T0 + s for s in seqs), default=None), (), (batch,))
+    assert fold_lane([run]) == fold_lane(events)
+
+
+#: Usage as DSH writes it (absent, or safe integers): a batch of these folds in bulk.
+_PLAIN_USAGE = st.one_of(
+    st.none(),
+    st.dictionaries(st.sampled_from(["inputTokens", "outputTokens"]), st.integers(0, 10**6)),
+)
+
+
+def _message_rows(usage: st.SearchStrategy[object]) -> st.SearchStrategy[list[Any]]:
+    return st.lists(
+        st.tuples(
+            st.integers(0, 60),
+            st.integers(0, 2),
+            st.integers(0, 3),
+            usage,
+            st.sampled_from([None, {"provider": "p", "model": "m"}, {"model": 7}]),
+        ),
+        max_size=12,
+        unique_by=lambda row: row[0],
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(_message_rows(_PLAIN_USAGE), _message_rows(_USAGE)),
+    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 3)), max_size=4),
+)
+def test_a_runs_messages_fold_like_their_events(
+    rows: list[tuple[int, int, int, object, object]], chunked: list[tuple[int, int]]
+) -> None:
+    """A message batch folds to what its events fold to: without usage, with odd values,
+    naming a model or not, and passed over where a chunk counts the step."""
+    chunks = [
+        LogEvent("assistant/chunk", 1000 + i, T0, {"turn": t, "step": s,
+                 "chunk": {"type": "usage", "usage": {"inputTokens": 1}}}, i)
+        for i, (t, s) in enumerate(chunked)
+    ]  # fmt: skip
+    events = [
+        LogEvent("assistant/message", seq, T0 + seq, {"turn": turn, "step": step,
+                 "usage": usage, "message": {"source": source}}, i)
+        for i, (seq, turn, step, usage, source) in enumerate(rows)
+    ]  # fmt: skip
+    seqs = tuple(r[0] for r in rows)
+    turns, steps, usages, sources = (tuple(r[k] for r in rows) for k in (1, 2, 3, 4))
+    batch = ("assistant/message", seqs, tuple(T0 + s for s in seqs), turns, steps, usages, sources)
+    run = EventRun(len(rows), seqs, max((T0 + s for s in seqs), default=None), (), (batch,))
+    assert fold_lane([*chunks, run]) == fold_lane(chunks + events)
 
 
 @pytest.mark.parametrize(

@@ -92,3 +92,16 @@ def test_a_batch_that_does_not_decode_says_so() -> None:
     assert head is not None
     tail = b'{"data":{"usage":{]'
     assert line_ends.last_batch([(head, tail)]) is None
+
+
+def test_a_usage_chunk_with_a_nested_usage_is_not_a_bulk_row() -> None:
+    usage = {"inputTokens": {"deep": 1}}
+    chunk = json.dumps(
+        {"type": "assistant/chunk", "seq": 3, "time": 900,
+         "data": {"turn": 2, "step": 1, "chunk": {"type": "usage", "usage": usage}}},
+        separators=(",", ":"),
+    ).encode()  # fmt: skip
+    assert line_ends.match_chunk(chunk) is None  # read in full instead: the value is counted
+    broken = chunk[:-1]  # one brace short: not JSON, whatever the pattern takes of it
+    found = line_ends.match_chunk(broken)
+    assert found is None or line_ends.chunk_batch([found]) is None

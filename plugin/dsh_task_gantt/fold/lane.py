@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from functools import partial
-from itertools import chain, compress
-from operator import sub
+from itertools import chain, compress, repeat
+from operator import not_, sub
 from typing import Any, TypeVar
 
 import orjson
@@ -37,7 +36,7 @@ from .records import (
     UsageRec,
 )
 from .text import LABEL_CAP, MESSAGE_BODY_CAP, capped_body, content_text, key, text
-from .usage import read_usage
+from .usage import USAGE_KEYS, read_usage
 
 #: Types the plugin knows but does not fold beyond seq/time (never counted as unknown).
 _BULK = (
@@ -374,18 +373,23 @@ def _assistant_message(st: _State, seq: int, time: int | None, data: Any) -> Non
     if data is None:
         return
     d = _mapping(data)
-    source = _mapping(_mapping(d.get("message")).get("source"))
+    _note_source(st, seq, _mapping(d.get("message")).get("source"))
+    turn, step = key(d.get("turn")), key(d.get("step"))
+    if turn is not None and step is not None and (turn, step) in st.kept["usage_chunk_steps"]:
+        return  # the step's chunk counts, never its message too
+    counts, skipped = read_usage(d.get("usage"))
+    _put(st.kept["usage_messages"], seq, UsageRec(turn, step, time, counts, skipped))
+
+
+def _note_source(st: _State, seq: int, value: Any) -> None:
+    """The message's ``source`` names the lane's model when it is the latest that does."""
+    source = _mapping(value)
     provider, model = text(source.get("provider")), text(source.get("model"))
     if provider is not None or model is not None:
         held = st.kept["usage_source"]
         named = (seq, provider, model)
         if held is None or _source_rank(named) > _source_rank(held):
             st.kept["usage_source"] = named
-    turn, step = key(d.get("turn")), key(d.get("step"))
-    if turn is not None and step is not None and (turn, step) in st.kept["usage_chunk_steps"]:
-        return  # the step's chunk counts, never its message too
-    counts, skipped = read_usage(d.get("usage"))
-    _put(st.kept["usage_messages"], seq, UsageRec(turn, step, time, counts, skipped))
 
 
 def _source_rank(named: tuple[int, str | None, str | None]) -> tuple[int, str, str]:
@@ -609,9 +613,6 @@ def _fold_run(st: _State, run: EventRun) -> int:
     return size
 
 
-_new_usage: Callable[[tuple[Any, ...]], UsageRec] = partial(tuple.__new__, UsageRec)
-
-
 def _fold_usage_rows(st: _State, batches: tuple[tuple[Any, ...], ...]) -> None:
     """A run's token-use batches, as their events would fold (see ``EventRun.usage``).
 
@@ -620,6 +621,10 @@ def _fold_usage_rows(st: _State, batches: tuple[tuple[Any, ...], ...]) -> None:
     Anything else row by row."""
     for kind, seqs, times, turns, steps, usages, sources in batches:
         if kind == "assistant/chunk" and _bulk_chunks(st, seqs, times, turns, steps, usages):
+            continue
+        if kind == "assistant/message" and _bulk_messages(
+            st, seqs, times, turns, steps, usages, sources
+        ):
             continue
         handler = _assistant_chunk if kind == "assistant/chunk" else _assistant_message
         for n, seq in enumerate(seqs):
@@ -640,57 +645,122 @@ def _bulk_chunks(
     steps: tuple[Any, ...],
     usages: tuple[Any, ...],
 ) -> bool:
-    """Fold a chunk batch at once; False (nothing done) when it is not the usual case."""
+    """Fold a chunk batch at once; False (nothing done) when it is not the usual case.
+
+    Each check is one C-level pass over all the batch's numbers at once (a pass per
+    column and per check cost more than the rest of the chunks' fold)."""
     size = len(seqs)
     chunks = st.kept["usage_chunks"]
-    if not (
-        size == len(times) == len(turns) == len(steps) == len(usages)
-        and _all_safe(seqs, times, turns, steps)
-        and len(set(seqs)) == size
-        and chunks.keys().isdisjoint(seqs)
-    ):
+    if not (size == len(times) == len(turns) == len(steps) == len(usages)):
         return False
-    counts = _bulk_counts(usages)
-    if counts is None or None in counts:
+    if not size:
+        return True
+    columns = _usage_columns(usages)
+    if columns is None:
+        return False
+    if not _safe_integers(chain(seqs, times, turns, steps, *columns)):
+        return False
+    if len(set(seqs)) != size or not chunks.keys().isdisjoint(seqs):
         return False
     keys = list(zip(map(str, turns), map(str, steps), strict=True))
     latest = st.kept["usage_chunk_steps"]
-    if len(set(keys)) != size or not latest.keys().isdisjoint(keys):
+    if not latest.keys().isdisjoint(keys):
         return False
-    nones = [None] * size
-    recs = zip(*zip(*keys, strict=True), times, counts, [0] * size, nones, nones, strict=True)
-    chunks.update(zip(seqs, map(_new_usage, recs), strict=True))
-    latest.update(zip(keys, seqs, strict=True))
+    counts = zip(*columns, strict=True)
+    recs = zip(
+        *zip(*keys, strict=True), times, counts, repeat(0, size), repeat(None, size),
+        repeat(None, size), strict=True,
+    )  # fmt: skip
+    chunks.update(zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=True))
+    if len(set(keys)) == size:
+        latest.update(zip(keys, seqs, strict=True))
+    else:  # a step with two chunks: its latest seq (in seq order, last wins)
+        latest.update((k, s) for s, k in sorted(zip(seqs, keys, strict=True)))
     st.usage_pruned = False
     return True
 
 
-def _all_safe(*columns: tuple[Any, ...]) -> bool:
-    return all(set(map(type, c)) == {int} and _safe(min(c)) and _safe(max(c)) for c in columns)
-
-
-def _bulk_counts(usages: tuple[Any, ...]) -> list[tuple[int, int, int, int, int] | None] | None:
-    """Each usage's counts (``None`` for no usage) when every one is absent or an object
-    of safe integers only (the usual case, checked in C-level passes), else ``None``
-    (read one by one)."""
-    if not set(map(type, usages)) <= {dict, type(None)}:
-        return None
-    counts = [
-        (
-            u.get("inputTokens", 0),
-            u.get("cacheReadTokens", 0),
-            u.get("cacheWriteTokens", 0),
-            u.get("outputTokens", 0),
-            u.get("reasoningTokens", 0),
+def _bulk_messages(
+    st: _State,
+    seqs: tuple[Any, ...],
+    times: tuple[Any, ...],
+    turns: tuple[Any, ...],
+    steps: tuple[Any, ...],
+    usages: tuple[Any, ...],
+    sources: tuple[Any, ...] | None,
+) -> bool:
+    """Fold a message batch at once where each message's usage is absent or an object
+    of safe integers (the messages of steps whose chunk counts are passed over); False
+    (nothing done) otherwise."""
+    size = len(seqs)
+    messages = st.kept["usage_messages"]
+    if not (size == len(times) == len(turns) == len(steps) == len(usages)) or (
+        sources is not None and len(sources) != size
+    ):
+        return False
+    if not size:
+        return True
+    whole = (seqs, times, turns, steps, usages, sources)
+    alone: list[int] = []  # messages without usage (steps of no count): one by one
+    if None in usages and set(map(type, usages)) == {dict, type(None)}:
+        with_usage = [u is not None for u in usages]
+        alone = list(compress(range(size), map(not_, with_usage)))
+        seqs, times, turns, steps, usages = (
+            tuple(compress(c, with_usage)) for c in (seqs, times, turns, steps, usages)
         )
-        if u is not None
-        else None
-        for u in usages
-    ]
-    flat = list(chain.from_iterable(filter(None, counts)))
-    if flat and (set(map(type, flat)) != {int} or not (_safe(min(flat)) and _safe(max(flat)))):
+        if sources is not None:
+            sources = tuple(compress(sources, with_usage))
+        size = len(seqs)
+    columns = _usage_columns(usages)
+    if columns is None or not _safe_integers(chain(seqs, times, turns, steps, *columns)):
+        return False
+    every = whole[0]
+    if len(set(every)) != len(every) or not messages.keys().isdisjoint(every):
+        return False
+    for n in alone:
+        source = {"source": whole[5][n]} if whole[5] is not None else {}
+        data = {"turn": whole[2][n], "step": whole[3][n], "usage": None, "message": source}
+        _assistant_message(st, whole[0][n], whole[1][n], data)
+    if sources is not None:  # a reader names few: only the latest names the model
+        for seq, source in compress(zip(seqs, sources, strict=True), sources):
+            _note_source(st, seq, source)
+    keys = list(zip(map(str, turns), map(str, steps), strict=True))
+    # A step whose chunk counts: its message is not kept (the chunk wins, never both).
+    fresh = map(not_, map(st.kept["usage_chunk_steps"].__contains__, keys))
+    recs = zip(
+        *zip(*keys, strict=True), times, zip(*columns, strict=True), repeat(0, size),
+        repeat(None, size), repeat(None, size), strict=True,
+    )  # fmt: skip
+    rows = zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=True)
+    messages.update(compress(rows, fresh))
+    return True
+
+
+#: What JSON spells non-negative integers with: every other value (a bool, a float, a
+#: string, ``null``, a negative number) writes some other byte.
+_DIGITS = b"0123456789,"
+
+
+def _safe_integers(numbers: Iterable[Any]) -> bool:
+    """Every value is a non-negative safe integer: checked in C, the values written
+    as one JSON array (far cheaper than a type check per value in Python's passes)."""
+    values = list(numbers)
+    try:
+        spelled = orjson.dumps(values)
+    except orjson.JSONEncodeError:  # an integer beyond 64 bits, or no JSON value at all
+        return False
+    # Inside the array's brackets: digits and commas only (a nested array has brackets).
+    return not spelled[1:-1].translate(None, _DIGITS) and (
+        not values or max(values) <= MAX_SAFE_INT
+    )
+
+
+def _usage_columns(usages: tuple[Any, ...]) -> list[list[Any]] | None:
+    """Each of ``USAGE_KEYS`` as a column (0 where absent) when every usage is a plain
+    object, else ``None`` (read one by one, which skips and counts the odd values)."""
+    if set(map(type, usages)) != {dict}:
         return None
-    return counts
+    return [list(map(dict.get, usages, repeat(name), repeat(0))) for name in USAGE_KEYS]
 
 
 def _fold_one(st: _State, event: Any) -> None:

@@ -112,11 +112,13 @@ _N = rb"(?:0|[1-9]\d{0,14})"
 CHUNK = "assistant/chunk"
 MESSAGE = "assistant/message"
 #: Groups: seq, time, ``"turn":T,"step":S`` (the step, byte for byte as a message
-#: line spells it), the usage object.
+#: line spells it), the usage object: up to its first ``}`` (one byte looked for, a
+#: quarter of a chunk's matching cost against a class of three), so a nested object
+#: fails here, or fails to decode with its unit's rows.
 _CHUNK_LINE = re.compile(
     rb'\{"type":"assistant/chunk","seq":(' + _N + rb'),"time":(' + _N + rb"),"
     rb'"data":\{("turn":' + _N + rb',"step":' + _N + rb"),"
-    rb'"chunk":\{"type":"usage","usage":(\{[^{}\n]{0,1024}\})\}\}\}[ \t\r]*$'
+    rb'"chunk":\{"type":"usage","usage":(\{[^}]{0,1024}\})\}\}\}[ \t\r]*$'
 )
 #: A message line with ``usage`` (if any) after its body (DSH's writer); the next field
 #: is neither ``usage`` nor a ``message`` opening with its ``source``. Groups: seq,
