@@ -40,6 +40,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import httpx
 import zstandard
@@ -173,7 +174,7 @@ class Server:
                 *_cache_flags(cache_dir),
             ],
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=_server_log(),
         )
         self.base = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 30
@@ -188,6 +189,13 @@ class Server:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=10)
+
+
+def _server_log() -> Any:
+    """Where the server's own log goes: ``$DSH_GANTT_BENCH_SERVER_LOG`` (a file, appended
+    to: its tracebacks are how a benchmark's 5xx is explained), else nowhere."""
+    path = os.environ.get("DSH_GANTT_BENCH_SERVER_LOG")
+    return open(path, "ab") if path else subprocess.DEVNULL
 
 
 def timed_get(client: httpx.Client, url: str, **kw: object) -> tuple[float, httpx.Response]:
