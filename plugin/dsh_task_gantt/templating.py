@@ -28,6 +28,10 @@ def template_environment(templates: Path | None = None) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        # Templates are read once: a package upgraded (or a checkout changed) under a
+        # running server must not pair new templates with the old code's view models
+        # (every page would fail on a name the old code does not provide).
+        auto_reload=False,
     )
     env.filters["pathpart"] = lambda value: quote(str(value), safe="")
     env.filters["qs"] = lambda value: quote(str(value), safe="")
