@@ -565,9 +565,25 @@ def test_the_now_line_does_not_cut_through_the_task_rows_words_or_where_the_time
             png = base64.b64encode(target.screenshot()).decode()
             return int(page.evaluate(_PIXELS_NEAR, [png, red]))
 
+        def line_shown(shown: bool) -> None:
+            now.evaluate("(el, shown) => { el.style.visibility = shown ? '' : 'hidden'; }", shown)
+
+        def red_of_the_line(target: Any) -> int:
+            """The red pixels the now-line adds to ``target``: shot with the line, less
+            shot without it (a word whose own colour is near the line's red counts
+            nothing by itself)."""
+            with_line = red_pixels(target)
+            line_shown(False)
+            try:
+                without = red_pixels(target)
+            finally:
+                line_shown(True)
+            return with_line - without
+
         def look() -> list[tuple[str, int]]:
-            """(what, red pixels) for each thing drawn where the now-line is, the line
-            last (the check can fail: the line itself, shot the same way, is red)."""
+            """(what, red pixels the line adds) for each thing drawn where the now-line
+            is, then the line's own red (the check can fail: the line, shot the same
+            way, is red)."""
             line = now.bounding_box()
             assert line and line["height"] > 100
             seen = []
@@ -575,13 +591,17 @@ def test_the_now_line_does_not_cut_through_the_task_rows_words_or_where_the_time
                 box = said.bounding_box()
                 assert box
                 if box["x"] < line["x"] + 1 < box["x"] + box["width"]:
-                    seen.append((said.inner_text(), red_pixels(said)))
+                    seen.append((said.inner_text(), red_of_the_line(said)))
             assert seen  # the live rows' words end where the now-line is
             where = page.locator("#where-time")
             box = where.bounding_box()
             assert box and box["x"] < line["x"] < box["x"] + box["width"]
             assert box["y"] + box["height"] <= line["y"] + line["height"]  # the line reaches it
-            return [*seen, ("where the time went", red_pixels(where)), ("now", red_pixels(now))]
+            return [
+                *seen,
+                ("where the time went", red_of_the_line(where)),
+                ("now", red_pixels(now)),  # the line alone, shot the same way
+            ]
 
         # The team is live: a poll may move the line between measuring it and shooting
         # the words (a loaded machine). Only a look during which nothing moved counts.
