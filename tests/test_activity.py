@@ -68,3 +68,26 @@ def test_the_timeline_gives_each_lane_its_now_the_same_as_the_replay_cursor_at_t
     frozen = build_timeline(team(source(LEAD, Log().turn("l1", 1, 2)), {}))
     assert frozen["live"] is False and [x["now"] for x in frozen["lanes"]] == [None]
     assert lane(frozen, "lead")["now"] is None
+
+
+def test_a_lanes_summary_reads_the_present_as_activity_at_does() -> None:
+    """The one-pass summary the builds use gives the same present as the moment
+    function asked for "after everything"."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from dsh_task_gantt.timeline.activity import activity_at, span_summary
+
+    span = st.fixed_dictionaries(
+        {
+            "kind": st.sampled_from(["turn", "message", "user-prompt"]),
+            "time": st.one_of(st.none(), st.integers(0, 100)),
+            "end": st.one_of(st.none(), st.integers(0, 100)),
+        }
+    )
+
+    @given(st.lists(span, max_size=8))
+    def check(spans: list[dict[str, object]]) -> None:
+        assert span_summary(list(spans)).now == activity_at(spans, None)
+
+    check()

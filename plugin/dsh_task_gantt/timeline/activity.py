@@ -62,6 +62,7 @@ def span_summary(spans: Sequence[Any]) -> SpanSummary:
     latest: int | None = None
     first: int | None = None
     ended = 0
+    last_end: int | None = None
     open_starts: list[int] = []
     for raw in spans:
         if not isinstance(raw, Mapping):
@@ -79,9 +80,13 @@ def span_summary(spans: Sequence[Any]) -> SpanSummary:
             open_starts.append(time)
         else:
             ended += max(end - time, 0)
-    summary = SpanSummary(
-        latest, activity_at(spans, None), first, ended, tuple(sorted(open_starts))
-    )
+            last_end = end if last_end is None else max(last_end, end)
+    # The same reading as activity_at(spans, None), from this one pass.
+    if open_starts:
+        now = Activity(IN_TURN, max(open_starts))
+    else:
+        now = Activity(IDLE, last_end) if latest is not None else Activity(NOTHING, None)
+    summary = SpanSummary(latest, now, first, ended, tuple(sorted(open_starts)))
     return _SUMMARIES.put(key, summary)
 
 
