@@ -295,18 +295,20 @@ def test_a_live_name_cell_says_what_its_member_does_once_and_keeps_its_label(
         assert "running" not in seen["lead"], seen
         # the label (what the member is for) stays, whole in the tooltip, cut to one line
         assert seen["ui"] == "ui Builds the panel idle · 12 min", seen
-        height = page.locator(".lane[data-lane=ui] > .name").evaluate(
-            "(cell) => cell.querySelector('.lane-label').getBoundingClientRect().height"
+        height = page.evaluate(
+            "() => document.querySelector('.lane[data-lane=ui] > .name .lane-label')"
+            ".getBoundingClientRect().height"
         )
         assert 8 < height < 18
         assert page.locator(".lane[data-lane=ui] .state").get_attribute("title") == (
             "Builds the panel"
         )
         # no empty line held for a lane with no roster word: chip, now, nothing between
-        # (read in one go: a poll may swap the now-state in between two reads)
-        gap = page.locator(".lane[data-lane=lead] > .name").evaluate(
-            "(cell) => cell.querySelector('.now-state').getBoundingClientRect().top"
-            " - cell.querySelector('.chip').getBoundingClientRect().bottom"
+        # (read in one go, in the page: a poll may swap the cell in between two reads)
+        gap = page.evaluate(
+            "() => { const cell = document.querySelector('.lane[data-lane=lead] > .name');"
+            " return cell.querySelector('.now-state').getBoundingClientRect().top"
+            " - cell.querySelector('.chip').getBoundingClientRect().bottom; }"
         )
         assert gap <= 3
         # replayed while live, the cell says what the member was doing then: all of it
