@@ -285,10 +285,7 @@ def test_a_live_name_cell_says_what_its_member_does_once_and_keeps_its_label(
     with Server(make_app(FakeProvider(team))) as server:
         page = _open(pages, browser, viewport, color_scheme=scheme).page
         page.goto(server.url())
-        seen = {
-            lane: _seen_words(page, lane)
-            for lane in ("lead", "ui", "docs")
-        }
+        seen = {lane: _seen_words(page, lane) for lane in ("lead", "ui", "docs")}
         # each says its now once: no roster word ("idle", "running", "active") above it
         assert seen["docs"] == "docs idle · 24 min", seen
         assert seen["lead"].startswith("lead") and seen["lead"].endswith("turn · 3 min"), seen
