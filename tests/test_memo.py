@@ -204,3 +204,24 @@ def test_the_process_wide_lru_caches_keep_their_size_when_filled_past_it() -> No
         text._preview.cache_clear()
     # Keyed by whole bodies (15 KB each) the cache would hold ~120 MB.
     assert held < 16 * 1024 * 1024
+
+
+def test_a_turns_span_memo_keeps_the_last_two_versions_of_each_turn() -> None:
+    """A live turn's tokens change with every append, so each append drew a new span for
+    it: the memo keeps its last two versions (the live board's and a replay's), not one
+    per append until the entry bound."""
+    from dsh_task_gantt.fold.turns import TurnPairing, TurnSpan
+
+    clear_memos()
+    try:
+        party = {"kind": "member", "id": "m1", "name": "ann"}
+        for n in range(50):
+            live = TurnSpan("t-live", 1_000, 1, None, None)
+            done = TurnSpan("t-done", 500, 0, 900, "done")
+            pairing = TurnPairing((done, live), 0, 0, 0, 0, 0)
+            totals = {"t-live": ((n, 0, 0, 1, 0), n + 1, 0)}
+            spans.turn_spans(pairing, party, "s1", totals)
+        kept = [key[0].turn_id for key, _ in spans._TURN_SPAN.items()]
+        assert kept.count("t-live") == 2 and kept.count("t-done") == 1
+    finally:
+        clear_memos()

@@ -38,8 +38,12 @@ _TURN_SPANS: Memo[tuple[Same[TurnPairing], Same[Mapping[str, Totals]], _LaneKey]
 )
 #: Each turn's span, by value: after an append the lane's pairing is new, but all its
 #: turns except the last few are equal to before and keep their span. Bounded by
-#: entries (each one span, ~1 KB).
-_TURN_SPAN: Memo[tuple[TurnSpan, _LaneKey, Totals | None], dict[str, Any]] = Memo(1 << 14)
+#: entries (each one span, ~1 KB) and, per turn, by its last two versions (a live
+#: turn's tokens change with each append: the older versions are never asked for
+#: again, the live board and a replay cursor need one each).
+_TURN_SPAN: Memo[tuple[TurnSpan, _LaneKey, Totals | None], dict[str, Any]] = Memo(
+    1 << 14, per_slot=2
+)
 #: Each lane's spans as last sorted, with the list they were sorted from: a poll after
 #: an append changes a lane or two, and an unchanged lane holds the same span objects
 #: in the same order (so comparing is mostly identity checks). One entry per lane (its
@@ -136,6 +140,7 @@ def turn_spans(
                     "sessionId": session,
                     "tokens": tokens_json(totals),
                 },
+                slot=(lane_key, turn.turn_id),
                 owner=session,
             )
         spans.append(span)
