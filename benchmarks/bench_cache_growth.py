@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_soak import _INPUT, KINDS, NAMES_PX, PREFIX, PollerKind, unescape
+from bench_soak import _INPUT, KINDS, PREFIX, PollerKind, board_params, unescape
 from starlette.testclient import TestClient
 from teams import TEAMS, generate_recent_team
 
@@ -54,13 +54,7 @@ def main() -> None:
     held = [{"version": "", "drawn": "", "token": ""} for _ in KINDS]
 
     def poll(n: int, kind: PollerKind) -> None:
-        params = {
-            "session": spec.lead_id, "from": "", "to": "",
-            "follow": "1" if kind.follow else "", "w": str(kind.width - NAMES_PX),
-            "list": "1" if kind.list_open else "", "lp": "", "turns": "", "tp": "",
-            **({"at": str(at_ms)} if kind.replay else {}),
-            "v": held[n]["version"], "drawn": held[n]["drawn"], "b": held[n]["token"],
-        }  # fmt: skip
+        params = board_params(spec.lead_id, kind, at_ms, held[n])
         r = client.get(PREFIX + "/panel/board", params=params, headers={"HX-Request": "true"})
         if r.status_code in (200, 286):
             held[n].update({k: unescape(v) for k, v in _INPUT.findall(r.text)})

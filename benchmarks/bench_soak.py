@@ -181,6 +181,28 @@ KINDS = (
 )
 
 
+def board_params(
+    session: str, kind: PollerKind, at_ms: int, held: dict[str, str]
+) -> dict[str, str]:
+    """The board poll a panel of ``kind`` sends: its view form, and the version, drawn
+    extent and token it holds from its last answer (``held``)."""
+    return {
+        "session": session,
+        "from": "",
+        "to": "",
+        "follow": "1" if kind.follow else "",
+        "w": str(kind.width - NAMES_PX),
+        "list": "1" if kind.list_open else "",
+        "lp": "",
+        "turns": "",
+        "tp": "",
+        **({"at": str(at_ms)} if kind.replay else {}),
+        "v": held["version"],
+        "drawn": held["drawn"],
+        "b": held["token"],
+    }
+
+
 async def panel_poller(
     base: str,
     session: str,
@@ -207,21 +229,7 @@ async def panel_poller(
             stats.error(f"panel page: {type(exc).__name__}")
         while time.monotonic() < stop_at:
             started = time.monotonic()
-            params = {
-                "session": session,
-                "from": "",
-                "to": "",
-                "follow": "1" if kind.follow else "",
-                "w": str(kind.width - NAMES_PX),
-                "list": "1" if kind.list_open else "",
-                "lp": "",
-                "turns": "",
-                "tp": "",
-                **({"at": str(at_ms)} if kind.replay else {}),
-                "v": held["version"],
-                "drawn": held["drawn"],
-                "b": held["token"],
-            }
+            params = board_params(session, kind, at_ms, held)
             try:
                 t0 = time.perf_counter()
                 r = await client.get(
