@@ -28,9 +28,22 @@ def test_the_shown_boards_keep_their_size_the_last_used_kept() -> None:
     for n in range(1, 100):
         token = boards.remember(_shown(n))
         assert boards.get(held) is not None  # the live browser's poll uses it
-        assert len(boards._boards) <= 8
+        assert len(boards) <= 8
     assert boards.get(token) == _shown(99)
     assert boards.get(boards.remember(_shown(1)) + "x") is None
+
+
+def test_the_shown_boards_keep_the_last_few_of_each_view() -> None:
+    """A live view gets a new board every append; the boards its browsers left behind
+    go first, so a day of appends keeps a few boards per view, not the last 256 (each
+    grows with the history), and another view's browser still gets its delta."""
+    boards = ShownBoards(size=256, per_view=3)
+    other = boards.remember(_shown(10_000), view=("team", 1280))
+    tokens = [boards.remember(_shown(n), view=("team", 400)) for n in range(200)]
+    assert len(boards) == 4
+    assert [boards.get(t) for t in tokens[-3:]] == [_shown(n) for n in (197, 198, 199)]
+    assert boards.get(tokens[-4]) is None
+    assert boards.get(other) == _shown(10_000)
 
 
 def _board(state: str, figure: str) -> BoardPieces:

@@ -378,7 +378,7 @@ class Panel:
             "board": board,
             "pieces": pieces,
             "moment": moment,
-            "token": self._shown.remember(Shown.of(pieces)),
+            "token": self._shown.remember(Shown.of(pieces), _view_slot(session_id, view)),
             "etag": result.etag,
             "drawn": now_ms(),
             "list_mode": params.get("list") == "1",
@@ -417,10 +417,13 @@ class Panel:
         result = await self._provider.timeline(session_id)
         if result is None:
             return self._not_found(request, "session")
-        board, lanes, moment = self._replayed(result, parse_view(params), session_id)
+        view = parse_view(params)
+        board, lanes, moment = self._replayed(result, view, session_id)
         pieces = self._board_pieces(board, lanes, session_id, moment, result.data)
         held = self._shown.get(params.get("b")) if shown and result.live else None
-        return self._answer(result, session_id, board, pieces, moment, held, not result.live)
+        return self._answer(
+            result, session_id, view, board, pieces, moment, held, not result.live
+        )
 
     async def moment(self, request: Request, session_id: str) -> Response:
         """The board at the moment ``at`` (or the present without it), as the pieces that
@@ -442,7 +445,7 @@ class Panel:
         pieces = self._board_pieces(board, lanes, session_id, moment, result.data)
         held = self._shown.get(params.get("b"))
         return self._answer(
-            result, session_id, board, pieces, moment, held, False, moment_line=True
+            result, session_id, view, board, pieces, moment, held, False, moment_line=True
         )
 
     async def items(self, request: Request, session_id: str) -> Response:
@@ -542,6 +545,7 @@ class Panel:
         self,
         result: TimelineResult,
         session_id: str,
+        view: View,
         board: Board,
         pieces: BoardPieces,
         moment: Moment | None,
@@ -561,7 +565,7 @@ class Panel:
             "moment_line": moment_line or moment is not None,
             "etag": result.etag,
             "drawn": now_ms(),
-            "token": self._shown.remember(now_shown),
+            "token": self._shown.remember(now_shown, _view_slot(session_id, view)),
             "working": pieces.working,
         }
         if delta is not None:
@@ -686,6 +690,22 @@ def _task_description(timeline: Mapping[str, Any], task_id: str) -> str | None:
             description = task.get("description")
             return description if isinstance(description, str) and description else None
     return None
+
+
+def _view_slot(session_id: str, view: View) -> tuple[object, ...]:
+    """Which view a browser's board belongs to (``ShownBoards``): its window's ends are
+    left out, as they slide with now, and so is a replayed moment's time, as a cursor
+    dragged leaves the moments behind."""
+    return (
+        session_id,
+        view.follow,
+        view.track_px,
+        view.listing,
+        view.list_page,
+        view.list_turns,
+        view.task_page,
+        view.at is None,
+    )
 
 
 def _lane_weight(held: tuple[LaneRow, LaneShape]) -> int:

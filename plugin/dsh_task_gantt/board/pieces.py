@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup
+
+from ..memo import Memo
 
 #: The element the task rows end, and the row the task rows follow.
 CHART_ID = "chart"
@@ -31,6 +32,11 @@ _OPENING_TAG = re.compile(r"<([a-z]+) ")
 #: browser needs only the board of its last answer, so this bounds the versions still
 #: reachable by live clients (each entry one digest per drawn piece, not the markup).
 SHOWN_BOARDS = 256
+#: Boards remembered per view (one team at one width, list, page and replay or not):
+#: the browsers on it hold its last board or the one before (a browser a poll behind);
+#: older ones are dead, and each holds a digest per drawn piece, which grows with the
+#: history. Without this bound 256 dead boards of the live views filled the entries.
+SHOWN_PER_VIEW = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,24 +267,23 @@ def _deleted(element_id: str) -> Markup:
 
 
 class ShownBoards:
-    """The boards answered lately, by token (least recently used forgotten first)."""
+    """The boards answered lately, by token (least recently used forgotten first, and
+    past :data:`SHOWN_PER_VIEW` of one view its oldest)."""
 
-    def __init__(self, size: int = SHOWN_BOARDS) -> None:
-        self._size = size
-        self._boards: OrderedDict[str, Shown] = OrderedDict()
+    def __init__(self, size: int = SHOWN_BOARDS, per_view: int = SHOWN_PER_VIEW) -> None:
+        self._boards: Memo[str, Shown] = Memo(size, lru=True, per_slot=per_view)
 
-    def remember(self, shown: Shown) -> str:
+    def remember(self, shown: Shown, view: Hashable | None = None) -> str:
+        """Keep ``shown``; ``view``: what the browser looks at (see ``SHOWN_PER_VIEW``).
+        Two views with equal boards share one token, kept under the latest view."""
         token = shown.token
-        self._boards[token] = shown
-        self._boards.move_to_end(token)
-        if len(self._boards) > self._size:
-            self._boards.popitem(last=False)
+        self._boards.put(token, shown, slot=view)
         return token
 
     def get(self, token: str | None) -> Shown | None:
         if not token:
             return None
-        shown = self._boards.get(token)
-        if shown is not None:
-            self._boards.move_to_end(token)
-        return shown
+        return self._boards.get(token)
+
+    def __len__(self) -> int:
+        return len(self._boards)
