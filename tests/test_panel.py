@@ -645,6 +645,8 @@ def test_the_panels_markup_caches_keep_their_limits_while_a_lane_grows(
     monkeypatch.setattr(panel_module, "LANE_CACHE_SIZE", 6)
     monkeypatch.setattr(panel_module, "LANE_CACHE_CHARS", 40_000)
     monkeypatch.setattr(panel_module, "TASK_CACHE_CHARS", 1)
+    monkeypatch.setattr(panel_module, "CHUNK_CACHE_SIZE", 5)
+    monkeypatch.setattr(panel_module, "CHUNK_CACHE_CHARS", 20_000)
     now = T0 + 60 * 60_000
     persistence = FakePersistence()
     persistence.put("lead", header("lead"), [ev("turn/start", 0, T0, {"turn": "t0"})])
@@ -665,6 +667,9 @@ def test_the_panels_markup_caches_keep_their_limits_while_a_lane_grows(
         assert len(lanes) <= 6
         assert lanes.weight <= 40_000 or len(lanes) == 1
         assert len(app.panel._tasks) <= 1
+        chunks = app.panel._chunks
+        assert len(chunks) <= 5
+        assert chunks.weight <= 20_000 or len(chunks) == 1
     # What the bounded caches answered is what a fresh panel draws.
     fresh = TestClient(make_app(service)).get(
         f"{PREFIX}/panel/board", params={"session": "lead", "w": "1200"}
@@ -672,3 +677,44 @@ def test_the_panels_markup_caches_keep_their_limits_while_a_lane_grows(
     # (the token and when it was drawn name the answer, not what it draws)
     untokened = lambda h: re.sub(r'id="board-(token|drawn)" name="\w+" value="[^"]*"', "", h)  # noqa: E731
     assert untokened(board.text) == untokened(fresh.text)
+
+
+def test_a_lanes_versions_share_the_chunks_an_append_left_unchanged() -> None:
+    """A live lane gets a new version every append, and the lane memo keeps a few of
+    them: the chunks before the append's are the very same objects in each (memory that
+    grows with the appends, not with versions times the history)."""
+    from dsh_task_gantt.service import TimelineService
+    from tests.kit.fakehost import FakeContext, FakePersistence, ev, header
+
+    now = T0 + 60 * 60_000
+    persistence = FakePersistence()
+    persistence.put("lead", header("lead"), [ev("turn/start", 0, T0, {"turn": "t0"})])
+    events = []
+    for n in range(50):
+        start = T0 + n * 60_000
+        events += [ev("turn/start", 2 * n, start, {"turn": f"t{n}"})]
+        events += [ev("turn/end", 2 * n + 1, start + 30_000, {"turn": f"t{n}"})]
+    persistence.put("m1", header("m1", parent="lead"), events)
+    service = TimelineService(FakeContext(sessionPersistence=persistence).get, clock=lambda: now)
+    app = make_app(service)
+    client = TestClient(app)
+
+    def m1_version() -> tuple[Any, Any]:
+        assert (
+            client.get(f"{PREFIX}/panel/board", params={"session": "lead", "w": "1200"}).status_code
+            == 200
+        )
+        return next(v for _, v in reversed(app.panel._lanes.items()) if v[0].lane_id == "m1")
+
+    old_row, old_shape = m1_version()
+    start = T0 + 50 * 60_000
+    persistence.append("m1", [ev("turn/start", 100, start, {"turn": "t50"})])
+    persistence.append("m1", [ev("turn/end", 101, start + 30_000, {"turn": "t50"})])
+    new_row, new_shape = m1_version()
+    assert new_row is not old_row and len(old_row.chunks) > 2
+    kept = [c for c in new_row.chunks if c in old_row.chunks]
+    assert len(kept) >= len(old_row.chunks) - 1
+    by_id = {c.dom_id: c for c in old_row.chunks}
+    assert all(c is by_id[c.dom_id] for c in kept)
+    pieces = {p.id: p for p in old_shape.chunks}
+    assert all(p is pieces[p.id] for p in new_shape.chunks if p.id in {c.dom_id for c in kept})

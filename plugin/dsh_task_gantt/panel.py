@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 
 from .board.geometry import as_map, as_seq, as_str, parse_count
-from .board.model import counted
+from .board.model import LaneChunk, Tone, counted
 from .board.moment import (
     LaneAt,
     Moment,
@@ -91,6 +91,15 @@ LANE_CACHE_CHARS = 12 << 20
 #: Versions of one lane kept (a few views, e.g. 400 px, 1280 px, a replay, the list,
 #: each at its current version and the one before).
 LANE_VIEWS_KEPT = 8
+#: Rendered chunks kept for reuse (every chunk the kept lanes draw, at a few zooms),
+#: and their markup in all.
+CHUNK_CACHE_SIZE = 8192
+CHUNK_CACHE_CHARS = 8 << 20
+#: Versions of one chunk kept (a few views of its lane at different scales).
+CHUNK_VERSIONS_KEPT = 4
+#: What a drawn mark or bar costs besides its markup (its labels, preview and note
+#: are held again in the mark), per item (~, measured by tracemalloc).
+_CHUNK_ITEM_CHARS = 1000
 #: Rendered task rows kept for reuse, and their markup in all.
 TASK_CACHE_SIZE = 1024
 TASK_CACHE_CHARS = 4 << 20
@@ -127,6 +136,15 @@ class Panel:
             weight=_lane_weight,
             lru=True,
             per_slot=LANE_VIEWS_KEPT,
+        )
+        #: Each chunk's markup by the chunk, its lane's colour and session: a lane that
+        #: changed keeps its old chunks, so its versions share them (see _lane_pieces).
+        self._chunks: Memo[tuple[LaneChunk, Tone, str], tuple[LaneChunk, Piece]] = Memo(
+            CHUNK_CACHE_SIZE,
+            max_weight=CHUNK_CACHE_CHARS,
+            weight=_chunk_weight,
+            lru=True,
+            per_slot=CHUNK_VERSIONS_KEPT,
         )
         #: Each task row's markup by what the row shows and the task at the replayed
         #: moment (most polls change none of them).
@@ -175,8 +193,7 @@ class Panel:
             if key is not None and hit is not None:
                 row, lane_pieces = hit
             else:
-                row = plan.lane_row(position)
-                lane_pieces = self._lane_pieces(row, session_id)
+                row, lane_pieces = self._lane_pieces(plan.lane_row(position), session_id)
                 if key is not None:
                     # One slot per lane of a team: its versions at the views asked.
                     self._lanes.put(
@@ -186,21 +203,36 @@ class Panel:
             pieces.append(lane_pieces)
         return finish_board(plan, tuple(rows)), pieces
 
-    def _lane_pieces(self, row: LaneRow, session_id: str) -> LaneShape:
+    def _lane_pieces(self, row: LaneRow, session_id: str) -> tuple[LaneRow, LaneShape]:
+        """The lane's markup, and the row holding the very chunks an earlier version of
+        the lane drew where they did not change (shared, not copied, by every version
+        the lane memo keeps: a live lane's old chunks are most of it)."""
         context = {"lane": row, "prefix": self._prefix, "session_id": session_id}
         name = Piece.of(
             f"{row.dom_id}-name", self._env.get_template("lane_name.html").render(context)
         )
         tokens = _tokens_piece(row.dom_id, row.tokens_text)
         chunk_template = self._env.get_template("chunk.html")
-        chunks = tuple(
-            Piece.of(chunk.dom_id, chunk_template.render(context, chunk=chunk))
-            for chunk in row.chunks
-        )
+        drawn: list[tuple[LaneChunk, Piece]] = []
+        for chunk in row.chunks:
+            key = (chunk, row.tone, session_id)
+            hit = self._chunks.get(key)
+            if hit is None:
+                html = chunk_template.render(context, chunk=chunk)
+                piece = Piece.of(chunk.dom_id, html)
+                # One slot per chunk of a lane: a board fit to the whole history
+                # rescales with each append, so every chunk of it is new each time;
+                # the versions no view asks for again go first.
+                hit = self._chunks.put(
+                    key, (chunk, piece), slot=(chunk.dom_id, session_id), owner=session_id
+                )
+            drawn.append(hit)
+        row = replace(row, chunks=tuple(c for c, _ in drawn))
+        chunks = tuple(p for _, p in drawn)
         whole = self._env.get_template("lane.html").render(
             context, name_html=_filled(name, tokens), chunks_html=[c.html for c in chunks]
         )
-        return LaneShape(
+        return row, LaneShape(
             row.dom_id, row.lane_id, row.rows, name, chunks, Markup(whole), tokens=tokens
         )
 
@@ -421,9 +453,7 @@ class Panel:
         board, lanes, moment = self._replayed(result, view, session_id)
         pieces = self._board_pieces(board, lanes, session_id, moment, result.data)
         held = self._shown.get(params.get("b")) if shown and result.live else None
-        return self._answer(
-            result, session_id, view, board, pieces, moment, held, not result.live
-        )
+        return self._answer(result, session_id, view, board, pieces, moment, held, not result.live)
 
     async def moment(self, request: Request, session_id: str) -> Response:
         """The board at the moment ``at`` (or the present without it), as the pieces that
@@ -708,11 +738,16 @@ def _view_slot(session_id: str, view: View) -> tuple[object, ...]:
     )
 
 
+def _chunk_weight(held: tuple[LaneChunk, Piece]) -> int:
+    chunk, piece = held
+    return len(piece.html) + _CHUNK_ITEM_CHARS * (len(chunk.turns) + len(chunk.marks) + 1)
+
+
 def _lane_weight(held: tuple[LaneRow, LaneShape]) -> int:
-    """A laid-out lane's cost in characters: its markup (the row, and the same again in
-    its pieces) and its bars and marks."""
+    """A laid-out lane's cost in characters: the row's markup (its chunks' pieces are
+    shared with other versions and counted by the chunk memo), its bars and marks."""
     row, shape = held
-    return 2 * len(shape.whole) + _ROW_ITEM_CHARS * (len(row.turns) + len(row.marks) + 1)
+    return len(shape.whole) + _ROW_ITEM_CHARS * (len(row.turns) + len(row.marks) + 1)
 
 
 def _piece_weight(piece: Piece) -> int:

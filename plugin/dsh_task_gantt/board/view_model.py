@@ -164,18 +164,26 @@ def _turn_bar(time: int, stop: int, start: int, closed: int | None) -> TurnBar:
 
 
 @functools.lru_cache(maxsize=1 << 15)
-def _closed_bar(time: int, closed: int, start: int) -> TurnBar:
-    """A closed turn's bar (cached: a lane that changed still has its old turns, and a
-    lead has thousands). Its place is seconds from the origin, so the key holds no
-    extent end: a live extent that grows keeps the entries. The extent always reaches
-    a closed turn's end. Bounded by entries (each a small bar, ~200 bytes)."""
-    return _turn_bar(time, max(closed, time), start, closed)
+def _closed_bar(time: int, closed: int, start: int, tokens: tuple[Any, ...] | None) -> TurnBar:
+    """A closed turn's bar with its tokens (cached: a lane that changed still has its
+    old turns, and a lead has thousands; every version of the lane then shares them).
+    Its place is seconds from the origin, so the key holds no extent end: a live extent
+    that grows keeps the entries. The extent always reaches a closed turn's end.
+    Bounded by entries (each a small bar, ~200 bytes)."""
+    return _with_tokens(_turn_bar(time, max(closed, time), start, closed), tokens)
 
 
-def _with_tokens(bar: TurnBar, spent: Any) -> TurnBar:
+def _token_values(spent: Any) -> tuple[Any, ...] | None:
+    """A turn's token counts in ``TOKEN_KEYS`` order (``None``: not counted)."""
     if not isinstance(spent, Mapping):
-        return bar
+        return None
     values = tuple(map(spent.get, TOKEN_KEYS))
+    return values if all(v is None or type(v) is int for v in values) else None
+
+
+def _with_tokens(bar: TurnBar, values: tuple[Any, ...] | None) -> TurnBar:
+    if values is None:
+        return bar
     return TurnBar(bar.start, bar.end, bar.open, bar.t, bar.d, bar.closed, values)
 
 
@@ -199,13 +207,12 @@ def _lane_row(
         kind = as_str(span.get("kind"))
         if kind == "turn":
             closed = as_int(span.get("end"))
-            spent = span.get("tokens")
+            spent = _token_values(span.get("tokens"))
             if closed is not None:
-                bar = _closed_bar(time, closed, start)
-                turns.append(bar if spent is None else _with_tokens(bar, spent))
+                turns.append(_closed_bar(time, closed, start, spent))
                 continue
             bar = _turn_bar(time, min(max(clamp_to, time), end), start, None)
-            turns.append(bar if spent is None else _with_tokens(bar, spent))
+            turns.append(_with_tokens(bar, spent))
         elif kind in {"message", "user-prompt"}:
             raw_marks.append((time, span))
     raw_marks.sort(key=lambda pair: pair[0])
