@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from dsh_task_gantt.logs.reader.line_ends import LINE_ENDS
+from dsh_task_gantt.logs.reader.line_ends import BULK_TYPES, LINE_ENDS, MESSAGE
 
 #: Which lines may skip parsing: a type name, or a type name with markers — the
 #: line is then parsed in full only when it contains one of the marker bytes (for
@@ -42,6 +42,12 @@ class SkipRule:
     #: needle inside each of its markers, fewer needles than markers (one ``find``
     #: each on most lines; the markers themselves only where a needle is found).
     needles: tuple[tuple[bytes, tuple[tuple[bytes, tuple[bytes, ...]], ...]], ...] = ()
+    #: ``run_prefix`` that also matches the token-use types read in bulk
+    #: (``line_ends.BULK_TYPES``, when the reader reads an ``assistant/message``'s
+    #: ends): one match per line in the line loop, the lines then read in bulk.
+    bulk_prefix: re.Pattern[bytes] | None = None
+    #: The bulk types among the marked ones, and their markers.
+    bulk_markers: tuple[tuple[bytes, tuple[bytes, ...]], ...] = ()
 
 
 def skip_rule(skip_types: SkipTypes) -> SkipRule | None:
@@ -120,7 +126,11 @@ def _cached_skip_rule(
     ends = [t for t, m in all_items if m == LINE_ENDS]
     items = [(t, m) for t, m in all_items if not isinstance(m, str)]
     plain = [t for t, m in items if not m]
-    marked = [t for t, m in items if m]
+    # The bulk types leave the marked and the ends types (read whole, in bulk).
+    marked_or_ends = {t for t, m in items if m} | set(ends)
+    bulk = [t for t in BULK_TYPES if t in marked_or_ends] if MESSAGE in ends else []
+    marked = [t for t, m in items if m and t not in bulk]
+    bulk_markers = tuple((t.encode(), m) for t, m in items if m and t in bulk)
     return SkipRule(
         prefix=_writer_prefix([t for t, _ in items] + ends, 16),
         markers=tuple((t.encode(), m) for t, m in items if m),
@@ -128,5 +138,7 @@ def _cached_skip_rule(
         ends=frozenset(t.encode() for t in ends),
         ends_prefix=_writer_prefix(ends, 15) if ends else None,
         marked_prefix=_writer_prefix(marked, 15) if marked else None,
-        needles=tuple((t.encode(), _needles(m)) for t, m in items if m),
+        needles=tuple((t.encode(), _needles(m)) for t, m in items if m and t not in bulk),
+        bulk_prefix=_writer_prefix(plain + bulk, 15) if bulk else None,
+        bulk_markers=bulk_markers,
     )
