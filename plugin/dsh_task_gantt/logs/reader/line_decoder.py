@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import not_
-from typing import Any, cast
+from operator import not_, sub
+from typing import Any
 
 import orjson
 
@@ -39,10 +39,17 @@ _new_event: Callable[[tuple[str, int, int | None, Any, int, None]], LogEvent] = 
 _NAME = operator.methodcaller("group", 1)
 _SEQ = operator.methodcaller("group", 2)
 _TIME = operator.methodcaller("group", 3)
-#: A bulk match's step (``"turn":T,"step":S``), and where a match's line is.
-_STEP_BYTES = operator.methodcaller("group", 3)
-_POS = operator.attrgetter("pos")
+#: The groups of ``line_ends.bulk_prefix``: seq, time, a chunk's or a message's step.
+_BULK_SEQ = operator.methodcaller("group", line_ends.BULK_SEQ)
+_BULK_TIME = operator.methodcaller("group", line_ends.BULK_TIME)
+_CHUNK_STEP = operator.methodcaller("group", line_ends.CHUNK_STEP)
+_LAST_STEP = operator.methodcaller("group", line_ends.LAST_STEP)
+_END = operator.methodcaller("end")
 _ENDPOS = operator.attrgetter("endpos")
+_FIRST = operator.itemgetter(0)
+#: Where a bulk match's chunk group starts: -1 (``_UNSET``) when not one.
+_CHUNK_SET = operator.methodcaller("start", 2)
+_UNSET = -1
 _POSITION = operator.attrgetter("position")
 _CHUNK_NAME = line_ends.CHUNK.encode()
 _MESSAGE_NAME = line_ends.MESSAGE.encode()
@@ -187,8 +194,9 @@ class LineDecoder:
 
         One pass, one ``find`` and one ``match`` per line: measured against a C-level
         ``map`` of the matches and a ``findall`` over the unit, this was the fastest.
-        The token-use lines match the same prefix and are read after the loop, in
-        C-level passes over them (:meth:`_read_tokens`).
+        The token-use lines in DSH's spelling match the same prefix, whole or their
+        head (``line_ends.bulk_prefix``), and are read after the loop in C-level
+        passes (:meth:`_read_tokens`).
         """
         skip = self.skip
         if skip is None:
@@ -204,9 +212,7 @@ class LineDecoder:
         match_prefix = (skip.bulk_prefix or skip.run_prefix).match
         match_marked = skip.marked_prefix.match if skip.marked_prefix is not None else None
         needles = dict(skip.needles)
-        # With the bulk, an ends line that matches its prefix matched the loop's first:
-        # none is left for the ends prefix (the bulk hands back those it cannot read).
-        match_ends = skip.ends_prefix.match if skip.ends_prefix is not None and not bulk else None
+        match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
         matched: list[re.Match[bytes]] = []
         keep = matched.append
         first_event = len(self.events)
@@ -221,16 +227,20 @@ class LineDecoder:
             if end == -1:
                 end = size
             match = match_prefix(text, pos, end)
-            if match is None and match_marked is not None:
-                match = match_marked(text, pos, end)
-                if match is not None:
-                    for needle, marked in needles[match.group(1)]:  # no call per line
-                        if find(needle, pos, end) != -1 and has_marker(find, marked, pos, end):
-                            match = None
-                            break
             if match is not None:
                 keep(match)
-            elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
+            elif match_marked is not None and (match := match_marked(text, pos, end)):
+                for needle, markers in needles[match.group(1)]:  # no call per line
+                    if find(needle, pos, end) != -1 and has_marker(find, markers, pos, end):
+                        match = None
+                        break
+                else:
+                    keep(match)
+            if (
+                match is None
+                and pos != end
+                and not (text[pos] in _BLANK and text[pos:end].isspace())
+            ):
                 others += 1
                 position = index + len(matched)
                 event = None
@@ -246,27 +256,27 @@ class LineDecoder:
                     append(event)
                     index += 1
             pos = end + 1
-        if matched:
-            names = list(map(_NAME, matched))
-            if bulk:
-                promoted = self._read_tokens(text, matched, names)
-                if promoted:
-                    # Lines the bulk could not read: read alone, as the loop would have.
-                    index, bad_promoted = self._promote(text, matched, promoted, first_event)
-                    bad += bad_promoted
-                    others += len(promoted)
-                    kept = [True] * len(matched)
-                    for k in promoted:
-                        kept[k] = False
-                    matched = list(compress(matched, kept))
-                    names = list(compress(names, kept))
+        names = list(map(_NAME, matched)) if bulk or self.marks else []
+        if bulk and matched:
+            promoted = self._read_tokens(text, matched, names)
+            if promoted:
+                # Lines the bulk could not read after all: read alone, as the loop would.
+                index, bad_promoted = self._promote(text, matched, promoted, first_event)
+                bad += bad_promoted
+                others += len(promoted)
+                kept = [True] * len(matched)
+                for k in promoted:
+                    kept[k] = False
+                matched = list(compress(matched, kept))
+                names = list(compress(names, kept))
         if matched:
             # The digits go to orjson as one JSON array: C makes the ints, where an
             # int() per line cost as much again as matching the line.
-            seqs = orjson.loads(b"[" + b",".join(map(_SEQ, matched)) + b"]")
+            get_seq, get_time = (_BULK_SEQ, _BULK_TIME) if bulk else (_SEQ, _TIME)
+            seqs = orjson.loads(b"[" + b",".join(map(get_seq, matched)) + b"]")
             self.run_seqs += seqs
             self.run_time = max(
-                self.run_time, max(orjson.loads(b"[" + b",".join(map(_TIME, matched)) + b"]"))
+                self.run_time, max(orjson.loads(b"[" + b",".join(map(get_time, matched)) + b"]"))
             )
             if self.marks:
                 latest = self.run_latest
@@ -281,137 +291,146 @@ class LineDecoder:
     def _read_tokens(
         self, text: bytes, matched: list[re.Match[bytes]], names: list[bytes]
     ) -> list[int]:
-        """Read the token-use lines among ``matched`` (this unit's prefix matches, their
-        type names ``names``) in bulk; they stay in ``matched`` for their seq and time.
-        Returns the indices in ``matched`` of those to read alone instead (a shape the
-        bulk does not know: :meth:`_promote`), in order."""
-        promoted: list[int] = []
-        at_chunk = list(compress(range(len(names)), map(_CHUNK_NAME.__eq__, names)))
-        at_message = list(compress(range(len(names)), map(_MESSAGE_NAME.__eq__, names)))
-        chunk_steps = self.chunk_steps
-        if at_chunk:
-            lines = list(map(matched.__getitem__, at_chunk))
-            found = list(
-                map(
-                    line_ends.match_chunk_counts,
-                    repeat(text),
-                    map(_POS, lines),
-                    map(_ENDPOS, lines),
-                )
-            )
-            rows = cast("list[re.Match[bytes]]", found)
-            if None in found:  # other spellings: one by one
-                odd = [k for k, f in zip(at_chunk, found, strict=True) if f is None]
-                rows = [f for f in found if f is not None]
-                promoted += self._odd_chunks(text, matched, odd)
-            if rows:
-                chunk_steps.update(map(_STEP_BYTES, rows))
-                self.chunk_rows.append(line_ends.counts_row_bytes(rows))
-        if at_message:
-            promoted += self._messages(text, matched, at_message)
-        promoted.sort()
-        return promoted
-
-    def _odd_chunks(self, text: bytes, matched: list[re.Match[bytes]], at: list[int]) -> list[int]:
-        """Chunk lines not in the counts' spelling: usage objects decoded as such, or
-        (a chunk of any other kind) no usage at all; those with a marker but neither
-        shape are read alone (returned)."""
-        promoted: list[int] = []
-        rows: list[re.Match[bytes]] = []
-        markers = dict(self.skip.bulk_markers).get(_CHUNK_NAME, ()) if self.skip else ()
-        find = text.find
-        for k in at:
-            line = matched[k]
-            found = line_ends.match_chunk(text, line.pos, line.endpos)
-            if found is not None:
-                rows.append(found)
-            elif has_marker(find, markers, line.pos, line.endpos):
-                promoted.append(k)
-        if rows:
-            batch = line_ends.chunk_batch(rows)
-            if batch is None:  # does not decode: each line on its own
-                promoted += _indices_of(matched, at, rows)
-            else:
-                self.chunk_steps.update(map(_STEP_BYTES, rows))
-                self.run_usage.append(batch)
-        return promoted
+        """Read the token-use lines among ``matched`` (this unit's bulk prefix matches,
+        their type names ``names``); they stay in ``matched`` for their seq and time.
+        Returns the indices in ``matched`` of those to read alone after all (their
+        batch does not decode: :meth:`_promote`), in order."""
+        if _CHUNK_NAME in names:  # a usage chunk, or (marked) a chunk of another kind
+            chunks = list(compress(matched, map(_CHUNK_NAME.__eq__, names)))
+            if _UNSET in map(_CHUNK_SET, chunks):
+                chunks = list(compress(chunks, map(_UNSET.__ne__, map(_CHUNK_SET, chunks))))
+            if chunks:
+                self.chunk_steps.update(map(_CHUNK_STEP, chunks))
+                self.chunk_rows.append(line_ends.counts_row_bytes(chunks))
+        if _MESSAGE_NAME not in names:
+            return []
+        # Every message matched is one in bulk (a message is no marked type).
+        at = list(compress(range(len(names)), map(_MESSAGE_NAME.__eq__, names)))
+        return self._messages(text, matched, at)
 
     def _messages(self, text: bytes, matched: list[re.Match[bytes]], at: list[int]) -> list[int]:
         """The assistant messages among ``matched`` (at ``at``): the usage of those whose
         step no chunk of this read counts, and the latest source."""
         chunk_steps = self.chunk_steps
-        lines = list(map(matched.__getitem__, at))
-        lasts = list(
-            map(line_ends.match_message_last, repeat(text), map(_POS, lines), map(_ENDPOS, lines))
-        )
-        promoted: list[int] = []
-        uncounted: list[re.Match[bytes]] = []
-        firsts: list[re.Match[bytes]] = []
+        found = list(map(matched.__getitem__, at))
+        last_steps = list(map(_LAST_STEP, found))
+        lasts: list[re.Match[bytes]] = []  # DSH's spelling, no chunk counts the step
+        firsts: list[re.Match[bytes]] = []  # usage first, no chunk counts the step
         # Messages of steps whose chunk this read saw: the chunk counts, the message
-        # only stands for its seq and time (the fold would drop its usage anyway).
-        counted: list[re.Match[bytes]] = []
-        if None not in lasts:  # DSH's own writer: C-level passes
-            every = cast("list[re.Match[bytes]]", lasts)
-            chunked = list(map(chunk_steps.__contains__, map(_STEP_BYTES, every)))
-            uncounted = list(compress(every, map(not_, chunked)))
-            if True in chunked:  # only the last counts (its source)
-                counted = [every[len(chunked) - 1 - chunked[::-1].index(True)]]
+        # only stands for its seq and time (the fold would drop its usage anyway), and
+        # maybe for the lane's model.
+        counted: list[re.Match[bytes]] = []  # usage first, naming a source
+        spelled_last = found
+        if None not in last_steps:  # DSH's own writer: C-level passes
+            lasts = list(compress(found, map(not_, map(chunk_steps.__contains__, last_steps))))
         else:
-            sourced: re.Match[bytes] | None = None  # the last counted message with a source
-            for k, found in zip(at, lasts, strict=True):
-                if found is not None:
-                    if found.group(3) in chunk_steps:
-                        counted.append(found)
-                    else:
-                        uncounted.append(found)
-                    continue
-                line = matched[k]
-                found = line_ends.match_message_first(text, line.pos, line.endpos)
-                if found is None:
-                    promoted.append(k)
-                elif found.group(4) not in chunk_steps:
-                    firsts.append(found)
-                elif found.group(5) is None:
-                    counted.append(found)
-                else:  # only the latest source names the lane's model
-                    if sourced is not None:
-                        counted.append(sourced)
-                    sourced = found
-            if sourced is not None:
-                firsts.append(sourced)
-        # The latest message in DSH's own spelling whose step a chunk counts still names
-        # the lane's model: it goes as a message of no usage (the fold keeps its source
-        # and counts the chunk).
-        if counted and counted[-1].re is line_ends.MESSAGE_LAST:
-            source = line_ends.tail_source(counted[-1])
-            if source is not None:
-                batch = line_ends.last_batch([(counted[-1], b"null")], None, source)
-                if batch is not None:
-                    self.run_usage.append(batch)
-        if uncounted:
-            tails = [line_ends.message_tail(text, m.end(), m.endpos) for m in uncounted]
-            source = line_ends.tail_source(uncounted[-1])
-            batch = line_ends.last_batch(list(zip(uncounted, tails, strict=True)), None, source)
+            spelled_last = []
+            for message, step in zip(found, last_steps, strict=True):
+                if step is not None:
+                    spelled_last.append(message)
+                    if step not in chunk_steps:
+                        lasts.append(message)
+                elif message.group(line_ends.BULK_FIRST.step) not in chunk_steps:
+                    firsts.append(message)
+                elif message.group(line_ends.BULK_FIRST.source) is not None:
+                    counted.append(message)
+        named = self._latest_sources(text, spelled_last, counted)
+        promoted: list[int] = []
+        if lasts:
+            tails = [line_ends.message_tail(text, m.end(), m.endpos) for m in lasts]
+            sources = tuple(named.pop(m.pos, (None,))[0] for m in lasts)
+            batch = line_ends.last_batch(
+                list(zip(lasts, tails, strict=True)), None, None, line_ends.BULK_LAST, sources
+            )
             if batch is None:
-                promoted += _indices_of(matched, at, uncounted)
+                promoted += _indices_of(matched, at, lasts)
             else:
                 self.run_usage.append(batch)
+        # A counted message naming the lane's model goes as a message of no usage (the
+        # fold keeps its source and counts the chunk).
+        for source, message in named.values():
+            if message.start(line_ends.LAST_STEP) != -1:
+                batch = line_ends.last_batch(
+                    [(message, b"null")], None, source, line_ends.BULK_LAST
+                )
+            else:
+                batch = line_ends.first_batch([message], None, line_ends.BULK_FIRST)
+            if batch is not None:
+                self.run_usage.append(batch)
         if firsts:
-            batch = line_ends.first_batch(firsts)
+            batch = line_ends.first_batch(firsts, None, line_ends.BULK_FIRST)
             if batch is None:
                 promoted += _indices_of(matched, at, firsts)
             else:
                 self.run_usage.append(batch)
+        promoted.sort()
         return promoted
 
+    @staticmethod
+    def _latest_sources(
+        text: bytes, spelled_last: list[re.Match[bytes]], first: list[re.Match[bytes]]
+    ) -> dict[int, tuple[Any, re.Match[bytes]]]:
+        """The sources naming a model of the unit's latest messages (by seq) that name
+        one, by where their line starts: the fold keeps only the latest. ``first``:
+        messages with usage first and a ``source`` (its group). Few calls: the
+        messages' tails are looked at in C for a ``"source"`` first."""
+        find = text.rfind
+        window = line_ends.TAIL_BYTES + line_ends.SOURCE_WINDOW
+        maybe = [
+            m
+            for m, hit in zip(
+                spelled_last,
+                map(
+                    find,
+                    repeat(b'"source":'),
+                    map(
+                        max,
+                        map(_END, spelled_last),
+                        map(sub, map(_ENDPOS, spelled_last), repeat(window)),
+                    ),
+                    map(_ENDPOS, spelled_last),
+                ),
+                strict=True,
+            )
+            if hit != -1
+        ]
+        maybe += first
+        if not maybe:
+            return {}
+        try:
+            seqs = orjson.loads(b"[" + b",".join(map(_BULK_SEQ, maybe)) + b"]")
+        except orjson.JSONDecodeError:
+            return {}
+        named: dict[int, tuple[Any, re.Match[bytes]]] = {}
+        at_seq = None
+        for seq, message in sorted(zip(seqs, maybe, strict=True), key=_FIRST, reverse=True):
+            if at_seq is not None and seq != at_seq:
+                break  # the latest named are found (ties on one seq: all of them)
+            if message.start(line_ends.LAST_STEP) != -1:
+                source = line_ends.tail_source(message)
+            else:
+                try:
+                    source = orjson.loads(message.group(line_ends.BULK_FIRST.source))
+                except orjson.JSONDecodeError:
+                    source = None
+            if type(source) is dict and ("model" in source or "provider" in source):
+                named[message.pos] = (source, message)
+                at_seq = seq
+        return named
+
     def _promote(
-        self, text: bytes, matched: list[re.Match[bytes]], promoted: list[int], first_event: int
+        self,
+        text: bytes,
+        matched: list[re.Match[bytes]],
+        promoted: list[int],
+        first_event: int,
     ) -> tuple[int, int]:
         """Read the lines ``matched[k]`` for ``k`` in ``promoted`` (in order) alone, as
         the loop reads a line it did not match, at their places among this unit's
         events (the events keep the order and indices of :meth:`feed`). Returns the
         next event index not counting the matched lines left, and the bad lines."""
-        match_ends = self.skip.ends_prefix.match if self.skip and self.skip.ends_prefix else None
+        skip = self.skip
+        match_ends = skip.ends_prefix.match if skip is not None and skip.ends_prefix else None
         loop_events = self.events[first_event:]
         base = self.next_index
         # Matched lines before each of the loop's events (its index is base + j + that).
@@ -419,10 +438,10 @@ class LineDecoder:
         out: list[LogEvent] = []
         bad = 0
         for k in promoted:
-            line = matched[k]
-            start, stop = line.pos, line.endpos
+            start, stop = matched[k].pos, matched[k].endpos
+            lines_before = k  # matched lines before it
             # Its index: the matched and the loop's lines before it, less the bad ones.
-            position = base + k + bisect.bisect_right(before, k) - bad
+            position = base + lines_before + bisect.bisect_right(before, lines_before) - bad
             event = None
             if match_ends is not None:
                 ends = match_ends(text, start, stop)
@@ -430,16 +449,14 @@ class LineDecoder:
                     event = _probed(text, ends, stop, position)
             if event is None:
                 event = parse_event_line(text[start:stop], position)
-            if event is None:
-                bad += 1
-                before_bad = k
-                # The later loop events' indices move down by one.
-                loop_events = [
-                    e._replace(position=e.position - 1) if before[j] > before_bad else e
-                    for j, e in enumerate(loop_events)
-                ]
+            if event is not None:
+                out.append(event)
                 continue
-            out.append(event)
+            bad += 1  # no index: the later loop events' move down by one
+            loop_events = [
+                e._replace(position=e.position - 1) if before[j] > lines_before else e
+                for j, e in enumerate(loop_events)
+            ]
         self.events[first_event:] = sorted(loop_events + out, key=_POSITION)
         return base + len(loop_events) + len(out), bad
 
