@@ -6,14 +6,12 @@ The hot path of a cold read: a line whose type may be skipped is matched in plac
 
 from __future__ import annotations
 
-import bisect
 import functools
 import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import compress, repeat
-from operator import not_, sub
+from itertools import compress
 from typing import Any
 
 import orjson
@@ -39,20 +37,6 @@ _new_event: Callable[[tuple[str, int, int | None, Any, int, None]], LogEvent] = 
 _NAME = operator.methodcaller("group", 1)
 _SEQ = operator.methodcaller("group", 2)
 _TIME = operator.methodcaller("group", 3)
-#: The groups of ``line_ends.bulk_prefix``: seq, time, a chunk's or a message's step.
-_BULK_SEQ = operator.methodcaller("group", line_ends.BULK_SEQ)
-_BULK_TIME = operator.methodcaller("group", line_ends.BULK_TIME)
-_CHUNK_STEP = operator.methodcaller("group", line_ends.CHUNK_STEP)
-_LAST_STEP = operator.methodcaller("group", line_ends.LAST_STEP)
-_END = operator.methodcaller("end")
-_ENDPOS = operator.attrgetter("endpos")
-_FIRST = operator.itemgetter(0)
-#: Where a bulk match's chunk group starts: -1 (``_UNSET``) when not one.
-_CHUNK_SET = operator.methodcaller("start", 2)
-_UNSET = -1
-_POSITION = operator.attrgetter("position")
-_CHUNK_NAME = line_ends.CHUNK.encode()
-_MESSAGE_NAME = line_ends.MESSAGE.encode()
 
 #: First bytes of a line that may be blank (``bytes.isspace`` whitespace).
 _BLANK = frozenset(b" \t\n\r\x0b\x0c")
@@ -194,9 +178,6 @@ class LineDecoder:
 
         One pass, one ``find`` and one ``match`` per line: measured against a C-level
         ``map`` of the matches and a ``findall`` over the unit, this was the fastest.
-        The token-use lines in DSH's spelling match the same prefix, whole or their
-        head (``line_ends.bulk_prefix``), and are read after the loop in C-level
-        passes (:meth:`_read_tokens`).
         """
         skip = self.skip
         if skip is None:
@@ -208,14 +189,28 @@ class LineDecoder:
             cut = text.find(b"\n", leading.end() if leading else 0) + 1 or len(text)
             self.feed(text[:cut])
             text = text[cut:]
-        bulk = skip.bulk_prefix is not None
-        match_prefix = (skip.bulk_prefix or skip.run_prefix).match
+        match_prefix = skip.run_prefix.match
         match_marked = skip.marked_prefix.match if skip.marked_prefix is not None else None
         needles = dict(skip.needles)
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
+        bulk = match_ends is not None  # token-use lines in DSH's own spelling, in bulk
+        match_chunk = line_ends.match_chunk
+        match_counts = line_ends.match_chunk_counts
+        startswith = text.startswith
+        match_last, match_first = line_ends.match_message_last, line_ends.match_message_first
+        chunk_steps = self.chunk_steps
+        counts: list[re.Match[bytes]] = []  # usage chunks in DSH's spelling: count columns
+        chunks: list[re.Match[bytes]] = []  # other usage chunks: usage objects
+        lasts: list[tuple[re.Match[bytes], bytes]] = []
+        firsts: list[re.Match[bytes]] = []
+        # Messages of steps whose chunk this read saw: the chunk counts, the message
+        # only stands for its seq and time (the fold would drop its usage anyway).
+        counted: list[re.Match[bytes]] = []
+        sourced: re.Match[bytes] | None = None  # the last counted message with a source
+        in_bulk = 0  # lines matched by the bulk token-use patterns (each match's
+        # ``pos`` and ``endpos`` are its line, to read it on its own if need be)
         matched: list[re.Match[bytes]] = []
         keep = matched.append
-        first_event = len(self.events)
         append = self.events.append
         find = text.find
         index = self.next_index  # of the next event, not counting matched lines
@@ -226,23 +221,60 @@ class LineDecoder:
             end = find(b"\n", pos)
             if end == -1:
                 end = size
+            # DSH's token-use lines: matched whole, in bulk (``line_ends``).
+            kind = (
+                text[pos + _KIND_AT]
+                if bulk
+                and end - pos > _KIND_AT
+                and text[pos + _TYPE_AT] == _A  # an index: far cheaper than startswith
+                and startswith(_ASSISTANT, pos, end)
+                else 0
+            )
+            if kind:
+                found = match_counts(text, pos, end) if kind == _C else None
+                if found is not None:
+                    chunk_steps.add(found.group(3))
+                    counts.append(found)
+                elif kind == _C:
+                    found = match_chunk(text, pos, end)
+                    if found is not None:
+                        chunk_steps.add(found.group(3))
+                        chunks.append(found)
+                elif kind == _M:
+                    found = match_last(text, pos, end)
+                    if found is not None:
+                        if found.group(3) in chunk_steps:
+                            counted.append(found)
+                        else:
+                            lasts.append((found, line_ends.message_tail(text, found.end(), end)))
+                    else:
+                        found = match_first(text, pos, end)
+                        if found is not None:
+                            if found.group(4) not in chunk_steps:
+                                firsts.append(found)
+                            elif found.group(5) is None:
+                                counted.append(found)
+                            else:  # only the latest source names the lane's model
+                                if sourced is not None:
+                                    counted.append(sourced)
+                                sourced = found
+                if found is not None:
+                    in_bulk += 1
+                    pos = end + 1
+                    continue
             match = match_prefix(text, pos, end)
+            if match is None and match_marked is not None:
+                match = match_marked(text, pos, end)
+                if match is not None:
+                    for needle, marked in needles[match.group(1)]:  # no call per line
+                        if find(needle, pos, end) != -1 and has_marker(find, marked, pos, end):
+                            match = None
+                            break
             if match is not None:
                 keep(match)
-            elif match_marked is not None and (match := match_marked(text, pos, end)):
-                for needle, markers in needles[match.group(1)]:  # no call per line
-                    if find(needle, pos, end) != -1 and has_marker(find, markers, pos, end):
-                        match = None
-                        break
-                else:
-                    keep(match)
-            if (
-                match is None
-                and pos != end
-                and not (text[pos] in _BLANK and text[pos:end].isspace())
-            ):
+            elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
                 others += 1
-                position = index + len(matched)
+                position = index + len(matched) + in_bulk
                 event = None
                 if match_ends is not None:
                     found = match_ends(text, pos, end)
@@ -256,29 +288,88 @@ class LineDecoder:
                     append(event)
                     index += 1
             pos = end + 1
-        names = list(map(_NAME, matched)) if bulk or self.marks else []
-        if bulk and matched:
-            promoted = self._read_tokens(text, matched, names)
-            if promoted:
-                # Lines the bulk could not read after all: read alone, as the loop would.
-                index, bad_promoted = self._promote(text, matched, promoted, first_event)
-                bad += bad_promoted
-                others += len(promoted)
-                kept = [True] * len(matched)
-                for k in promoted:
-                    kept[k] = False
-                matched = list(compress(matched, kept))
-                names = list(compress(names, kept))
+        if sourced is not None:
+            firsts.append(sourced)
+        # The latest message in DSH's own spelling whose step a chunk counts still names
+        # the lane's model: it goes as a message of no usage (the fold keeps its source
+        # and counts the chunk).
+        named_last: tuple[re.Match[bytes], dict[str, Any]] | None = None
+        if counted and counted[-1].re is line_ends.MESSAGE_LAST:
+            source = line_ends.tail_source(counted[-1])
+            if source is not None:
+                named_last = (counted.pop(), source)
+        if in_bulk:
+            lasts_m = [m for m, _ in lasts]
+            found_all = counts + chunks + lasts_m + firsts + counted
+            if named_last is not None:
+                found_all.append(named_last[0])
+            try:  # every bulk line's seq and time in one decode (groups 1 and 2 of each)
+                seqs, times = line_ends.seqs_and_times(found_all)
+            except orjson.JSONDecodeError:
+                seqs = times = ()  # each group decodes its own (and falls back alone)
+            cut = 0
+
+            def columns(size: int) -> line_ends.Columns | None:
+                nonlocal cut
+                cut += size
+                return (seqs[cut - size : cut], times[cut - size : cut]) if seqs else None
+
+            groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
+            if counts:  # decoded once per read (``take_run``); here their seqs and times
+                got = columns(len(counts))
+                seqs_c, times_c = got or line_ends.seqs_and_times(counts)  # digits only
+                groups.append((counts, ("", seqs_c, times_c, (), (), (), None)))
+                self.chunk_rows.append(line_ends.counts_row_bytes(counts))
+            if chunks:
+                groups.append((chunks, line_ends.chunk_batch(chunks, columns(len(chunks)))))
+            if lasts:
+                source = line_ends.tail_source(lasts_m[-1])
+                batch = line_ends.last_batch(lasts, columns(len(lasts)), source)
+                groups.append((lasts_m, batch))
+            if firsts:
+                groups.append((firsts, line_ends.first_batch(firsts, columns(len(firsts)))))
+            if counted:
+                got = columns(len(counted))
+                try:
+                    seqs_n, times_n = got or line_ends.seqs_and_times(counted)
+                    groups.append((counted, ("", seqs_n, times_n, (), (), (), None)))
+                except orjson.JSONDecodeError:
+                    groups.append((counted, None))
+            if named_last is not None:
+                match, source = named_last
+                batch = line_ends.last_batch([(match, b"null")], columns(1), source)
+                groups.append(([match], batch))
+            for group, batch in groups:
+                if batch is None:  # a batch that does not decode: each line on its own
+                    for found in group:
+                        start, stop = found.pos, found.endpos
+                        ends = match_ends(text, start, stop) if match_ends is not None else None
+                        event = _probed(text, ends, stop, index) if ends is not None else None
+                        if event is None:
+                            event = parse_event_line(text[start:stop], index)
+                        if event is None:
+                            bad += 1
+                        else:
+                            append(event)
+                            index += 1
+                    others += len(group)
+                    continue
+                if batch[0]:
+                    self.run_usage.append(batch)
+                self.run_seqs += batch[1]
+                self.run_time = max(self.run_time, max(batch[2]))
+                index += len(group)
+                self.lines_seen += len(group)
         if matched:
             # The digits go to orjson as one JSON array: C makes the ints, where an
             # int() per line cost as much again as matching the line.
-            get_seq, get_time = (_BULK_SEQ, _BULK_TIME) if bulk else (_SEQ, _TIME)
-            seqs = orjson.loads(b"[" + b",".join(map(get_seq, matched)) + b"]")
+            seqs = orjson.loads(b"[" + b",".join(map(_SEQ, matched)) + b"]")
             self.run_seqs += seqs
             self.run_time = max(
-                self.run_time, max(orjson.loads(b"[" + b",".join(map(get_time, matched)) + b"]"))
+                self.run_time, max(orjson.loads(b"[" + b",".join(map(_TIME, matched)) + b"]"))
             )
             if self.marks:
+                names = list(map(_NAME, matched))
                 latest = self.run_latest
                 for mark in self.marks:
                     seq = max(compress(seqs, map(mark.__eq__, names)), default=-1)
@@ -287,178 +378,6 @@ class LineDecoder:
         self.next_index = index + len(matched)
         self.lines_seen += len(matched) + others
         self.bad_lines += bad
-
-    def _read_tokens(
-        self, text: bytes, matched: list[re.Match[bytes]], names: list[bytes]
-    ) -> list[int]:
-        """Read the token-use lines among ``matched`` (this unit's bulk prefix matches,
-        their type names ``names``); they stay in ``matched`` for their seq and time.
-        Returns the indices in ``matched`` of those to read alone after all (their
-        batch does not decode: :meth:`_promote`), in order."""
-        if _CHUNK_NAME in names:  # a usage chunk, or (marked) a chunk of another kind
-            chunks = list(compress(matched, map(_CHUNK_NAME.__eq__, names)))
-            if _UNSET in map(_CHUNK_SET, chunks):
-                chunks = list(compress(chunks, map(_UNSET.__ne__, map(_CHUNK_SET, chunks))))
-            if chunks:
-                self.chunk_steps.update(map(_CHUNK_STEP, chunks))
-                self.chunk_rows.append(line_ends.counts_row_bytes(chunks))
-        if _MESSAGE_NAME not in names:
-            return []
-        # Every message matched is one in bulk (a message is no marked type).
-        at = list(compress(range(len(names)), map(_MESSAGE_NAME.__eq__, names)))
-        return self._messages(text, matched, at)
-
-    def _messages(self, text: bytes, matched: list[re.Match[bytes]], at: list[int]) -> list[int]:
-        """The assistant messages among ``matched`` (at ``at``): the usage of those whose
-        step no chunk of this read counts, and the latest source."""
-        chunk_steps = self.chunk_steps
-        found = list(map(matched.__getitem__, at))
-        last_steps = list(map(_LAST_STEP, found))
-        lasts: list[re.Match[bytes]] = []  # DSH's spelling, no chunk counts the step
-        firsts: list[re.Match[bytes]] = []  # usage first, no chunk counts the step
-        # Messages of steps whose chunk this read saw: the chunk counts, the message
-        # only stands for its seq and time (the fold would drop its usage anyway), and
-        # maybe for the lane's model.
-        counted: list[re.Match[bytes]] = []  # usage first, naming a source
-        spelled_last = found
-        if None not in last_steps:  # DSH's own writer: C-level passes
-            lasts = list(compress(found, map(not_, map(chunk_steps.__contains__, last_steps))))
-        else:
-            spelled_last = []
-            for message, step in zip(found, last_steps, strict=True):
-                if step is not None:
-                    spelled_last.append(message)
-                    if step not in chunk_steps:
-                        lasts.append(message)
-                elif message.group(line_ends.BULK_FIRST.step) not in chunk_steps:
-                    firsts.append(message)
-                elif message.group(line_ends.BULK_FIRST.source) is not None:
-                    counted.append(message)
-        named = self._latest_sources(text, spelled_last, counted)
-        promoted: list[int] = []
-        if lasts:
-            tails = [line_ends.message_tail(text, m.end(), m.endpos) for m in lasts]
-            sources = tuple(named.pop(m.pos, (None,))[0] for m in lasts)
-            batch = line_ends.last_batch(
-                list(zip(lasts, tails, strict=True)), None, None, line_ends.BULK_LAST, sources
-            )
-            if batch is None:
-                promoted += _indices_of(matched, at, lasts)
-            else:
-                self.run_usage.append(batch)
-        # A counted message naming the lane's model goes as a message of no usage (the
-        # fold keeps its source and counts the chunk).
-        for source, message in named.values():
-            if message.start(line_ends.LAST_STEP) != -1:
-                batch = line_ends.last_batch(
-                    [(message, b"null")], None, source, line_ends.BULK_LAST
-                )
-            else:
-                batch = line_ends.first_batch([message], None, line_ends.BULK_FIRST)
-            if batch is not None:
-                self.run_usage.append(batch)
-        if firsts:
-            batch = line_ends.first_batch(firsts, None, line_ends.BULK_FIRST)
-            if batch is None:
-                promoted += _indices_of(matched, at, firsts)
-            else:
-                self.run_usage.append(batch)
-        promoted.sort()
-        return promoted
-
-    @staticmethod
-    def _latest_sources(
-        text: bytes, spelled_last: list[re.Match[bytes]], first: list[re.Match[bytes]]
-    ) -> dict[int, tuple[Any, re.Match[bytes]]]:
-        """The sources naming a model of the unit's latest messages (by seq) that name
-        one, by where their line starts: the fold keeps only the latest. ``first``:
-        messages with usage first and a ``source`` (its group). Few calls: the
-        messages' tails are looked at in C for a ``"source"`` first."""
-        find = text.rfind
-        window = line_ends.TAIL_BYTES + line_ends.SOURCE_WINDOW
-        maybe = [
-            m
-            for m, hit in zip(
-                spelled_last,
-                map(
-                    find,
-                    repeat(b'"source":'),
-                    map(
-                        max,
-                        map(_END, spelled_last),
-                        map(sub, map(_ENDPOS, spelled_last), repeat(window)),
-                    ),
-                    map(_ENDPOS, spelled_last),
-                ),
-                strict=True,
-            )
-            if hit != -1
-        ]
-        maybe += first
-        if not maybe:
-            return {}
-        try:
-            seqs = orjson.loads(b"[" + b",".join(map(_BULK_SEQ, maybe)) + b"]")
-        except orjson.JSONDecodeError:
-            return {}
-        named: dict[int, tuple[Any, re.Match[bytes]]] = {}
-        at_seq = None
-        for seq, message in sorted(zip(seqs, maybe, strict=True), key=_FIRST, reverse=True):
-            if at_seq is not None and seq != at_seq:
-                break  # the latest named are found (ties on one seq: all of them)
-            if message.start(line_ends.LAST_STEP) != -1:
-                source = line_ends.tail_source(message)
-            else:
-                try:
-                    source = orjson.loads(message.group(line_ends.BULK_FIRST.source))
-                except orjson.JSONDecodeError:
-                    source = None
-            if type(source) is dict and ("model" in source or "provider" in source):
-                named[message.pos] = (source, message)
-                at_seq = seq
-        return named
-
-    def _promote(
-        self,
-        text: bytes,
-        matched: list[re.Match[bytes]],
-        promoted: list[int],
-        first_event: int,
-    ) -> tuple[int, int]:
-        """Read the lines ``matched[k]`` for ``k`` in ``promoted`` (in order) alone, as
-        the loop reads a line it did not match, at their places among this unit's
-        events (the events keep the order and indices of :meth:`feed`). Returns the
-        next event index not counting the matched lines left, and the bad lines."""
-        skip = self.skip
-        match_ends = skip.ends_prefix.match if skip is not None and skip.ends_prefix else None
-        loop_events = self.events[first_event:]
-        base = self.next_index
-        # Matched lines before each of the loop's events (its index is base + j + that).
-        before = [e.position - base - j for j, e in enumerate(loop_events)]
-        out: list[LogEvent] = []
-        bad = 0
-        for k in promoted:
-            start, stop = matched[k].pos, matched[k].endpos
-            lines_before = k  # matched lines before it
-            # Its index: the matched and the loop's lines before it, less the bad ones.
-            position = base + lines_before + bisect.bisect_right(before, lines_before) - bad
-            event = None
-            if match_ends is not None:
-                ends = match_ends(text, start, stop)
-                if ends is not None:
-                    event = _probed(text, ends, stop, position)
-            if event is None:
-                event = parse_event_line(text[start:stop], position)
-            if event is not None:
-                out.append(event)
-                continue
-            bad += 1  # no index: the later loop events' move down by one
-            loop_events = [
-                e._replace(position=e.position - 1) if before[j] > lines_before else e
-                for j, e in enumerate(loop_events)
-            ]
-        self.events[first_event:] = sorted(loop_events + out, key=_POSITION)
-        return base + len(loop_events) + len(out), bad
 
     def take_run(self) -> EventRun | None:
         """The lines matched by :meth:`feed_runs` as one run (``None`` when none):
@@ -480,11 +399,3 @@ class LineDecoder:
             return False
         self.header = header
         return True
-
-
-def _indices_of(
-    matched: list[re.Match[bytes]], at: list[int], found: list[re.Match[bytes]]
-) -> list[int]:
-    """The indices among ``at`` of the lines ``found`` matched (by where they start)."""
-    starts = {f.pos for f in found}
-    return [k for k in at if matched[k].pos in starts]

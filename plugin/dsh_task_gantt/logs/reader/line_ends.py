@@ -23,12 +23,11 @@ from __future__ import annotations
 import re
 from itertools import chain
 from operator import itemgetter, methodcaller
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 import orjson
 
 from dsh_task_gantt.events import UsageColumns
-from dsh_task_gantt.logs.reader.name_trie import name_alternation
 
 #: The probe's value in a reader's ``skip_types`` (see ``skip_rules``).
 LINE_ENDS: Final = "line-ends"
@@ -139,74 +138,26 @@ _MESSAGE_FIRST = re.compile(
     rb'"data":\{"usage":(\{[^{}\n]{0,1024}\}),("turn":' + _N + rb',"step":' + _N + rb")"
     rb'(?:,"message":\{"source":(\{[^{}\n]{0,512}\}))?'
 )
-_STEP_SPAN = rb'("turn":' + _N + rb',"step":' + _N + rb")"
-#: A usage chunk's body as DSH's writer spells it, its usage's keys in ``TokenUsage``'s
-#: order (HOST §8; an optional key may be absent): every count a group of digits, so
-#: a unit's rows become one flat JSON array of integers (no object per row).
-_CHUNK_BODY = (
-    rb',"data":\{' + _STEP_SPAN + rb',"chunk":\{"type":"usage","usage":\{"inputTokens":('
-    + _N + rb'),"outputTokens":(' + _N + rb')(?:,"cacheReadTokens":(' + _N
-    + rb'))?(?:,"cacheWriteTokens":(' + _N + rb'))?(?:,"reasoningTokens":(' + _N
+#: A usage chunk as DSH's writer spells it, its usage's keys in ``TokenUsage``'s order
+#: (HOST §8; an optional key may be absent): every count a group of digits, so a unit's
+#: rows become one flat JSON array of integers (no object per row). Groups: seq, time,
+#: the step (as ``_CHUNK_LINE``), input, output, cache read, cache write, reasoning.
+_CHUNK_COUNTS = re.compile(
+    rb'\{"type":"assistant/chunk","seq":(' + _N + rb'),"time":(' + _N + rb"),"
+    rb'"data":\{("turn":' + _N + rb',"step":' + _N + rb"),"
+    rb'"chunk":\{"type":"usage","usage":\{"inputTokens":('
+    + _N
+    + rb'),"outputTokens":('
+    + _N
+    + rb')(?:,"cacheReadTokens":('
+    + _N
+    + rb'))?(?:,"cacheWriteTokens":('
+    + _N
+    + rb'))?(?:,"reasoningTokens":('
+    + _N
     + rb"))?\}\}\}\}[ \t\r]*$"
-)  # fmt: skip
-#: A message's head: its step, then neither ``usage`` nor a ``message`` opening with its
-#: ``source`` (DSH's writer: usage after the body), or ``usage`` first (other writers),
-#: the step, and maybe the message's ``source``.
-_MESSAGE_BODY = (
-    rb',"data":\{(?:' + _STEP_SPAN + rb',(?!"usage"|"message":\{"source")'
-    rb'|"usage":(\{[^{}\n]{0,1024}\}),' + _STEP_SPAN
-    + rb'(?:,"message":\{"source":(\{[^{}\n]{0,512}\}))?)'
-)  # fmt: skip
-
-
-class Layout(NamedTuple):
-    """Where a pattern's groups are: seq, time, the step (``"turn":T,"step":S``), the
-    usage object and the message's source (0: none)."""
-
-    seq: int
-    time: int
-    step: int
-    usage: int = 0
-    source: int = 0
-
-
-#: The groups of :func:`bulk_prefix`: 1 the type, 2 and 3 set for a chunk or a
-#: message, 4 seq, 5 time, 6 a chunk's step, 7–11 its counts (input, output, cache
-#: read, cache write, reasoning), 12 the step of a message in DSH's spelling, 13–15
-#: usage, step and source of one with usage first.
-BULK_SEQ, BULK_TIME, CHUNK_STEP, LAST_STEP = 4, 5, 6, 12
-BULK_LAST = Layout(BULK_SEQ, BULK_TIME, LAST_STEP)
-BULK_FIRST = Layout(BULK_SEQ, BULK_TIME, 14, 13, 15)
-
-
-def bulk_prefix(plain: list[str], chunk: bool, message: bool) -> re.Pattern[bytes]:
-    """The runs mode's writer prefix (``skip_rules``) for the ``plain`` types and, with
-    their whole line or head in DSH's spelling, the chunks and messages read in bulk
-    (:data:`BULK_SEQ` and the other groups): one match per line in the line loop. A
-    token-use line of any other shape does not match (it is read alone)."""
-    # Each bulk type's name ends in an empty group (2: a chunk, 3: a message; the trie
-    # keeps the names' order); one not read in bulk has its group, never set, first.
-    bulk = {t.encode(): b"()" for t, read in ((CHUNK, chunk), (MESSAGE, message)) if read}
-    unset = b"(?:(?!)" + b"()" * (2 - len(bulk)) + b")?" if len(bulk) < 2 else b""
-    names = unset + name_alternation([t.encode() for t in plain] + list(bulk), bulk)
-    return re.compile(
-        rb'\{"type":"(' + names + rb')","seq":(' + _N + rb'),"time":(' + _N
-        + rb")(?(2)" + _CHUNK_BODY + rb"|(?(3)" + _MESSAGE_BODY + rb"|[,}]))"
-    )  # fmt: skip
-
-
-def bulk_marked_prefix(marked: list[str]) -> re.Pattern[bytes]:
-    """The marked types' prefix with :func:`bulk_prefix`'s groups (2 and 3 never set):
-    the line loop keeps the matches of both in one list, in line order."""
-    names = name_alternation(t.encode() for t in marked)
-    return re.compile(
-        rb'\{"type":"(' + names + rb')(?:(?!)()())?","seq":(' + _N + rb'),"time":(' + _N
-        + rb")[,}]"
-    )  # fmt: skip
-
-
-#: The groups of a chunk row (0-based, in ``Match.groups``): seq, time, step, counts.
-_CHUNK_ROW = itemgetter(*range(BULK_SEQ - 1, 11))
+)
+match_chunk_counts = _CHUNK_COUNTS.match
 match_chunk = _CHUNK_LINE.match
 MESSAGE_LAST = _MESSAGE_LAST
 match_message_last = _MESSAGE_LAST.match
@@ -224,18 +175,18 @@ def message_tail(text: bytes, head_end: int, end: int) -> bytes:
     return b'{"data":{' + text[at:end] if at != -1 else b"null"
 
 
-_G = {g: methodcaller("group", g) for g in range(1, 16)}
-#: Every group of a match, an absent one as 0 (a chunk's absent count).
-_GROUPS = methodcaller("groups", b"0")
+_G = {g: methodcaller("group", g) for g in (1, 2, 3, 4, 5)}
+#: Every group of a ``match_chunk_counts`` match, an absent count as 0.
+_COUNTS_ROW = methodcaller("groups", b"0")
 #: Values per row of :func:`counts_row_bytes` once the step's names are gone: seq,
 #: time, turn, step and the five counts.
 _PER_ROW = 9
 
 
 def counts_row_bytes(matches: list[re.Match[bytes]]) -> bytes:
-    """Chunks matched by :func:`bulk_prefix` as the inside of one JSON array (C-level
+    """Rows matched by ``match_chunk_counts`` as the inside of one JSON array (C-level
     passes; :func:`counted_chunks` decodes a read's pieces at once)."""
-    return b",".join(chain.from_iterable(map(_CHUNK_ROW, map(_GROUPS, matches))))
+    return b",".join(chain.from_iterable(map(_COUNTS_ROW, matches)))
 
 
 def counted_chunks(pieces: list[bytes]) -> Batch:
@@ -262,13 +213,9 @@ _TURN = itemgetter("turn")
 _STEP = itemgetter("step")
 
 
-def seqs_and_times(
-    matches: list[re.Match[bytes]], layout: Layout | None = None
-) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """The seq and time groups (1 and 2 unless ``layout`` says) of these matches as
-    integers (one ``orjson`` call each)."""
-    seq, time = (layout.seq, layout.time) if layout is not None else (1, 2)
-    return _column(matches, seq), _column(matches, time)
+def seqs_and_times(matches: list[re.Match[bytes]]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """Groups 1 and 2 of these matches as integers (one ``orjson`` call each)."""
+    return _column(matches, 1), _column(matches, 2)
 
 
 Columns = tuple[tuple[Any, ...], tuple[Any, ...]]
@@ -300,39 +247,29 @@ def last_batch(
     found: list[tuple[re.Match[bytes], bytes]],
     columns: Columns | None = None,
     last_source: dict[str, Any] | None = None,
-    layout: Layout | None = None,
-    sources: tuple[Any, ...] | None = None,
 ) -> Batch | None:
     """Messages matched by ``match_message_last``, with their :func:`message_tail`;
     ``last_source`` is the last one's :func:`tail_source` (only the latest source
-    names the lane's model, so the others are not looked for), unless ``sources``
-    gives each row's. ``layout``: the matches' groups when not
-    ``match_message_last``'s."""
+    names the lane's model, so the others are not looked for)."""
     matches = [m for m, _ in found]
     try:
-        seqs, times = columns or seqs_and_times(matches, layout)
-        turns, steps = _steps(matches, layout.step if layout is not None else 3)
+        seqs, times = columns or seqs_and_times(matches)
+        turns, steps = _steps(matches, 3)
         tails = orjson.loads(b"[" + b",".join(t for _, t in found) + b"]")
         usages = tuple(map(_tail_usage, tails))
-        if sources is None or len(sources) != len(matches):
-            sources = (None,) * (len(matches) - 1) + (last_source,)
+        sources = (None,) * (len(matches) - 1) + (last_source,)
         return (MESSAGE, seqs, times, turns, steps, usages, sources)
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return None
 
 
-def first_batch(
-    matches: list[re.Match[bytes]], columns: Columns | None = None, layout: Layout | None = None
-) -> Batch | None:
-    """Messages matched by ``match_message_first`` (or of ``layout``)."""
-    at = layout if layout is not None else Layout(1, 2, 4, 3, 5)
+def first_batch(matches: list[re.Match[bytes]], columns: Columns | None = None) -> Batch | None:
+    """Messages matched by ``match_message_first``."""
     try:
-        seqs, times = columns or seqs_and_times(matches, at)
-        turns, steps = _steps(matches, at.step)
-        sources = orjson.loads(
-            b"[" + b",".join(m.group(at.source) or b"null" for m in matches) + b"]"
-        )
-        return (MESSAGE, seqs, times, turns, steps, _column(matches, at.usage), tuple(sources))
+        seqs, times = columns or seqs_and_times(matches)
+        turns, steps = _steps(matches, 4)
+        sources = orjson.loads(b"[" + b",".join(m.group(5) or b"null" for m in matches) + b"]")
+        return (MESSAGE, seqs, times, turns, steps, _column(matches, 3), tuple(sources))
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return None
 

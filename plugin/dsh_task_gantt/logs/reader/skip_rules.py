@@ -12,14 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from dsh_task_gantt.logs.reader.line_ends import (
-    CHUNK,
-    LINE_ENDS,
-    MESSAGE,
-    bulk_marked_prefix,
-    bulk_prefix,
-)
-from dsh_task_gantt.logs.reader.name_trie import name_alternation
+from dsh_task_gantt.logs.reader.line_ends import LINE_ENDS
 
 #: Which lines may skip parsing: a type name, or a type name with markers — the
 #: line is then parsed in full only when it contains one of the marker bytes (for
@@ -41,8 +34,7 @@ class SkipRule:
     #: ``ends_prefix`` (not ``run_prefix``) and come back as events.
     ends: frozenset[bytes] = frozenset()
     ends_prefix: re.Pattern[bytes] | None = None
-    #: ``run_prefix`` for the types with markers (with ``bulk_prefix``'s groups when
-    #: there is one): a match counts only on a line
+    #: ``run_prefix`` for the types with markers: a match counts only on a line
     #: without its markers, looked for with ``bytes.find`` (a lookahead in the regex
     #: scanning each line for them cost more than the rest of a member's read).
     marked_prefix: re.Pattern[bytes] | None = None
@@ -50,10 +42,6 @@ class SkipRule:
     #: needle inside each of its markers, fewer needles than markers (one ``find``
     #: each on most lines; the markers themselves only where a needle is found).
     needles: tuple[tuple[bytes, tuple[tuple[bytes, tuple[bytes, ...]], ...]], ...] = ()
-    #: ``run_prefix`` that also matches the token-use lines read in bulk, whole or
-    #: their head, as DSH's writer spells them (``line_ends.bulk_prefix``, when the
-    #: reader reads an ``assistant/message``'s ends): still one match per line.
-    bulk_prefix: re.Pattern[bytes] | None = None
 
 
 def skip_rule(skip_types: SkipTypes) -> SkipRule | None:
@@ -113,7 +101,7 @@ def _shared_prefix(a: bytes, b: bytes) -> bytes:
 def _writer_prefix(names: list[str], digits: int) -> re.Pattern[bytes]:
     """``{"type":"<one of names>","seq":N,"time":T`` then ``,`` or ``}``; groups: the
     three values. It cannot match across a line end."""
-    alternatives = name_alternation(t.encode() for t in names)
+    alternatives = b"|".join(re.escape(t.encode()) for t in names) or b"(?!)"
     return re.compile(
         rb'\{"type":"('
         + alternatives
@@ -133,19 +121,12 @@ def _cached_skip_rule(
     items = [(t, m) for t, m in all_items if not isinstance(m, str)]
     plain = [t for t, m in items if not m]
     marked = [t for t, m in items if m]
-    # Token use is read in bulk where messages are read at their ends. A chunk stays
-    # marked too: one of another shape matches the marked prefix (or, with a marker,
-    # is read alone).
-    bulk = MESSAGE in ends
     return SkipRule(
         prefix=_writer_prefix([t for t, _ in items] + ends, 16),
         markers=tuple((t.encode(), m) for t, m in items if m),
         run_prefix=_writer_prefix(plain, 15),
         ends=frozenset(t.encode() for t in ends),
         ends_prefix=_writer_prefix(ends, 15) if ends else None,
-        marked_prefix=(bulk_marked_prefix(marked) if bulk else _writer_prefix(marked, 15))
-        if marked
-        else None,
+        marked_prefix=_writer_prefix(marked, 15) if marked else None,
         needles=tuple((t.encode(), _needles(m)) for t, m in items if m),
-        bulk_prefix=bulk_prefix(plain, CHUNK in marked or CHUNK in ends, True) if bulk else None,
     )
