@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import json
 import os
 import stat
 import threading
@@ -803,3 +804,122 @@ def test_a_seq_or_time_with_a_leading_zero_is_a_bad_line_not_a_failed_read(
     assert got.bad_lines == 3
     fold = fold_lane(got.events)
     assert fold.events_seen == 2
+
+
+# -- token use in bulk: the runs mode against the line-by-line read ------------------
+
+_USAGE_KEYS = ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"]
+_TOKEN_COUNT = st.one_of(
+    st.integers(0, 10**6),
+    st.integers(0, 10**6),
+    st.sampled_from([-1, 2**53, 10**30, 1.5, "7", None, True, [3], {"n": 1}, 0]),
+)
+#: Usage objects: DSH's key order (the bulk's), other orders, odd values, not objects.
+_TOKEN_USAGE = st.one_of(
+    st.lists(st.sampled_from([*_USAGE_KEYS, "reasoningTokens"]), unique=True).flatmap(
+        lambda keys: st.fixed_dictionaries({k: _TOKEN_COUNT for k in keys})
+    ),
+    st.lists(st.sampled_from([*_USAGE_KEYS, "reasoningTokens"]), unique=True).flatmap(
+        lambda keys: st.fixed_dictionaries(
+            {
+                k: st.integers(0, 10**9)
+                for k in sorted(keys, key=[*_USAGE_KEYS, "reasoningTokens"].index)
+            }
+        )
+    ),
+    st.builds(
+        lambda i, o, r: {"inputTokens": i, "outputTokens": o, "cacheReadTokens": r},
+        st.integers(0, 10**6),
+        st.integers(0, 10**6),
+        st.integers(0, 10**9),
+    ),
+    st.sampled_from([None, "junk", [1, 2]]),
+)
+_SOURCE = st.sampled_from([None, {"provider": "p", "model": "m"}, {"model": "n"}, {"x": 1}])
+
+
+def _token_line(kind: str, turn: int, step: int, usage: Any, source: Any, long: bool) -> Any:
+    body = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "usage " * (900 if long else 3)}],
+    }
+    if kind == "chunk":
+        return {"turn": turn, "step": step, "chunk": {"type": "usage", "usage": usage}}
+    if kind == "text chunk":
+        return {"turn": turn, "step": step, "chunk": {"type": "text", "text": '"usage"'}}
+    message = {**body, "source": source} if source is not None else body
+    if kind == "message, usage first":
+        data = {"usage": usage, "turn": turn, "step": step, "message": message}
+        if source is not None:
+            data["message"] = {"source": source, **body}
+        return data
+    data = {"turn": turn, "step": step, "message": message}
+    if usage is not None:
+        data["usage"] = usage
+    return data
+
+
+_token_lines = st.lists(
+    st.one_of(
+        st.tuples(
+            st.sampled_from(["chunk", "text chunk", "message", "message, usage first"]),
+            st.integers(0, 3),
+            st.integers(0, 2),
+            _TOKEN_USAGE,
+            st.booleans(),
+        ),
+        st.sampled_from(["step/start", "junk", "cut"]),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(rows=_token_lines, data=st.data())
+def test_token_use_in_bulk_folds_like_the_line_by_line_read(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[Any], data: st.DataObject
+) -> None:
+    """DSH's usage chunks and messages read in bulk (runs mode) fold to what reading them
+    line by line folds to: hostile counts, other spellings and key orders, repeated
+    steps, a chunk and a message for one step, lines cut short, frames cut anywhere."""
+    # One source (or none) for all the log's messages: the bulk looks for the lane's
+    # model in a unit's last message only, so a log whose later messages name none,
+    # or another, can differ there (not its token counts).
+    named = data.draw(_SOURCE)
+    lines: list[bytes] = [line(header())]
+    for i, row in enumerate(rows):
+        seq = i  # two token lines of one seq: see the fold's own tests
+        if row == "step/start":
+            again = data.draw(st.integers(0, 60))  # a repeated seq, or not
+            lines.append(line(event(again, "step/start", {"turn": 1, "step": 1}, T0 + i)))
+        elif row == "junk":
+            lines.append(b"not json\n")
+        elif row == "cut":  # a token line's prefix, then junk
+            lines.append(
+                b'{"type":"assistant/chunk","seq":%d,"time":%d,"data":{"turn":1,' % (seq, T0)
+            )
+            lines[-1] += b'"step":1,"chunk":{"type":"usage","usage":{"inputTokens":1}\n'
+        else:
+            kind, turn, step, usage, long = row
+            etype = "assistant/chunk" if "chunk" in kind else "assistant/message"
+            obj = event(seq, etype, _token_line(kind, turn, step, usage, named, long), T0 + i)
+            # As DSH's writer spells it (and 10^30 is no 64-bit integer for orjson).
+            lines.append(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+    text = b"".join(lines)
+    splits = sorted(data.draw(st.sets(st.integers(1, len(text) - 1), max_size=4)))
+    blob = b"".join(
+        frame(text[a:b]) for a, b in zip([0, *splits], [*splits, len(text)], strict=True)
+    )
+    path = tmp_path_factory.mktemp("tokens") / "session.v4.jsonl.zstd"
+    path.write_bytes(blob)
+    runs = _runs_read(path).read_new(runs=True)
+    plain = LogReader(path, skip_types=UNREAD_DATA).read_new()
+    assert (runs.total_events, runs.bad_lines) == (plain.total_events, plain.bad_lines)
+    assert event_count(runs.events) == len(plain.events)
+    # The events the runs mode returns sit where the line-by-line read has them.
+    by_position = {e.position: e for e in plain.events}
+    assert all(by_position.get(e.position) == e for e in runs.events if type(e) is LogEvent)
+    assert fold_lane(runs.events) == fold_lane(plain.events)

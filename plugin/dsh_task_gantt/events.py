@@ -38,6 +38,18 @@ class LogEvent(NamedTuple):
     surface_op: Any = None
 
 
+class UsageColumns(NamedTuple):
+    """A token-use batch's usage as count columns, one value per row, in the order of
+    ``fold.usage.USAGE_KEYS`` (an absent count is 0): what a reader makes of usage
+    objects spelled as DSH writes them, with no object per row."""
+
+    input: tuple[Any, ...]
+    cache_read: tuple[Any, ...]
+    cache_write: tuple[Any, ...]
+    output: tuple[Any, ...]
+    reasoning: tuple[Any, ...]
+
+
 class EventRun(NamedTuple):
     """Many events whose data nobody reads, summarised (a reader's opt-in compact mode).
 
@@ -56,8 +68,9 @@ class EventRun(NamedTuple):
     #: Token-use lines of the run, read in bulk (``logs.reader.line_ends``): batches
     #: ``(type, seqs, times, turns, steps, usages, sources)`` of columns; folding one
     #: row equals folding its event with data ``{turn, step, usage}`` (a usage chunk's
-    #: under ``chunk``; a message's ``source`` under ``message``). Their seqs are in
-    #: ``seqs`` too.
+    #: under ``chunk``; a message's ``source`` under ``message``). ``usages`` is one
+    #: usage object per row, or :class:`UsageColumns` (the row's usage is then the
+    #: object of its counts). Their seqs are in ``seqs`` too.
     usage: tuple[tuple[Any, ...], ...] = ()
 
 

@@ -10,7 +10,7 @@ so the result does not depend on the order of the events and
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import chain, compress, repeat
 from operator import not_, sub
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from ..events import MAX_SAFE_INT, EventRun, LogEvent, as_int, as_time
+from ..events import MAX_SAFE_INT, EventRun, LogEvent, UsageColumns, as_int, as_time
 from .records import (
     EMPTY_FOLD,
     CatalogRec,
@@ -627,6 +627,8 @@ def _fold_usage_rows(st: _State, batches: tuple[tuple[Any, ...], ...]) -> None:
         ):
             continue
         handler = _assistant_chunk if kind == "assistant/chunk" else _assistant_message
+        if type(usages) is UsageColumns:  # the row's usage: the object of its counts
+            usages = tuple(map(_usage_object, *usages))
         for n, seq in enumerate(seqs):
             data: dict[str, Any] = {"turn": turns[n], "step": steps[n]}
             if handler is _assistant_chunk:
@@ -635,6 +637,10 @@ def _fold_usage_rows(st: _State, batches: tuple[tuple[Any, ...], ...]) -> None:
                 data["usage"] = usages[n]
                 data["message"] = {"source": sources[n] if sources else None}
             handler(st, seq, times[n], data)
+
+
+def _usage_object(*counts: Any) -> dict[str, Any]:
+    return dict(zip(USAGE_KEYS, counts, strict=True))
 
 
 def _bulk_chunks(
@@ -651,18 +657,19 @@ def _bulk_chunks(
     column and per check cost more than the rest of the chunks' fold)."""
     size = len(seqs)
     chunks = st.kept["usage_chunks"]
-    if not (size == len(times) == len(turns) == len(steps) == len(usages)):
+    rows = len(usages.input) if type(usages) is UsageColumns else len(usages)
+    if not (size == len(times) == len(turns) == len(steps) == rows):
         return False
     if not size:
         return True
     columns = _usage_columns(usages)
-    if columns is None:
+    if columns is None or not all(len(column) == size for column in columns):
         return False
     if not _safe_integers(chain(seqs, times, turns, steps, *columns)):
         return False
     if len(set(seqs)) != size or not chunks.keys().isdisjoint(seqs):
         return False
-    keys = list(zip(map(str, turns), map(str, steps), strict=True))
+    keys = _step_keys(turns, steps)
     latest = st.kept["usage_chunk_steps"]
     if not latest.keys().isdisjoint(keys):
         return False
@@ -694,6 +701,8 @@ def _bulk_messages(
     (nothing done) otherwise."""
     size = len(seqs)
     messages = st.kept["usage_messages"]
+    if type(usages) is UsageColumns:  # not what a reader makes of messages: row by row
+        return False
     if not (size == len(times) == len(turns) == len(steps) == len(usages)) or (
         sources is not None and len(sources) != size
     ):
@@ -724,7 +733,7 @@ def _bulk_messages(
     if sources is not None:  # a reader names few: only the latest names the model
         for seq, source in compress(zip(seqs, sources, strict=True), sources):
             _note_source(st, seq, source)
-    keys = list(zip(map(str, turns), map(str, steps), strict=True))
+    keys = _step_keys(turns, steps)
     # A step whose chunk counts: its message is not kept (the chunk wins, never both).
     fresh = map(not_, map(st.kept["usage_chunk_steps"].__contains__, keys))
     recs = zip(
@@ -755,9 +764,20 @@ def _safe_integers(numbers: Iterable[Any]) -> bool:
     )
 
 
-def _usage_columns(usages: tuple[Any, ...]) -> list[list[Any]] | None:
+def _step_keys(turns: tuple[Any, ...], steps: tuple[Any, ...]) -> list[tuple[str, str]]:
+    """Each row's ``(turn, step)`` as the fold keys them (safe integers here), one string
+    per distinct id: a lead's thousands of steps share a few thousand turns and a few
+    step numbers."""
+    names = {n: str(n) for n in {*turns, *steps}}
+    return list(zip(map(names.__getitem__, turns), map(names.__getitem__, steps), strict=True))
+
+
+def _usage_columns(usages: Any) -> Sequence[Sequence[Any]] | None:
     """Each of ``USAGE_KEYS`` as a column (0 where absent) when every usage is a plain
-    object, else ``None`` (read one by one, which skips and counts the odd values)."""
+    object (or the reader gave the columns), else ``None`` (read one by one, which skips
+    and counts the odd values)."""
+    if type(usages) is UsageColumns:
+        return usages
     if set(map(type, usages)) != {dict}:
         return None
     return [list(map(dict.get, usages, repeat(name), repeat(0))) for name in USAGE_KEYS]

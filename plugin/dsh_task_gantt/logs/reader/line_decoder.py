@@ -111,6 +111,9 @@ class LineDecoder:
     run_usage: list[line_ends.Batch] = field(default_factory=list)
     #: Runs mode: the steps (``"turn":T,"step":S``) whose usage chunk this read saw.
     chunk_steps: set[bytes] = field(default_factory=set)
+    #: Runs mode: the usage chunks in DSH's spelling, a unit's rows at a time
+    #: (``line_ends.counts_row_bytes``), decoded once by :meth:`take_run`.
+    chunk_rows: list[bytes] = field(default_factory=list)
 
     def feed(self, text: bytes, keep_from: int = 0, keep_to: int | None = None) -> None:
         """Decode the ``\n``-separated lines of ``text``; keep only events with index in
@@ -192,10 +195,12 @@ class LineDecoder:
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
         bulk = match_ends is not None  # token-use lines in DSH's own spelling, in bulk
         match_chunk = line_ends.match_chunk
+        match_counts = line_ends.match_chunk_counts
         startswith = text.startswith
         match_last, match_first = line_ends.match_message_last, line_ends.match_message_first
         chunk_steps = self.chunk_steps
-        chunks: list[re.Match[bytes]] = []
+        counts: list[re.Match[bytes]] = []  # usage chunks in DSH's spelling: count columns
+        chunks: list[re.Match[bytes]] = []  # other usage chunks: usage objects
         lasts: list[tuple[re.Match[bytes], bytes]] = []
         firsts: list[re.Match[bytes]] = []
         # Messages of steps whose chunk this read saw: the chunk counts, the message
@@ -226,10 +231,15 @@ class LineDecoder:
                 else 0
             )
             if kind:
-                found = match_chunk(text, pos, end) if kind == _C else None
+                found = match_counts(text, pos, end) if kind == _C else None
                 if found is not None:
                     chunk_steps.add(found.group(3))
-                    chunks.append(found)
+                    counts.append(found)
+                elif kind == _C:
+                    found = match_chunk(text, pos, end)
+                    if found is not None:
+                        chunk_steps.add(found.group(3))
+                        chunks.append(found)
                 elif kind == _M:
                     found = match_last(text, pos, end)
                     if found is not None:
@@ -290,7 +300,7 @@ class LineDecoder:
                 named_last = (counted.pop(), source)
         if in_bulk:
             lasts_m = [m for m, _ in lasts]
-            found_all = chunks + lasts_m + firsts + counted
+            found_all = counts + chunks + lasts_m + firsts + counted
             if named_last is not None:
                 found_all.append(named_last[0])
             try:  # every bulk line's seq and time in one decode (groups 1 and 2 of each)
@@ -305,6 +315,11 @@ class LineDecoder:
                 return (seqs[cut - size : cut], times[cut - size : cut]) if seqs else None
 
             groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
+            if counts:  # decoded once per read (``take_run``); here their seqs and times
+                got = columns(len(counts))
+                seqs_c, times_c = got or line_ends.seqs_and_times(counts)  # digits only
+                groups.append((counts, ("", seqs_c, times_c, (), (), (), None)))
+                self.chunk_rows.append(line_ends.counts_row_bytes(counts))
             if chunks:
                 groups.append((chunks, line_ends.chunk_batch(chunks, columns(len(chunks)))))
             if lasts:
@@ -373,7 +388,10 @@ class LineDecoder:
         latest = tuple(
             (mark.decode(), self.run_latest[mark]) for mark in self.marks if mark in self.run_latest
         )
-        return EventRun(len(seqs), seqs, self.run_time, latest, line_ends.merged(self.run_usage))
+        usage = line_ends.merged(self.run_usage)
+        if self.chunk_rows:
+            usage = (*usage, line_ends.counted_chunks(self.chunk_rows))
+        return EventRun(len(seqs), seqs, self.run_time, latest, usage)
 
     def _header_line(self, line: bytes) -> bool:
         header = header_from_line(line)

@@ -27,6 +27,8 @@ from typing import Any, Final
 
 import orjson
 
+from dsh_task_gantt.events import UsageColumns
+
 #: The probe's value in a reader's ``skip_types`` (see ``skip_rules``).
 LINE_ENDS: Final = "line-ends"
 #: Lines up to this long are parsed whole.
@@ -34,7 +36,7 @@ SHORT_LINE = 4096
 #: How far from the line's end ``usage`` is looked for (a usage object is ~150 bytes).
 TAIL_BYTES = 384
 #: How far from each end ``source`` is looked for.
-_SOURCE_WINDOW = 512
+SOURCE_WINDOW = 512
 
 
 class _Parse:
@@ -49,7 +51,9 @@ _FLAT = rb"\{[^{}\n]{0,1024}\}"
 _HEAD = re.compile(
     rb'"data":\{((?:(?:"usage":' + _FLAT + rb'|"[A-Za-z_]\w{0,31}":' + _SCALAR + rb")[,}])*)"
 )
-_USAGE_AT = re.compile(rb'"usage"\s*:\s*\{')
+#: Any value: one that is no object is still data's usage (skipped and counted), as
+#: the bulk (``message_tail``) and a whole parse read it.
+_USAGE_AT = re.compile(rb'"usage"\s*:')
 _SOURCE = re.compile(rb'"source":(' + _FLAT + rb")")
 
 
@@ -77,9 +81,9 @@ def probe(text: bytes, start: int, end: int) -> dict[str, Any] | _Parse:
             tail = None
         if type(tail) is dict and type(tail.get("data")) is dict:
             data.update(tail["data"])
-    source = _source(text, start, min(end, start + _SOURCE_WINDOW))
+    source = _source(text, start, min(end, start + SOURCE_WINDOW))
     if source is None:
-        source = _source(text, max(start, end - TAIL_BYTES - _SOURCE_WINDOW), end)
+        source = _source(text, max(start, end - TAIL_BYTES - SOURCE_WINDOW), end)
     if source is not None:
         data["message"] = {"source": source}
     return data
@@ -134,6 +138,26 @@ _MESSAGE_FIRST = re.compile(
     rb'"data":\{"usage":(\{[^{}\n]{0,1024}\}),("turn":' + _N + rb',"step":' + _N + rb")"
     rb'(?:,"message":\{"source":(\{[^{}\n]{0,512}\}))?'
 )
+#: A usage chunk as DSH's writer spells it, its usage's keys in ``TokenUsage``'s order
+#: (HOST §8; an optional key may be absent): every count a group of digits, so a unit's
+#: rows become one flat JSON array of integers (no object per row). Groups: seq, time,
+#: the step (as ``_CHUNK_LINE``), input, output, cache read, cache write, reasoning.
+_CHUNK_COUNTS = re.compile(
+    rb'\{"type":"assistant/chunk","seq":(' + _N + rb'),"time":(' + _N + rb"),"
+    rb'"data":\{("turn":' + _N + rb',"step":' + _N + rb"),"
+    rb'"chunk":\{"type":"usage","usage":\{"inputTokens":('
+    + _N
+    + rb'),"outputTokens":('
+    + _N
+    + rb')(?:,"cacheReadTokens":('
+    + _N
+    + rb'))?(?:,"cacheWriteTokens":('
+    + _N
+    + rb'))?(?:,"reasoningTokens":('
+    + _N
+    + rb"))?\}\}\}\}[ \t\r]*$"
+)
+match_chunk_counts = _CHUNK_COUNTS.match
 match_chunk = _CHUNK_LINE.match
 MESSAGE_LAST = _MESSAGE_LAST
 match_message_last = _MESSAGE_LAST.match
@@ -152,6 +176,28 @@ def message_tail(text: bytes, head_end: int, end: int) -> bytes:
 
 
 _G = {g: methodcaller("group", g) for g in (1, 2, 3, 4, 5)}
+#: Every group of a ``match_chunk_counts`` match, an absent count as 0.
+_COUNTS_ROW = methodcaller("groups", b"0")
+#: Values per row of :func:`counts_row_bytes` once the step's names are gone: seq,
+#: time, turn, step and the five counts.
+_PER_ROW = 9
+
+
+def counts_row_bytes(matches: list[re.Match[bytes]]) -> bytes:
+    """Rows matched by ``match_chunk_counts`` as the inside of one JSON array (C-level
+    passes; :func:`counted_chunks` decodes a read's pieces at once)."""
+    return b",".join(chain.from_iterable(map(_COUNTS_ROW, matches)))
+
+
+def counted_chunks(pieces: list[bytes]) -> Batch:
+    """The chunk batch of a read's :func:`counts_row_bytes` pieces: one ``orjson`` call,
+    the columns sliced from it. The pieces hold digits, commas and each step's
+    ``"turn":`` and ``"step":`` (dropped here), so they always decode."""
+    flat = orjson.loads(
+        b"[" + b",".join(pieces).replace(b'"turn":', b"").replace(b'"step":', b"") + b"]"
+    )
+    seqs, times, turns, steps, i, o, cr, cw, r = (tuple(flat[k::_PER_ROW]) for k in range(_PER_ROW))
+    return (CHUNK, seqs, times, turns, steps, UsageColumns(i, cr, cw, o, r), None)
 
 
 def _column(matches: list[re.Match[bytes]], group: int) -> tuple[Any, ...]:
@@ -194,7 +240,7 @@ def tail_source(found: re.Match[bytes]) -> dict[str, Any] | None:
     text, head_end, end = found.string, found.end(), found.endpos
     at = text.rfind(b'"usage"', max(head_end, end - TAIL_BYTES), end)
     hi = end if at == -1 else at
-    return _source(text, max(head_end, hi - _SOURCE_WINDOW), hi)
+    return _source(text, max(head_end, hi - SOURCE_WINDOW), hi)
 
 
 def last_batch(
@@ -239,7 +285,11 @@ def merged(batches: list[Batch]) -> tuple[Batch, ...]:
     """One batch per type and kind of source (the units' batches end to end): the fold
     then takes a whole read's chunks at once."""
     by_kind: dict[tuple[str, bool], list[Batch]] = {}
+    out_columns: list[Batch] = []
     for batch in batches:
+        if type(batch[5]) is UsageColumns:  # already a whole read's: kept apart
+            out_columns.append(batch)
+            continue
         by_kind.setdefault((batch[0], batch[6] is None), []).append(batch)
     out: list[Batch] = []
     for (kind, no_sources), group in by_kind.items():
@@ -248,4 +298,4 @@ def merged(batches: list[Batch]) -> tuple[Batch, ...]:
         )
         sources = None if no_sources else tuple(chain.from_iterable(b[6] or () for b in group))
         out.append((kind, seqs, times, turns, steps, usages, sources))
-    return tuple(out)
+    return (*out, *out_columns)
