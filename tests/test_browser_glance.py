@@ -220,10 +220,16 @@ def test_each_lane_says_what_its_member_is_doing_now_and_an_append_changes_it(
             "broken": "failed",
         }
         assert page.locator("#status .working").inner_text() == "1 of 5 working"
-        # each is seen: inside its name cell, one line, not cut to nothing
-        for state in page.locator(".lane .now-state").all():
-            box, cell = state.bounding_box(), state.locator("xpath=..").bounding_box()
-            assert box and cell and box["height"] < 18 and box["width"] > 20
+        # each is seen: inside its name cell, one line, not cut to nothing (measured in
+        # one go inside the page: a poll swaps the cells)
+        boxes = page.evaluate(
+            "() => [...document.querySelectorAll('.lane .now-state')].map(s => {"
+            " const b = s.getBoundingClientRect(), c = s.parentElement.getBoundingClientRect();"
+            " return [{x: b.x, width: b.width, height: b.height}, {x: c.x, width: c.width}]; })"
+        )
+        assert len(boxes) == 5
+        for box, cell in boxes:
+            assert box["height"] < 18 and box["width"] > 20
             assert (
                 cell["x"] <= box["x"] and box["x"] + box["width"] <= cell["x"] + cell["width"] + 1
             )
@@ -373,9 +379,15 @@ def test_green_and_amber_words_and_glyphs_read_on_either_background(
                                 (".move.a-completed", 3.0), (".move.a-reopened", 3.0),
                                 ("#key .k-move.a-completed", 3.0),
                                 ("#key .k-move.a-reopened", 3.0)):  # fmt: skip
-            found = page.locator(selector)
-            assert found.count() > 0, selector
-            ratio = found.first.evaluate(_CONTRAST)
+            # found and measured in one go inside the page: a poll (or the width fit's
+            # redraw) that swaps the element between the two would leave it detached,
+            # and a detached element has no computed colours
+            ratio = page.evaluate(
+                f"(sel) => {{ const el = document.querySelector(sel);"
+                f" return el ? ({_CONTRAST})(el) : null; }}",
+                selector,
+            )
+            assert ratio is not None, selector
             assert ratio >= least, (selector, round(ratio, 2))
     assert pages[0].errors == []
 
@@ -507,6 +519,10 @@ def test_a_replayed_task_rows_words_are_painted_above_the_veiled_future(
         page = _open(pages, browser, WIDE, color_scheme=scheme).page
         page.goto(server.url(f"session={team.lead_id}&at={claims[1] + 1_000}"))
         page.locator("#moment-data").wait_for(state="attached")
+        # The rows are measured, then shot: not until the width fit's redraw has come (a
+        # wide window asks for the board again after load; swapped in between, a row's
+        # words would be detached). The team is frozen: nothing swaps after that.
+        page.wait_for_load_state("networkidle")
         # (a task not created yet is faded on purpose: its words are not checked)
         words = page.locator(".row.task.at:not(.status-not-yet) .at-task")
         assert words.count() >= 4
@@ -520,8 +536,12 @@ def test_a_replayed_task_rows_words_are_painted_above_the_veiled_future(
     assert pages[0].errors == []
 
 
-#: How many pixels of a PNG are near a colour (the now-line's red drawn at full strength).
-_PIXELS_NEAR = """async ([png, css]) => {
+#: How many pixels of an element's shot are near a colour (the now-line's red drawn at
+#: full strength), counting only the pixels wholly inside the element's box: the shot is
+#: cut at whole pixels around it, so a box starting at x = 1237.98 is shot from 1237, a
+#: column that is the element's for 2 % and shows whatever lies just left of it (the
+#: now-line passing by the words' left edge, not through them).
+_PIXELS_NEAR = """async ([png, css, box]) => {
   const probe = document.createElement('i');
   probe.style.color = css;
   document.body.append(probe);
@@ -535,12 +555,35 @@ _PIXELS_NEAR = """async ([png, css]) => {
   const ctx = canvas.getContext('2d');
   ctx.drawImage(img, 0, 0);
   const px = ctx.getImageData(0, 0, img.width, img.height).data;
+  const [x0, y0] = [Math.floor(box.x), Math.floor(box.y)];
+  const [left, top] = [Math.ceil(box.x) - x0, Math.ceil(box.y) - y0];
+  const right = Math.min(img.width, Math.floor(box.x + box.width) - x0);
+  const bottom = Math.min(img.height, Math.floor(box.y + box.height) - y0);
   let near = 0;
-  for (let i = 0; i < px.length; i += 4) {
-    const d = Math.hypot(px[i] - want[0], px[i + 1] - want[1], px[i + 2] - want[2]);
-    if (d < 40) near += 1;
+  for (let y = top; y < bottom; y++) {
+    for (let x = left; x < right; x++) {
+      const i = (y * img.width + x) * 4;
+      const d = Math.hypot(px[i] - want[0], px[i + 1] - want[1], px[i + 2] - want[2]);
+      if (d < 40) near += 1;
+    }
   }
   return near;
+}"""
+
+
+#: Holds the board's polls (``true``) or lets them go on (``false``): while held, a poll
+#: the board's trigger fires is cancelled before it is sent (htmx:beforeRequest), as the
+#: panel cancels one while a moment is asked for; the next one after is sent as usual.
+_HOLD_POLLS = """(hold) => {
+  if (!('pollsHeld' in window)) {
+    window.addEventListener('htmx:beforeRequest', (ev) => {
+      if (window.pollsHeld && ev.detail.elt === document.getElementById('board')) {
+        ev.preventDefault();
+        ev.stopImmediatePropagation();  // not counted as a board request by the panel
+      }
+    }, true);
+  }
+  window.pollsHeld = hold;
 }"""
 
 
@@ -562,7 +605,19 @@ def test_the_now_line_does_not_cut_through_the_task_rows_words_or_where_the_time
         page.locator("#where-time > summary").click()
         now = page.locator("#board .now")
         now.wait_for(state="visible")
-        red = now.evaluate("(el) => getComputedStyle(el).borderLeftColor")
+        # The team grows every second, so every poll redraws the rows and moves the line.
+        # A look measures and shoots a dozen things: on a loaded machine that outlasts a
+        # poll, and a look saw the board change every time, or shot a row's words just
+        # as a poll swapped them out ("not attached to the DOM"). So the board's polls
+        # are held while it looks (as the panel holds them while a moment is asked for):
+        # what is looked at is one board, drawn by the panel.
+        page.evaluate(_HOLD_POLLS, True)
+        page.wait_for_function(
+            "() => !document.querySelector('#board.htmx-request, #board.htmx-settling')"
+        )
+        red = page.evaluate(
+            "() => getComputedStyle(document.querySelector('#board .now')).borderLeftColor"
+        )
 
         def scene() -> Any:
             """What a poll changes: the board's version and where the now-line is."""
@@ -573,7 +628,8 @@ def test_the_now_line_does_not_cut_through_the_task_rows_words_or_where_the_time
 
         def red_pixels(target: Any) -> int:
             png = base64.b64encode(target.screenshot()).decode()
-            return int(page.evaluate(_PIXELS_NEAR, [png, red]))
+            # where it was shot (a shot scrolls it into view first)
+            return int(page.evaluate(_PIXELS_NEAR, [png, red, target.bounding_box()]))
 
         def line_shown(shown: bool) -> None:
             now.evaluate("(el, shown) => { el.style.visibility = shown ? '' : 'hidden'; }", shown)
@@ -613,15 +669,10 @@ def test_the_now_line_does_not_cut_through_the_task_rows_words_or_where_the_time
                 ("now", red_pixels(now)),  # the line alone, shot the same way
             ]
 
-        # The team is live: a poll may move the line between measuring it and shooting
-        # the words (a loaded machine). Only a look during which nothing moved counts.
-        for _ in range(5):
-            before = scene()
-            looked = look()
-            if scene() == before:
-                break
-        else:
-            pytest.fail("the board changed during every look")
+        before = scene()
+        looked = look()
+        assert scene() == before, "a poll redrew the board while it was looked at"
+        page.evaluate(_HOLD_POLLS, False)
         *drawn_over, (_, line_red) = looked
         # a rounded corner's pixel may be red; a line through the words is a column
         assert all(red <= 4 for _, red in drawn_over), drawn_over

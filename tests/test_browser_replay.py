@@ -49,10 +49,18 @@ def _extent(page: Any) -> tuple[int, int]:
 
 
 def _x_of(page: Any, ms: int) -> float:
-    """The viewport x of a moment on the track."""
-    start, end = _extent(page)
-    box = page.locator("#axis > .track").bounding_box()
-    return float(box["x"] + (ms - start) / (end - start) * box["width"])
+    """The viewport x of a moment on the track (the extent and the track read in one go
+    inside the page: a poll or the width fit's redraw swaps both)."""
+    x: float = page.evaluate(
+        """(ms) => {
+          const m = document.getElementById('board-meta').dataset;
+          const box = document.querySelector('#axis > .track').getBoundingClientRect();
+          const [start, end] = [Number(m.extentStart), Number(m.extentEnd)];
+          return box.x + (ms - start) / (end - start) * box.width;
+        }""",
+        ms,
+    )
+    return x
 
 
 def _wait_drawn_at(page: Any, at: int | None) -> None:
@@ -102,8 +110,12 @@ def test_a_click_on_the_axis_sets_the_cursor_and_escape_clears_it(watched_each: 
         page.goto(server.url())
         assert page.locator("#cursor").get_attribute("aria-valuetext") == "the present"
         assert page.locator("#moment").is_hidden()
-        axis = page.locator("#axis").bounding_box()
-        page.mouse.click(_x_of(page, REOPENED_AT), axis["y"] + axis["height"] / 2)
+        # (in the page: the axis is the board's, which the width fit redraws after load)
+        axis_y = page.evaluate(
+            "() => { const r = document.getElementById('axis').getBoundingClientRect();"
+            " return r.y + r.height / 2; }"
+        )
+        page.mouse.click(_x_of(page, REOPENED_AT), axis_y)
         at = _at_in_url(page)
         assert at is not None and abs(at - REOPENED_AT) < 20_000  # within a few pixels
         _wait_drawn_at(page, at)

@@ -105,10 +105,21 @@ def test_lane_totals_under_the_names_and_the_team_total_in_the_status_line(
     page.wait_for_selector("#status .tokens")
     lead = page.locator("#lane-0-name .tokens")
     assert lead.inner_text() == words(counted_by_hand(Path(alpha.log_path(alpha.lead_id))))
-    # Inside its name cell, whole (the narrow cell wraps it, never cuts it).
-    cell, box = page.locator("#lane-0-name").bounding_box(), lead.bounding_box()
+    # Inside its name cell, whole (the narrow cell wraps it, never cuts it). Measured in
+    # one go inside the page: on a wide page the width fit's redraw swaps the cell once
+    # after load, and a locator's evaluate on the detached figure would read zero widths.
+    cell, box, whole = page.evaluate(
+        """() => {
+          const cell = document.getElementById('lane-0-name');
+          const figure = cell.querySelector('.tokens');
+          const [c, b] = [cell.getBoundingClientRect(), figure.getBoundingClientRect()];
+          return [{x: c.x, width: c.width}, {x: b.x, width: b.width},
+                  figure.scrollWidth <= figure.clientWidth + 1];
+        }"""
+    )
+    assert box["width"] > 0
     assert box["x"] >= cell["x"] and box["x"] + box["width"] <= cell["x"] + cell["width"] + 0.5
-    assert lead.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+    assert whole
     for member in [m for m in alpha.members if m.rel_path is not None and m.id != alpha.lead_id]:
         shown = page.locator(f".row.lane:has(.chip[title^='{member.name}']) .name .tokens")
         if shown.count():

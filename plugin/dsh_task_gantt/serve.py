@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 from types import FrameType
 
 import uvicorn
+from uvicorn.lifespan.on import LifespanOn
 
 from .embedded import (
     PROXY_SECRET_ENV,
@@ -31,7 +33,8 @@ PARENT_CHECK_SECONDS = 1.0
 
 
 class Stopped(Exception):
-    """A stop signal arrived: unwind (and clean up) instead of dying on the spot."""
+    """A stop signal arrived while setting up: unwind (and clean up) instead of dying on
+    the spot. Never raised while uvicorn runs (:class:`_Server` records the signal)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -69,9 +72,8 @@ def run_server(
             file=sys.stderr,
         )
         return 2
-    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then restores the previous handlers
-    # and raises the signal again. With the default SIGTERM handler that would kill the
-    # process before the demo's temporary copy is removed, so the previous handler is ours.
+    # Until uvicorn runs, a stop signal raises Stopped: the set-up (the demo's copy) unwinds.
+    # With the default SIGTERM handler the process would die before the copy is removed.
     in_main = threading.current_thread() is threading.main_thread()
     previous = {sig: signal.signal(sig, _raise_stopped) for sig in STOP_SIGNALS if in_main}
     try:
@@ -96,16 +98,59 @@ def run_server(
                     file=sys.stderr,
                 )
             config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-            server = uvicorn.Server(config)
+            server = _Server(config)
             if proxy_secret is not None:
                 _stop_with_parent(server)
+            # From here on a stop signal only asks the server to stop (and is remembered for
+            # the exit code): uvicorn, once it has shut down, restores this handler and raises
+            # the signals it caught again, inside its event loop. An exception raised there
+            # would leave the lifespan's task waiting, and its cancellation would be logged as
+            # an ERROR with both tracebacks. A signal during the clean-up below is remembered
+            # too: the clean-up finishes.
+            for sig in previous:
+                signal.signal(sig, server.stop)
             server.run()
+            if server.stopped_by is not None:
+                return 128 + server.stopped_by
             return 0 if server.started else 1
     except Stopped as stop:
         return 128 + stop.signum
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, stopped by a signal without a traceback.
+
+    It remembers the first stop signal (:attr:`stopped_by`), whether uvicorn's own handler
+    caught it or :meth:`stop` did (installed around uvicorn's). A second Ctrl-C while the
+    shutdown waits for open connections is uvicorn's "force quit": it stops that wait but
+    here no longer skips the lifespan's shutdown (the app's: the warm-up ended, the lane
+    cache written), which would otherwise be left waiting, then cancelled and logged as a
+    failed shutdown.
+    """
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.stopped_by: int | None = None
+
+    def stop(self, signum: int, frame: FrameType | None = None) -> None:
+        """A signal handler: stop the server (or keep it from starting), nothing raised."""
+        if self.stopped_by is None:
+            self.stopped_by = signum
+        self.should_exit = True
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self.stopped_by is None:
+            self.stopped_by = sig
+        super().handle_exit(sig, frame)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().shutdown(sockets=sockets)
+        lifespan = self.lifespan
+        if isinstance(lifespan, LifespanOn) and not lifespan.shutdown_event.is_set():
+            await lifespan.shutdown()  # skipped by a forced quit
 
 
 def _stop_with_parent(server: uvicorn.Server, interval: float = PARENT_CHECK_SECONDS) -> None:
