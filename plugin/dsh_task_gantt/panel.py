@@ -98,7 +98,9 @@ CHUNK_CACHE_CHARS = 8 << 20
 #: Versions of one chunk kept (a few views of its lane at different scales).
 CHUNK_VERSIONS_KEPT = 4
 #: What a drawn mark or bar costs besides its markup (its labels, preview and note
-#: are held again in the mark), per item (~, measured by tracemalloc).
+#: are held again in the mark), per item: a rough figure (tracemalloc found the
+#: chunk cache's entries several times their markup's size), so the weight bound holds
+#: the memory, not only the characters.
 _CHUNK_ITEM_CHARS = 1000
 #: Rendered task rows kept for reuse, and their markup in all.
 TASK_CACHE_SIZE = 1024
