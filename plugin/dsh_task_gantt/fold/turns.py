@@ -15,15 +15,18 @@ Decisions (each counted, see :class:`TurnPairing`):
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, replace
 from functools import partial
+from itertools import islice
 from operator import attrgetter
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from ..memo import Memo, Same
 from .records import LaneFold, TurnMark
+
+_V = TypeVar("_V")
 
 
 class TurnSpan(NamedTuple):
@@ -86,13 +89,25 @@ def pair_turns(
 
     ``restores``: the log inherited nothing, so its ``session/end-seed`` markers
     are reloads that end the turns open before them. ``lane``: which lane the fold is
-    (its memo keeps the last two versions of a lane: the older ones are dead);
+    (its memo keeps the last two versions of a lane: the older ones are dead; and a
+    fold that only grew by appended seqs is paired from the lane's last pairing);
     ``owner``: its session, whose entries go when the service forgets it."""
     key = (Same(fold), cut, restores)
     hit = _PAIRINGS.get(key)
     if hit is not None:
         return hit
-    return _PAIRINGS.put(key, _pair_turns(fold, cut, restores), slot=lane, owner=owner)
+    held = _RESUMABLE.get(lane) if lane is not None else None
+    state = None
+    if held is not None and held.cut == cut and held.restores == restores:
+        state = _resume(held, fold)
+    if state is None:
+        state = _pair_turns_state(fold, cut, restores)
+    if lane is not None:
+        if state.resumable:
+            _RESUMABLE.put(lane, state, owner=owner)
+        elif held is not None:
+            _RESUMABLE.put(lane, _NOT_RESUMABLE, owner=owner)  # the old one is dead
+    return _PAIRINGS.put(key, state.pairing, slot=lane, owner=owner)
 
 
 _SPAN_ORDER = attrgetter("time", "seq", "turn_id")
@@ -100,9 +115,224 @@ _SPAN_ORDER = attrgetter("time", "seq", "turn_id")
 _new_span: Callable[[tuple[str, int, int, int | None, str | None]], TurnSpan] = partial(
     tuple.__new__, TurnSpan
 )
+_Best = dict[str, tuple[int, TurnMark]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Paired:
+    """A pairing and what resuming it after an append needs (never mutated: a resumed
+    one copies the dicts, a C-level copy, far cheaper than pairing every mark again)."""
+
+    pairing: TurnPairing
+    #: False when an end without a turn id was seen: which turn it closes depends on
+    #: every turn open before it, so such a lane is always paired whole.
+    resumable: bool
+    fold: LaneFold
+    cut: int
+    restores: bool
+    starts: _Best
+    ends: _Best
+    extra_ends: Mapping[str, int]
+    #: The highest seq among the fold's turn marks and end-seeds: a fold is resumed
+    #: only when every new one is above it (an append), so no seq order changes.
+    top: int
+    #: The reload markers (from ``cut`` on, when ``restores``), ascending.
+    markers: tuple[int, ...]
+    #: Turns started and neither ended nor interrupted (a new marker closes them).
+    unclosed: frozenset[str]
+
+
+def _unresumable(pairing: TurnPairing) -> _Paired:
+    return _Paired(pairing, False, LaneFold(), -1, False, {}, {}, {}, -1, (), frozenset())
+
+
+_NOT_RESUMABLE = _unresumable(TurnPairing((), 0, 0, 0, 0, 0))
+#: Turn marks the resume states hold in all (their dicts, one entry per turn id).
+RESUME_MARKS_KEPT = 1 << 15
+#: Each lane's last pairing and its working state, by lane: the next append resumes
+#: from it. One entry per lane (its last version), bounded by lanes and by marks.
+_RESUMABLE: Memo[Hashable, _Paired] = Memo(
+    256, max_weight=RESUME_MARKS_KEPT, weight=lambda s: len(s.starts) + len(s.ends) + 1
+)
+
+
+def _top(fold: LaneFold) -> int:
+    return max(
+        max(fold.turn_starts, default=-1),
+        max(fold.turn_ends, default=-1),
+        max(fold.end_seeds, default=-1),
+    )
+
+
+def _appended(old: Mapping[int, _V], new: Mapping[int, _V], top: int) -> list[int] | None:
+    """The seqs ``new`` added to ``old`` (both insertion-ordered, as a fold copies
+    them), or ``None`` unless ``new`` kept every entry of ``old`` and only added seqs
+    above ``top``. C-level passes: identical records compare by identity."""
+    if new is old:
+        return []
+    grown = len(new) - len(old)
+    if grown < 0 or not old.items() <= new.items():
+        return None
+    added = list(islice(new, len(old), None))
+    if len(added) != grown or (added and min(added) <= top):
+        return None
+    return added
+
+
+def _resume(held: _Paired, fold: LaneFold) -> _Paired | None:
+    """``held`` advanced to ``fold``, when ``fold`` only appended marks to its fold;
+    ``None``: pair the fold whole."""
+    if not held.resumable:
+        return None
+    old = held.fold
+    new_starts = _appended(old.turn_starts, fold.turn_starts, held.top)
+    new_ends = _appended(old.turn_ends, fold.turn_ends, held.top)
+    new_seeds = _appended(old.end_seeds, fold.end_seeds, held.top)
+    if new_starts is None or new_ends is None or new_seeds is None:
+        return None
+    if not (new_starts or new_ends or new_seeds):
+        # No turn mark came (most appends are steps): the very same pairing, so what
+        # is memoised by its identity (the lane's spans) holds too.
+        return replace(held, fold=fold)
+    cut = held.cut
+    ends_marks = [(s, fold.turn_ends[s]) for s in new_ends if s >= cut]
+    if any(mark.turn_id is None for _s, mark in ends_marks):
+        return None  # an end without a turn id: see _Paired.resumable
+    starts, ends = dict(held.starts), dict(held.ends)
+    extra_ends = dict(held.extra_ends)
+    p = held.pairing
+    duplicate_starts, idless = p.duplicate_starts, p.idless_events
+    touched: set[str] = set()
+    for seq in new_starts:
+        mark = fold.turn_starts[seq]
+        if seq < cut:
+            continue
+        if mark.turn_id is None:
+            idless += 1
+            continue
+        duplicate_starts += _compete(starts, mark.turn_id, seq, mark)
+        touched.add(mark.turn_id)
+    for seq, mark in ends_marks:
+        assert mark.turn_id is not None
+        if _compete(ends, mark.turn_id, seq, mark):
+            extra_ends[mark.turn_id] = extra_ends.get(mark.turn_id, 0) + 1
+        touched.add(mark.turn_id)
+    markers = held.markers
+    added_markers = sorted(s for s in new_seeds if s >= cut) if held.restores else []
+    if added_markers:
+        markers = (*markers, *added_markers)
+        touched |= held.unclosed  # all started before the new markers
+    # Each touched turn's old outcome out, its new one in; the others stay as they were.
+    spans = list(p.spans)
+    orphans, before, undated = p.orphan_ends, p.ends_before_start, p.undated_starts
+    open_turns, by_restore = p.open_turns, p.closed_by_restore
+    unclosed = set(held.unclosed)
+    for turn_id in touched:
+        was = _outcome(turn_id, held.starts, held.ends, held.extra_ends, held.markers, old)
+        now = _outcome(turn_id, starts, ends, extra_ends, markers, fold)
+        if was == now:
+            continue
+        if was.span is not None:
+            at = bisect_left(spans, _SPAN_ORDER(was.span), key=_SPAN_ORDER)
+            if at == len(spans) or spans[at] != was.span:
+                return None  # not the pairing it was made from: pair the fold whole
+            del spans[at]
+        if now.span is not None:
+            insort(spans, now.span, key=_SPAN_ORDER)
+        orphans += now.orphans - was.orphans
+        before += now.before - was.before
+        undated += now.undated - was.undated
+        open_turns += now.open - was.open
+        by_restore += now.restored - was.restored
+        if now.unclosed:
+            unclosed.add(turn_id)
+        else:
+            unclosed.discard(turn_id)
+    pairing = TurnPairing(
+        tuple(spans), orphans, duplicate_starts, before, undated, idless, open_turns, 0, by_restore
+    )
+    top = max([held.top, *new_starts, *new_ends, *new_seeds])
+    return _Paired(
+        pairing,
+        True,
+        fold,
+        cut,
+        held.restores,
+        starts,
+        ends,
+        extra_ends,
+        top,
+        markers,
+        frozenset(unclosed),
+    )
+
+
+def _compete(best: _Best, turn_id: str, seq: int, mark: TurnMark) -> int:
+    """Keep the better of ``best[turn_id]`` and this mark; 1 when one was held already."""
+    held = best.get(turn_id)
+    if held is None:
+        best[turn_id] = (seq, mark)
+        return 0
+    if _rank((seq, mark)) < _rank(held):
+        best[turn_id] = (seq, mark)
+    return 1
+
+
+class _Outcome(NamedTuple):
+    """What one turn id adds to a pairing (as :func:`_pair_turns_state` decides it)."""
+
+    span: TurnSpan | None
+    orphans: int
+    before: int
+    undated: int
+    open: int
+    restored: int
+    unclosed: bool
+
+
+def _outcome(
+    turn_id: str,
+    starts: _Best,
+    ends: _Best,
+    extra_ends: Mapping[str, int],
+    markers: tuple[int, ...],
+    fold: LaneFold,
+) -> _Outcome:
+    """One turn id's span and counts, by the rules of the whole pass (no idless ends)."""
+    start = starts.get(turn_id)
+    closing = ends.get(turn_id)
+    if start is None:
+        orphans = 1 + extra_ends.get(turn_id, 0) if closing is not None else 0
+        return _Outcome(None, orphans, 0, 0, 0, 0, False)
+    seq, first = start
+    restored = 0
+    if closing is None and markers:
+        at = bisect_right(markers, seq)
+        if at < len(markers):
+            marker = markers[at]
+            closing = (marker, TurnMark(turn_id, fold.end_seeds[marker], "interrupted"))
+            restored = 1
+    if first.time is None:
+        return _Outcome(None, 0, 0, 1, 0, restored, closing is None)
+    end: int | None = None
+    reason: str | None = None
+    before = 0
+    if closing is not None:
+        last = closing[1]
+        reason = last.reason or "ended"
+        end = last.time
+        if end is not None and end < first.time:
+            before = 1
+            end = first.time
+    span = _new_span((turn_id, first.time, seq, end, reason))
+    return _Outcome(span, 0, before, 0, int(reason is None), restored, closing is None)
 
 
 def _pair_turns(fold: LaneFold, cut: int, restores: bool) -> TurnPairing:
+    return _pair_turns_state(fold, cut, restores).pairing
+
+
+def _pair_turns_state(fold: LaneFold, cut: int, restores: bool) -> _Paired:
     # The first mark of each turn id (by _rank), and how many more there were. Nearly
     # every turn has one start and one end, so no lists: a later mark only competes.
     starts: dict[str, tuple[int, TurnMark]] = {}
@@ -149,24 +379,32 @@ def _pair_turns(fold: LaneFold, cut: int, restores: bool) -> TurnPairing:
             ends[turn_id] = (end_seq, mark)
             by_idless += 1
     # A reload marker ends every turn still open before it (at the first one after it).
+    # (Kept apart from ``ends``: a resumed pairing applies the markers afresh.)
     markers = sorted(s for s in fold.end_seeds if s >= cut) if restores else []
-    by_restore = 0
+    interrupted: _Best = {}
     if markers:
         for turn_id, (seq, _m) in starts.items():
             at = bisect_right(markers, seq)
             if turn_id not in ends and at < len(markers):
                 marker = markers[at]
-                ends[turn_id] = (marker, TurnMark(turn_id, fold.end_seeds[marker], "interrupted"))
-                by_restore += 1
+                interrupted[turn_id] = (
+                    marker,
+                    TurnMark(turn_id, fold.end_seeds[marker], "interrupted"),
+                )
     spans: list[TurnSpan] = []
+    unclosed: list[str] = []
     undated = before = 0
     for turn_id, (seq, first) in starts.items():
+        closing = ends.get(turn_id)
+        if closing is None:
+            closing = interrupted.get(turn_id) if interrupted else None
+            if closing is None:
+                unclosed.append(turn_id)
         if first.time is None:
             undated += 1
             continue
         end: int | None = None
         reason: str | None = None
-        closing = ends.get(turn_id)
         if closing is not None:
             last = closing[1]
             reason = last.reason or "ended"
@@ -177,7 +415,7 @@ def _pair_turns(fold: LaneFold, cut: int, restores: bool) -> TurnPairing:
         spans.append(_new_span((turn_id, first.time, seq, end, reason)))
     spans.sort(key=_SPAN_ORDER)
     open_turns = sum(1 for span in spans if span.reason is None)
-    return TurnPairing(
+    pairing = TurnPairing(
         tuple(spans),
         orphans,
         duplicate_starts,
@@ -186,7 +424,22 @@ def _pair_turns(fold: LaneFold, cut: int, restores: bool) -> TurnPairing:
         idless,
         open_turns,
         by_idless,
-        by_restore,
+        len(interrupted),
+    )
+    if idless_ends:
+        return _unresumable(pairing)
+    return _Paired(
+        pairing,
+        True,
+        fold,
+        cut,
+        restores,
+        starts,
+        ends,
+        extra_ends,
+        _top(fold),
+        tuple(markers),
+        frozenset(unclosed),
     )
 
 
