@@ -39,7 +39,7 @@ def _fold(marks: list[tuple[int, tuple[Any, ...]]]) -> LaneFold:
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(_MARK, max_size=30),
-    st.lists(st.integers(min_value=0, max_value=30), max_size=5),
+    st.lists(st.integers(min_value=0, max_value=30), min_size=1, max_size=6),
     st.integers(min_value=0, max_value=6),
     st.booleans(),
     st.lists(st.integers(min_value=1, max_value=3), min_size=30, max_size=30),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from itertools import groupby
+from itertools import groupby, islice
 from operator import attrgetter
 from typing import Any
 
@@ -48,13 +48,104 @@ def lane_tokens(
     fold: LaneFold, cut: int = 0, lane: Hashable | None = None, owner: str | None = None
 ) -> LaneTokens:
     """The lane's token use from ``cut`` on (memoised: a fold never changes). ``lane``:
-    which lane the fold is (see ``_LANE_TOKENS``); ``owner``: its session (see
+    which lane the fold is (see ``_LANE_TOKENS``; a fold that only grew by appended
+    usage records is counted on from the lane's last one); ``owner``: its session (see
     ``memo.forget_owners``)."""
     key = (Same(fold), cut)
     hit = _LANE_TOKENS.get(key)
     if hit is not None:
         return hit
-    return _LANE_TOKENS.put(key, _lane_tokens(fold, cut), slot=lane, owner=owner)
+    held = _COUNTED.get(lane) if lane is not None else None
+    tokens = _counted_on(held, fold, cut) if held is not None and held.summed else None
+    summed = tokens is not None
+    if tokens is None:
+        tokens = _lane_tokens(fold, cut)
+        summed = _summed(fold, cut)
+    if lane is not None:
+        _COUNTED.put(lane, _Counted(fold, cut, tokens, summed), owner=owner)
+    return _LANE_TOKENS.put(key, tokens, slot=lane, owner=owner)
+
+
+@dataclass(frozen=True, slots=True)
+class _Counted:
+    fold: LaneFold
+    cut: int
+    tokens: LaneTokens
+    #: Counted by plain sums (``_bulk_chunk_totals``), so an append can be added on.
+    summed: bool
+
+
+#: Each lane's last count, by lane: the next append counts on from it. One entry per
+#: lane (its last version), bounded by lanes and by the turns they hold.
+_COUNTED: Memo[Hashable, _Counted] = Memo(
+    256, max_weight=1 << 15, weight=lambda held: len(held.tokens.by_turn) + 1
+)
+
+
+def _summed(fold: LaneFold, cut: int) -> bool:
+    """Whether ``_lane_tokens`` counts ``fold`` by plain sums (the bulk way)."""
+    chunks = fold.usage_chunks
+    return bool(
+        chunks
+        and not (cut and min(chunks) < cut)
+        and len(fold.usage_chunk_steps) == len(chunks)
+        and not any(map(_NO_COUNTS, chunks.values()))
+    )
+
+
+def _added(
+    old: Mapping[int, UsageRec], new: Mapping[int, UsageRec]
+) -> list[tuple[int, UsageRec]] | None:
+    """The records ``new`` appended to ``old`` (above all of its seqs), or ``None``
+    unless it kept every one of them (C-level passes: the records are shared)."""
+    if new is old:
+        return []
+    grown = len(new) - len(old)
+    if grown < 0 or not old.items() <= new.items():
+        return None
+    seqs = list(islice(new, len(old), None))
+    if len(seqs) != grown or (seqs and old and min(seqs) <= max(old)):
+        return None
+    return [(seq, new[seq]) for seq in seqs]
+
+
+def _counted_on(held: _Counted, fold: LaneFold, cut: int) -> LaneTokens | None:
+    """``held``'s count plus the usage records ``fold`` appended to its fold, when it
+    is still counted by plain sums and nothing was dropped or replaced (a message whose
+    step got a chunk is dropped); ``None``: count the fold whole. Sums of integers, so
+    the order they are added in changes nothing."""
+    old, was = held.fold, held.tokens
+    if held.cut != cut:
+        return None
+    chunks = _added(old.usage_chunks, fold.usage_chunks)
+    messages = _added(old.usage_messages, fold.usage_messages)
+    if chunks is None or messages is None:
+        return None
+    if len(fold.usage_chunk_steps) != len(fold.usage_chunks):
+        return None  # not one chunk per step: the record by record way
+    by_turn = dict(was.by_turn)
+    total, skipped = was.total, was.skipped
+    for seq, rec in chunks:
+        if seq < cut or rec.counts is None or not rec.turn_id or rec.step_id is None:
+            return None  # not the plain-sum kind: see _summed
+        step: Totals = (rec.counts, 1, 0)
+        by_turn[rec.turn_id] = plus(by_turn.get(rec.turn_id, _NONE), step)
+        total = plus(total, step)
+        skipped += rec.skipped
+    for seq, rec in messages:
+        if seq < cut:
+            continue
+        skipped += rec.skipped
+        step = (rec.counts, 1, 0) if rec.counts is not None else (ZERO, 0, 1)
+        if rec.turn_id is not None and rec.step_id is not None:
+            if not rec.turn_id:
+                return None  # "" is the loose steps' key in _with_messages
+            by_turn[rec.turn_id] = plus(by_turn.get(rec.turn_id, _NONE), step)
+        total = plus(total, step)
+    provider = model = None
+    if fold.usage_source is not None and fold.usage_source[0] >= cut:
+        _seq, provider, model = fold.usage_source
+    return LaneTokens(total, by_turn, skipped, 0, provider, model)
 
 
 def _step_key(seq: int, rec: UsageRec) -> tuple[str, ...]:
