@@ -86,7 +86,8 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("timeline.spans turn spans", spans._TURN_SPANS, lambda n: ([{}] * n, frozenset())),
     ("timeline.spans sorted spans", spans._SORTED_SPANS, lambda n: ([], [{}] * n)),
     ("timeline.messages pairings", messages._PAIRINGS, lambda n: ((), _pairing(n), {})),
-    ("timeline.messages drawn", messages._LAST_DRAWN, lambda n: (_pairing(n), 0, (None,) * n)),
+    ("timeline.messages drawn", messages._LAST_DRAWN, lambda n: SimpleNamespace(drawn=(None,) * n)),
+    ("timeline.messages ids", messages._MESSAGE_IDS, lambda n: ["m"] * n),
     ("timeline.tasks placements", tasks._PLACED, lambda n: ((), _placed(n))),
 ]
 #: The memos whose values are small and alike: bounded by entries.

@@ -6,15 +6,18 @@ between a parent agent and its child, and a child's brief, from the recipient's 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from itertools import compress, islice, repeat
+from operator import attrgetter, is_, not_
+from typing import Any, TypeVar
 
 from ..fold import LaneFold
 from ..fold.messages import MessagePairing, PairedMessage, pair_messages
-from ..fold.records import PromptRec
+from ..fold.records import DeliveredRec, PromptRec, QueuedRec
 from ..fold.text import preview
-from ..memo import Memo
+from ..memo import Memo, Same
 from .counts import Counts
 from .roster import Lane, Roster, is_ours
 from .spans import message_detail_json
@@ -46,12 +49,35 @@ class _DrawnMessage:
 #: detail and spans (an unchanged lane then holds the very same spans). Bounded by
 #: entries (each one message, its preview capped).
 _DRAWN_MESSAGES: Memo[tuple[PairedMessage, int], _DrawnMessage] = Memo(1 << 13)
-#: Each lead's last pairing drawn whole, with the roster token it was drawn for: most
-#: appends add no message and keep the pairing, so the whole drawing is reused. One
-#: entry per team, bounded by teams and by messages.
-_LAST_DRAWN: Memo[str, tuple[MessagePairing, int, tuple[_DrawnMessage, ...]]] = Memo(
-    64, max_weight=MESSAGES_KEPT, weight=lambda held: len(held[2]) + 1
+_LaneMarks = tuple[list[str], list[dict[str, Any]], frozenset[tuple[str, str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Drawing:
+    """A pairing drawn for one roster, and what drawing it adds up to: a poll puts the
+    lanes' marks in whole lists and the details in one update (C-level), so a team's
+    thousands of messages cost nothing per message when they did not change."""
+
+    pairing: MessagePairing
+    token: int
+    #: Each message drawn, in the pairing's order.
+    drawn: tuple[_DrawnMessage, ...]
+    details: Mapping[str, dict[str, Any]]
+    pending: int
+    tally: Mapping[str, int]
+    #: Each lane's marks (in the pairing's order, so by message id): the ids, the
+    #: spans, and their ``(kind, id)`` keys.
+    lanes: Mapping[str, _LaneMarks]
+
+
+#: Each lead's last pairing drawn, with the roster token it was drawn for: most appends
+#: add no message and keep the pairing, so the whole drawing is reused; one that adds a
+#: few redraws those. One entry per team, bounded by teams and by messages.
+_LAST_DRAWN: Memo[str, _Drawing] = Memo(
+    64, max_weight=MESSAGES_KEPT, weight=lambda held: len(held.drawn) + 1
 )
+#: Past this many new or changed messages a drawing is made afresh, not patched.
+_PATCHED_AT_MOST = 256
 
 #: The tally of how each message was drawn, in the notes' order.
 CATEGORIES = (
@@ -101,17 +127,111 @@ def paired_messages(
     held = _PAIRINGS.get(lead_session)
     if held is not None and held[0] == made_from:
         return held[1], held[2]
-    foreign: dict[str, int] = {}
-    pairing = pair_messages(
-        ((s, q) for s, q in fold.queued.items() if s >= cut and is_ours(q.team_id, ids, foreign)),
-        (
-            (s, d)
-            for s, d in fold.delivered.items()
-            if s >= cut and is_ours(d.team_id, ids, foreign)
-        ),
+    paired = _paired_on(held, fold, cut, ids) if held is not None else None
+    if paired is None:
+        foreign: dict[str, int] = {}
+        pairing = pair_messages(
+            (
+                (s, q)
+                for s, q in fold.queued.items()
+                if s >= cut and is_ours(q.team_id, ids, foreign)
+            ),
+            (
+                (s, d)
+                for s, d in fold.delivered.items()
+                if s >= cut and is_ours(d.team_id, ids, foreign)
+            ),
+        )
+        paired = (pairing, foreign)
+    _PAIRINGS.put(lead_session, (made_from, *paired), owner=lead_session)
+    return paired
+
+
+_R = TypeVar("_R", QueuedRec, DeliveredRec)
+
+
+def _appended(old: Mapping[int, _R], new: Mapping[int, _R]) -> list[tuple[int, _R]] | None:
+    """The records ``new`` appended to ``old`` (seqs above all of its), or ``None``
+    unless it kept every one of them (C-level passes: the records are shared)."""
+    if new is old:
+        return []
+    grown = len(new) - len(old)
+    if grown < 0 or not old.items() <= new.items():
+        return None
+    seqs = list(islice(new, len(old), None))
+    if len(seqs) != grown or (seqs and old and min(seqs) <= max(old)):
+        return None
+    return [(seq, new[seq]) for seq in seqs]
+
+
+def _paired_on(
+    held: tuple[tuple[Any, ...], MessagePairing, Mapping[str, int]],
+    fold: LaneFold,
+    cut: int,
+    ids: frozenset[str],
+) -> tuple[MessagePairing, Mapping[str, int]] | None:
+    """``held``'s pairing with the records ``fold`` appended to its fold, or ``None``
+    (pair them all). Every new queue record is later than the held one of its id
+    (which stays first) and every new delivery later than the held one (which it
+    replaces), so pairing the touched ids' held records with their new ones is
+    what pairing every record gives; the other messages are the very same objects."""
+    (old_queued, old_delivered, old_cut, old_ids), was, was_foreign = held
+    if old_cut != cut or old_ids != ids:
+        return None
+    queued = _appended(old_queued, fold.queued)
+    delivered = _appended(old_delivered, fold.delivered)
+    if queued is None or delivered is None:
+        return None
+    foreign = dict(was_foreign)
+    queued = [(s, q) for s, q in queued if s >= cut and is_ours(q.team_id, ids, foreign)]
+    delivered = [(s, d) for s, d in delivered if s >= cut and is_ours(d.team_id, ids, foreign)]
+    if not queued and not delivered:
+        return was, foreign
+    touched = {q.id for _s, q in queued} | {d.id for _s, d in delivered}
+    by_id = _message_ids(was)
+    held_msgs = []
+    for message_id in touched:
+        i = bisect_left(by_id, message_id)
+        if i < len(by_id) and by_id[i] == message_id:
+            held_msgs.append(was.messages[i])
+    again = pair_messages(
+        [*((-1, m.queued) for m in held_msgs if m.queued is not None), *queued],
+        [*((-1, m.delivered) for m in held_msgs if m.delivered is not None), *delivered],
     )
-    _PAIRINGS.put(lead_session, (made_from, pairing, foreign), owner=lead_session)
+    messages = list(was.messages)
+    message_ids = list(by_id)
+    for msg in again.messages:
+        i = bisect_left(message_ids, msg.id)
+        if i < len(message_ids) and message_ids[i] == msg.id:
+            messages[i] = msg
+        else:
+            messages.insert(i, msg)
+            message_ids.insert(i, msg.id)
+    pairing = MessagePairing(
+        tuple(messages),
+        was.duplicate_queued + again.duplicate_queued,
+        was.duplicate_delivered + again.duplicate_delivered,
+    )
+    _MESSAGE_IDS.put(Same(pairing), message_ids)
     return pairing, foreign
+
+
+#: Each recent pairing's message ids, in its (sorted) order: bounded by entries (one
+#: per team's last pairing is all that is asked for) and by ids.
+_MESSAGE_IDS: Memo[Same[MessagePairing], list[str]] = Memo(
+    64, max_weight=MESSAGES_KEPT, weight=lambda ids: len(ids) + 1
+)
+
+
+def _message_ids(pairing: MessagePairing) -> list[str]:
+    """The pairing's message ids in order (sorted: ``pair_messages`` sorts by id)."""
+    held = _MESSAGE_IDS.get(Same(pairing))
+    if held is None:
+        held = _MESSAGE_IDS.put(Same(pairing), list(map(_ID, pairing.messages)))
+    return held
+
+
+_ID = attrgetter("id")
 
 
 def draw_messages(
@@ -126,37 +246,138 @@ def draw_messages(
     pairing, foreign = paired_messages(roster.lead_session, lead.fold, lead.cut, roster.lead_ids)
     for team_id, n in foreign.items():  # another team's records: counted, not used
         c.foreign[team_id] = c.foreign.get(team_id, 0) + n
-    tally = dict.fromkeys(CATEGORIES, 0)
-    for msg, drawn in zip(pairing.messages, _drawn(roster, pairing), strict=True):
-        details[msg.id] = drawn.detail
-        c.pending += drawn.pending
-        tally[drawn.category] += 1
-        for lane_id, span in drawn.marks:
-            if roster.by_id[lane_id].add(span):
+    drawing = _drawing(roster, pairing)
+    details.update(drawing.details)
+    c.pending += drawing.pending
+    tally = dict(drawing.tally)
+    for lane_id, (_ids, spans, keys) in drawing.lanes.items():
+        lane = roster.by_id[lane_id]
+        # A lane holds no message mark yet, so they all go in, as one by one would.
+        if lane.span_keys.isdisjoint(keys):
+            lane.add_unique(spans, keys)
+            c.message_marks += len(spans)
+            continue
+        for span in spans:
+            if lane.add(span):
                 c.message_marks += 1
     _draw_relays(roster, counts, details, briefs, tally)
     c.messages = tally
     return pairing
 
 
-def _drawn(roster: Roster, pairing: MessagePairing) -> tuple[_DrawnMessage, ...]:
-    """Each paired message drawn for this roster."""
+def _drawing(roster: Roster, pairing: MessagePairing) -> _Drawing:
+    """The pairing drawn for this roster: the held drawing when it is the same, the
+    held one patched when only a few messages are new, else drawn afresh."""
     token = roster.token()
     held = _LAST_DRAWN.get(roster.lead_session)
-    if held is not None and held[0] is pairing and held[1] == token:
-        return held[2]
-    drawn_all = []
-    for msg in pairing.messages:
-        drawn_key = (msg, token)
-        drawn = _DRAWN_MESSAGES.get(drawn_key)
-        if drawn is None:
-            drawn = _DRAWN_MESSAGES.put(
-                drawn_key, _draw_message(roster, msg), owner=roster.lead_session
-            )
-        drawn_all.append(drawn)
-    drawing = tuple(drawn_all)
-    _LAST_DRAWN.put(roster.lead_session, (pairing, token, drawing), owner=roster.lead_session)
-    return drawing
+    if held is not None and held.token == token:
+        if held.pairing is pairing:
+            return held
+        drawing = _patched(held, pairing, roster)
+        if drawing is not None:
+            return _LAST_DRAWN.put(roster.lead_session, drawing, owner=roster.lead_session)
+    drawn = tuple(_drawn_message(roster, msg, token) for msg in pairing.messages)
+    drawing = _summed_up(pairing, token, drawn)
+    return _LAST_DRAWN.put(roster.lead_session, drawing, owner=roster.lead_session)
+
+
+def _drawn_message(roster: Roster, msg: PairedMessage, token: int) -> _DrawnMessage:
+    drawn_key = (msg, token)
+    drawn = _DRAWN_MESSAGES.get(drawn_key)
+    if drawn is None:
+        drawn = _DRAWN_MESSAGES.put(
+            drawn_key, _draw_message(roster, msg), owner=roster.lead_session
+        )
+    return drawn
+
+
+def _summed_up(pairing: MessagePairing, token: int, drawn: tuple[_DrawnMessage, ...]) -> _Drawing:
+    details: dict[str, dict[str, Any]] = {}
+    tally = dict.fromkeys(CATEGORIES, 0)
+    pending = 0
+    lanes: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
+    for msg, one in zip(pairing.messages, drawn, strict=True):
+        details[msg.id] = one.detail
+        pending += one.pending
+        tally[one.category] += 1
+        for lane_id, span in one.marks:
+            ids, spans = lanes.setdefault(lane_id, ([], []))
+            ids.append(msg.id)
+            spans.append(span)
+    return _Drawing(
+        pairing,
+        token,
+        drawn,
+        details,
+        pending,
+        tally,
+        {lane_id: (ids, spans, _keys(ids)) for lane_id, (ids, spans) in lanes.items()},
+    )
+
+
+def _keys(ids: list[str]) -> frozenset[tuple[str, str]]:
+    return frozenset(zip(repeat("message"), ids))
+
+
+def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawing | None:
+    """``held`` with the messages ``pairing`` has that it had not (by identity: a
+    resumed pairing keeps every unchanged message object) drawn and put in, and the
+    ones it no longer has taken out; ``None`` when that is most of them."""
+    old_msgs, new_msgs = held.pairing.messages, pairing.messages
+    by_object = dict(zip(map(id, old_msgs), held.drawn, strict=True))
+    drawn = list(map(by_object.get, map(id, new_msgs)))
+    fresh = list(compress(range(len(drawn)), map(is_, drawn, repeat(None))))
+    if len(fresh) > _PATCHED_AT_MOST:
+        return None
+    kept = set(map(id, new_msgs))
+    gone = list(
+        compress(range(len(old_msgs)), map(not_, map(kept.__contains__, map(id, old_msgs))))
+    )
+    if len(gone) > _PATCHED_AT_MOST:
+        return None
+    details = dict(held.details)
+    tally = dict(held.tally)
+    pending = held.pending
+    lanes = dict(held.lanes)
+    copied: set[str] = set()
+
+    def lane_lists(lane_id: str) -> tuple[list[str], list[dict[str, Any]]]:
+        if lane_id not in copied:  # copied once, then changed in place
+            ids, spans, _k = lanes.get(lane_id, ([], [], frozenset()))
+            lanes[lane_id] = (list(ids), list(spans), frozenset())
+            copied.add(lane_id)
+        ids, spans, _k = lanes[lane_id]
+        return ids, spans
+
+    for i in gone:
+        msg, one = old_msgs[i], held.drawn[i]
+        del details[msg.id]
+        pending -= one.pending
+        tally[one.category] -= 1
+        for lane_id, _span in one.marks:
+            ids, spans = lane_lists(lane_id)
+            at = bisect_left(ids, msg.id)
+            del ids[at], spans[at]
+    token = held.token
+    for i in fresh:
+        msg = new_msgs[i]
+        one = drawn[i] = _drawn_message(roster, msg, token)
+        details[msg.id] = one.detail
+        pending += one.pending
+        tally[one.category] += 1
+        for lane_id, span in one.marks:
+            ids, spans = lane_lists(lane_id)
+            at = bisect_left(ids, msg.id)
+            ids.insert(at, msg.id)
+            spans.insert(at, span)
+    for lane_id in copied:
+        ids, spans, _k = lanes[lane_id]
+        if ids:
+            lanes[lane_id] = (ids, spans, _keys(ids))
+        else:
+            del lanes[lane_id]
+    complete: list[_DrawnMessage] = [d for d in drawn if d is not None]
+    return _Drawing(pairing, token, tuple(complete), details, pending, tally, lanes)
 
 
 def _draw_message(roster: Roster, msg: PairedMessage) -> _DrawnMessage:

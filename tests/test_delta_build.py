@@ -1,0 +1,111 @@
+"""A timeline built after appends, from the memos the builds before it left, is the
+timeline built from scratch (issue 24: a delta poll resumes pairings, counts and
+drawings instead of redoing a lane's whole history)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dsh_task_gantt.fold import LaneFold, fold_lane
+from dsh_task_gantt.memo import clear_memos
+from dsh_task_gantt.timeline import build_timeline
+from dsh_task_gantt.timeline.model import Model
+from tests.kit.foldkit import LEAD, Log, source, team
+
+MEMBERS = ("m1", "m2")
+_WHO = st.sampled_from([LEAD, *MEMBERS, "outsider", None])
+_TURN = st.sampled_from(["t1", "t2", "t3", "t4", "t5", None])
+_MSG = st.sampled_from([f"msg-{n}" for n in range(8)])
+_AT = st.one_of(st.integers(0, 40), st.none())
+_USAGE = st.fixed_dictionaries(
+    {"inputTokens": st.integers(0, 9), "outputTokens": st.integers(0, 9)}
+)
+#: One appended event: (lane, what, and what it needs).
+_OP = st.one_of(
+    st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("start"), _TURN, _AT),
+    st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("end"), _TURN, _AT),
+    st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("usage"), _TURN, _USAGE),
+    st.tuples(st.just("lead"), st.just("queued"), _MSG, st.tuples(_WHO, _WHO, _AT)),
+    st.tuples(st.just("lead"), st.just("delivered"), _MSG, st.tuples(_WHO, _AT)),
+    st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("prompt"), _MSG, _AT),
+    st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("seed"), st.none(), _AT),
+    st.tuples(st.just("lead"), st.just("member"), st.sampled_from(MEMBERS), st.none()),
+)
+
+
+def _apply(log: Log, op: tuple[Any, ...], n: int) -> None:
+    _lane, what, a, b = op
+    if what == "start":
+        log.add("turn/start", {"turn": a}, b)
+    elif what == "end":
+        log.add("turn/end", {"turn": a, "reason": {"kind": "completed"}}, b)
+    elif what == "usage":
+        data = {"turn": a, "step": f"s{n}", "chunk": {"type": "usage", "usage": b}}
+        log.add("assistant/chunk", data, n)
+    elif what == "queued":
+        sender, target, at = b
+        log.queued(a, sender, target, f"body {n}", at)
+    elif what == "delivered":
+        target, at = b
+        log.delivered(a, target, at)
+    elif what == "prompt":
+        log.prompt(f"prompt {n}", b, id_=f"p-{a}")
+    elif what == "seed":
+        log.add("session/end-seed", {"inherited": False}, b)
+    else:
+        log.member(a, f"name of {a}", n)
+
+
+def _versions(ops: list[tuple[Any, ...]], splits: list[int]) -> list[dict[str, LaneFold]]:
+    """The team's folds after each batch of appends (each folded onto the last)."""
+    logs = {name: Log() for name in ("lead", *MEMBERS)}
+    folds: dict[str, LaneFold] = {name: fold_lane([]) for name in logs}
+    out = []
+    done = 0
+    for at in sorted({min(s, len(ops)) for s in splits} | {len(ops)}):
+        for n, op in enumerate(ops[done:at], start=done):
+            _apply(logs[op[0]], op, n)
+        for name, log in logs.items():
+            folds[name] = fold_lane(log.events, start=folds[name])
+            log.events.clear()
+        done = at
+        out.append(dict(folds))
+    return out
+
+
+def _snapshot(folds: dict[str, LaneFold]) -> Any:
+    lead = dataclasses.replace(source(LEAD), fold=folds["lead"])
+    members = {m: dataclasses.replace(source(m), fold=folds[m]) for m in MEMBERS}
+    live = [{"id": m, "name": f"live {m}"} for m in MEMBERS]
+    return team(lead, members, live_members=live)
+
+
+def _built(folds: dict[str, LaneFold]) -> tuple[str, Any]:
+    snap = _snapshot(folds)
+    model = Model(snap)
+    seen = (model.message_details, dataclasses.asdict(model.counts))
+    return json.dumps(build_timeline(snap)), json.dumps(seen, sort_keys=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_OP, max_size=40),
+    st.lists(st.integers(0, 40), min_size=1, max_size=8),
+)
+def test_a_timeline_built_on_after_appends_is_the_one_built_from_scratch(
+    ops: list[tuple[Any, ...]], splits: list[int]
+) -> None:
+    versions = _versions(ops, splits)
+    clear_memos()
+    warm = [_built(folds) for folds in versions]
+    cold = []
+    for folds in versions:
+        clear_memos()
+        cold.append(_built(folds))
+    clear_memos()
+    assert warm == cold
