@@ -109,3 +109,23 @@ def test_a_timeline_built_on_after_appends_is_the_one_built_from_scratch(
         cold.append(_built(folds))
     clear_memos()
     assert warm == cold
+
+
+def test_a_lanes_unchanged_turns_keep_their_very_span_objects() -> None:
+    """The wire reuses the bytes of a span it sent before by identity: after an append
+    the turns that did not change are drawn as the very same dicts."""
+    from dsh_task_gantt.fold.turns import TurnPairing, TurnSpan
+    from dsh_task_gantt.timeline import spans
+
+    clear_memos()
+    party = {"kind": "lead", "id": "lead", "name": "lead"}
+    done = [TurnSpan(f"t{n}", 10 * n, n, 10 * n + 5, "ended") for n in range(5)]
+    first = TurnPairing((*done, TurnSpan("live", 60, 6, None, None)), 0, 0, 0, 0, 0)
+    second = TurnPairing((*done, TurnSpan("live", 60, 6, 65, "ended")), 0, 0, 0, 0, 0)
+    before, _ = spans.turn_spans(first, party, "s", {"t1": ((1, 0, 0, 1, 0), 1, 0)})
+    after, keys = spans.turn_spans(second, party, "s", {"t1": ((1, 0, 0, 1, 0), 1, 0)})
+    assert all(a is b for a, b in zip(before[:5], after[:5], strict=True))
+    assert before[5] is not after[5] and after[5]["end"] == 65
+    assert keys == frozenset(("turn", t.turn_id) for t in second.spans)
+    clear_memos()
+    assert spans.turn_spans(second, party, "s", {"t1": ((1, 0, 0, 1, 0), 1, 0)})[0] == after

@@ -7,6 +7,8 @@ objects from one build to the next, which the wire uses to reuse its bytes.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import compress, count, repeat
+from operator import attrgetter, ne, or_
 from typing import Any
 
 from ..fold import seqs_below
@@ -44,6 +46,18 @@ _TURN_SPANS: Memo[tuple[Same[TurnPairing], Same[Mapping[str, Totals]], _LaneKey]
 _TURN_SPAN: Memo[tuple[TurnSpan, _LaneKey, Totals | None], dict[str, Any]] = Memo(
     1 << 14, per_slot=2
 )
+#: Each lane's turns as last drawn (the pairing's turns, their totals, their spans and
+#: keys): the next pairing of the lane keeps the spans of the turns that did not
+#: change. One entry per lane (its last version), bounded by lanes and by spans.
+_LAST_TURNS: Memo[
+    _LaneKey,
+    tuple[
+        tuple[TurnSpan, ...],
+        list[Totals | None],
+        list[dict[str, Any]],
+        frozenset[tuple[str, str]],
+    ],
+] = Memo(256, max_weight=SPANS_KEPT, weight=lambda held: len(held[2]) + 1)
 #: Each lane's spans as last sorted, with the list they were sorted from: a poll after
 #: an append changes a lane or two, and an unchanged lane holds the same span objects
 #: in the same order (so comparing is mostly identity checks). One entry per lane (its
@@ -119,33 +133,68 @@ def turn_spans(
     hit = _TURN_SPANS.get(memo_key)
     if hit is not None:
         return hit
-    spans = []
-    for turn in pairing.spans:
-        totals = by_turn.get(turn.turn_id)
-        turn_key = (turn, lane_key, totals)
-        span = _TURN_SPAN.get(turn_key)
-        if span is None:
-            label = turn.reason if turn.closed else "no end recorded"
-            span = _TURN_SPAN.put(
-                turn_key,
-                {
-                    "kind": "turn",
-                    "id": turn.turn_id,
-                    "time": turn.time,
-                    "end": turn.end,
-                    "from": dict(party),
-                    "to": None,
-                    "direction": None,
-                    "preview": preview(f"turn {turn.turn_id} · {label}"),
-                    "sessionId": session,
-                    "tokens": tokens_json(totals),
-                },
-                slot=(lane_key, turn.turn_id),
-                owner=session,
+    turns = pairing.spans
+    totals = list(map(by_turn.get, map(_TURN_ID, turns)))
+    held = _LAST_TURNS.get(lane_key)
+    if held is None:
+        spans = [
+            _turn_span(t, lane_key, n, party, session) for t, n in zip(turns, totals, strict=True)
+        ]
+        keys = _turn_keys(turns)
+    else:
+        # After an append most turns are the ones drawn last time with the same totals:
+        # their spans are kept, found in C-level passes; the others are drawn.
+        old_turns, old_totals, old_spans, old_keys = held
+        spans = old_spans[: len(turns)]
+        changed = list(
+            compress(
+                count(),
+                map(or_, map(ne, turns, old_turns), map(ne, totals, old_totals)),
             )
-        spans.append(span)
-    drawn = (spans, frozenset(("turn", turn.turn_id) for turn in pairing.spans))
-    return _TURN_SPANS.put(memo_key, drawn, slot=lane_key, owner=session)
+        )
+        for i in changed:
+            spans[i] = _turn_span(turns[i], lane_key, totals[i], party, session)
+        for i in range(len(spans), len(turns)):
+            spans.append(_turn_span(turns[i], lane_key, totals[i], party, session))
+        same_turns = len(turns) == len(old_turns) and not any(map(ne, turns, old_turns))
+        keys = old_keys if same_turns else _turn_keys(turns)
+    _LAST_TURNS.put(lane_key, (turns, totals, spans, keys), owner=session)
+    return _TURN_SPANS.put(memo_key, (spans, keys), slot=lane_key, owner=session)
+
+
+_TURN_ID = attrgetter("turn_id")
+
+
+def _turn_keys(turns: tuple[TurnSpan, ...]) -> frozenset[tuple[str, str]]:
+    return frozenset(zip(repeat("turn"), map(_TURN_ID, turns)))
+
+
+def _turn_span(
+    turn: TurnSpan, lane_key: _LaneKey, totals: Totals | None, party: dict[str, str], session: str
+) -> dict[str, Any]:
+    """One turn's span (memoised by value, see ``_TURN_SPAN``)."""
+    turn_key = (turn, lane_key, totals)
+    span = _TURN_SPAN.get(turn_key)
+    if span is None:
+        label = turn.reason if turn.closed else "no end recorded"
+        span = _TURN_SPAN.put(
+            turn_key,
+            {
+                "kind": "turn",
+                "id": turn.turn_id,
+                "time": turn.time,
+                "end": turn.end,
+                "from": dict(party),
+                "to": None,
+                "direction": None,
+                "preview": preview(f"turn {turn.turn_id} · {label}"),
+                "sessionId": session,
+                "tokens": tokens_json(totals),
+            },
+            slot=(lane_key, turn.turn_id),
+            owner=session,
+        )
+    return span
 
 
 def draw_prompts(
