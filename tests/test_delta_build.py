@@ -129,3 +129,30 @@ def test_a_lanes_unchanged_turns_keep_their_very_span_objects() -> None:
     assert keys == frozenset(("turn", t.turn_id) for t in second.spans)
     clear_memos()
     assert spans.turn_spans(second, party, "s", {"t1": ((1, 0, 0, 1, 0), 1, 0)})[0] == after
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 9), st.sampled_from(["turn", "message", "user-prompt"])),
+        max_size=30,
+        unique=True,
+    ),
+    st.lists(st.booleans(), min_size=30, max_size=30),
+    st.lists(st.tuples(st.integers(0, 9), st.sampled_from(["turn", "message"])), max_size=10),
+)
+def test_a_lanes_spans_resorted_after_a_change_are_its_spans_sorted(
+    first: list[tuple[int, str]], keep: list[bool], more: list[tuple[int, str]]
+) -> None:
+    from dsh_task_gantt.timeline import spans
+    from dsh_task_gantt.timeline.roster import Lane
+
+    clear_memos()
+    made = [{"time": t, "kind": k, "id": f"{k}-{n}"} for n, (t, k) in enumerate(first)]
+    lane = Lane("lead", "lead", "lead", "s", 0, None, spans=list(made))
+    assert spans.sorted_spans(lane) == sorted(made, key=spans._span_order)
+    kept = [span for span, k in zip(made, keep, strict=False) if k]
+    new = [{"time": t, "kind": k, "id": f"new-{n}"} for n, (t, k) in enumerate(more)]
+    lane2 = Lane("lead", "lead", "lead", "s", 0, None, spans=[*new[:2], *kept, *new[2:]])
+    assert spans.sorted_spans(lane2) == sorted(lane2.spans, key=spans._span_order)
+    clear_memos()

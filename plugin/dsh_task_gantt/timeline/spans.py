@@ -6,9 +6,10 @@ objects from one build to the next, which the wire uses to reuse its bytes.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Mapping
 from itertools import compress, count, repeat
-from operator import attrgetter, ne, or_
+from operator import attrgetter, ne, not_, or_
 from typing import Any
 
 from ..fold import seqs_below
@@ -256,6 +257,40 @@ def sorted_spans(lane: Lane) -> list[dict[str, Any]]:
     held = _SORTED_SPANS.get(lane_key)
     if held is not None and held[0] == lane.spans:
         return held[1]
-    ordered = sorted(lane.spans, key=lambda s: (s["time"], _KIND_ORDER[s["kind"]], s["id"]))
+    ordered = _resorted(held, lane.spans) if held is not None else None
+    if ordered is None:
+        ordered = sorted(lane.spans, key=_span_order)
     _SORTED_SPANS.put(lane_key, (lane.spans, ordered), owner=lane.session_id)
+    return ordered
+
+
+def _span_order(span: dict[str, Any]) -> tuple[int, int, str]:
+    return (span["time"], _KIND_ORDER[span["kind"]], span["id"])
+
+
+#: Past this many new spans a lane is sorted afresh, not patched.
+_INSERTED_AT_MOST = 256
+
+
+def _resorted(
+    held: tuple[list[dict[str, Any]], list[dict[str, Any]]], spans: list[dict[str, Any]]
+) -> list[dict[str, Any]] | None:
+    """The last sorted list with the spans gone taken out and the new ones put in (by
+    identity: an unchanged span is the very same dict), or ``None`` when most are new.
+    A lane's ``(kind, id)`` are distinct, so the order is total and this is ``sorted``'s."""
+    was, ordered = held
+    before = set(map(id, was))
+    added = list(compress(spans, map(not_, map(before.__contains__, map(id, spans)))))
+    if len(added) > _INSERTED_AT_MOST:
+        return None
+    now = set(map(id, spans))
+    if len(now) != len(spans) or len(before) != len(was):
+        return None  # a span twice: not a lane's list
+    if len(was) + len(added) != len(spans):
+        kept = map(now.__contains__, map(id, ordered))
+        ordered = list(compress(ordered, kept))
+    else:
+        ordered = list(ordered)
+    for span in added:
+        insort(ordered, span, key=_span_order)
     return ordered
