@@ -103,6 +103,31 @@ def test_appends_are_counted_on_not_counted_whole(monkeypatch: pytest.MonkeyPatc
     clear_memos()
 
 
+def test_a_lane_counted_record_by_record_recounts_only_the_steps_appended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fork's inherited chunks (before its cut) keep it off the plain-sum way: an
+    append recounts the steps it touched, not every step."""
+    clear_memos()
+    whole: list[int] = []
+    real = tokens._by_steps
+
+    def counted(fold: LaneFold, cut: int) -> Any:
+        whole.append(len(fold.usage_chunks))
+        return real(fold, cut)
+
+    monkeypatch.setattr(tokens, "_by_steps", counted)
+    usage = {"inputTokens": 3, "outputTokens": 4}
+    fold = fold_lane([_event(n, ("assistant/chunk", 9, n, usage)) for n in range(5)])
+    for n in range(5, 100):
+        records = [("assistant/chunk", n // 10, n, usage), ("assistant/message", 1, n, usage)]
+        fold = fold_lane([_event(2 * n + i, r) for i, r in enumerate(records)], start=fold)
+        got = tokens.lane_tokens(fold, 3, lane="fork")
+        assert got == real(fold, 3)[0]
+    assert whole == [6]
+    clear_memos()
+
+
 def test_the_carried_counts_keep_their_weight_when_filled_past_it() -> None:
     clear_memos()
     try:

@@ -11,7 +11,7 @@ disjoint (``fold.usage``), so every total is a plain sum.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import groupby, islice
 from operator import attrgetter
 from typing import Any
@@ -56,14 +56,23 @@ def lane_tokens(
     if hit is not None:
         return hit
     held = _COUNTED.get(lane) if lane is not None else None
-    tokens = _counted_on(held, fold, cut) if held is not None and held.summed else None
-    summed = tokens is not None
-    if tokens is None:
-        tokens = _lane_tokens(fold, cut)
-        summed = _summed(fold, cut)
+    counted = None
+    if held is not None and held.cut == cut:
+        if held.summed:
+            summed_on = _counted_on(held, fold, cut)
+            if summed_on is not None:
+                counted = _Counted(fold, cut, summed_on, True)
+        elif held.latest is not None:
+            counted = _stepped_on(held, fold, cut)
+    if counted is None:
+        if _summed(fold, cut):
+            counted = _Counted(fold, cut, _lane_tokens(fold, cut), True)
+        else:
+            tokens, latest = _by_steps(fold, cut)
+            counted = _Counted(fold, cut, tokens, False, latest)
     if lane is not None:
-        _COUNTED.put(lane, _Counted(fold, cut, tokens, summed), owner=owner)
-    return _LANE_TOKENS.put(key, tokens, slot=lane, owner=owner)
+        _COUNTED.put(lane, counted, owner=owner)
+    return _LANE_TOKENS.put(key, counted.tokens, slot=lane, owner=owner)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,13 +82,19 @@ class _Counted:
     tokens: LaneTokens
     #: Counted by plain sums (``_bulk_chunk_totals``), so an append can be added on.
     summed: bool
+    #: Else each step's latest chunk and message (by step key, with its seq), so an
+    #: append recounts the steps it touched.
+    latest: tuple[_Latest, _Latest] | None = None
+
+
+def _weight(held: _Counted) -> int:
+    steps = len(held.latest[0]) + len(held.latest[1]) if held.latest is not None else 0
+    return len(held.tokens.by_turn) + steps + 1
 
 
 #: Each lane's last count, by lane: the next append counts on from it. One entry per
-#: lane (its last version), bounded by lanes and by the turns they hold.
-_COUNTED: Memo[Hashable, _Counted] = Memo(
-    256, max_weight=1 << 15, weight=lambda held: len(held.tokens.by_turn) + 1
-)
+#: lane (its last version), bounded by lanes and by the turns and steps they hold.
+_COUNTED: Memo[Hashable, _Counted] = Memo(256, max_weight=1 << 16, weight=_weight)
 
 
 def _summed(fold: LaneFold, cut: int) -> bool:
@@ -123,6 +138,8 @@ def _counted_on(held: _Counted, fold: LaneFold, cut: int) -> LaneTokens | None:
         return None
     if len(fold.usage_chunk_steps) != len(fold.usage_chunks):
         return None  # not one chunk per step: the record by record way
+    if not chunks and not messages and _source(fold, cut) == (was.provider, was.model):
+        return was  # the very same count: what is memoised by its identity holds
     by_turn = dict(was.by_turn)
     total, skipped = was.total, was.skipped
     for seq, rec in chunks:
@@ -142,9 +159,7 @@ def _counted_on(held: _Counted, fold: LaneFold, cut: int) -> LaneTokens | None:
                 return None  # "" is the loose steps' key in _with_messages
             by_turn[rec.turn_id] = plus(by_turn.get(rec.turn_id, _NONE), step)
         total = plus(total, step)
-    provider = model = None
-    if fold.usage_source is not None and fold.usage_source[0] >= cut:
-        _seq, provider, model = fold.usage_source
+    provider, model = _source(fold, cut)
     return LaneTokens(total, by_turn, skipped, 0, provider, model)
 
 
@@ -154,9 +169,12 @@ def _step_key(seq: int, rec: UsageRec) -> tuple[str, ...]:
     return (rec.turn_id, rec.step_id)
 
 
-def _latest(records: Mapping[int, UsageRec], cut: int) -> dict[tuple[str, ...], UsageRec]:
-    """Each step's record with the highest seq (at or after ``cut``)."""
-    best: dict[tuple[str, ...], tuple[int, UsageRec]] = {}
+_Latest = dict[tuple[str, ...], tuple[int, UsageRec]]
+
+
+def _latest(records: Mapping[int, UsageRec], cut: int) -> _Latest:
+    """Each step's record with the highest seq (at or after ``cut``), with its seq."""
+    best: _Latest = {}
     for seq, rec in records.items():
         if seq < cut:
             continue
@@ -164,7 +182,105 @@ def _latest(records: Mapping[int, UsageRec], cut: int) -> dict[tuple[str, ...], 
         held = best.get(k)
         if held is None or seq > held[0]:
             best[k] = (seq, rec)
-    return {k: rec for k, (_seq, rec) in best.items()}
+    return best
+
+
+def _step(
+    chunk: tuple[int, UsageRec] | None, message: tuple[int, UsageRec] | None
+) -> tuple[Totals, int, int]:
+    """One step's totals, skipped values and bad chunks (0 or 1), from its latest chunk
+    and message: the chunk's counts, else the message's."""
+    c = chunk[1] if chunk is not None else None
+    rec = c if c is not None and c.counts is not None else (message[1] if message else None)
+    skipped = bad = 0
+    if c is not None and c.counts is None:
+        bad = 1
+        skipped += c.skipped
+    step: Totals = (ZERO, 0, 1)  # a step seen, but no usage for it
+    if rec is not None:
+        skipped += rec.skipped
+        if rec.counts is not None:
+            step = (rec.counts, 1, 0)
+    return step, skipped, bad
+
+
+def _step_turn(k: tuple[str, ...]) -> str | None:
+    return k[0] if len(k) == 2 and k[0] != "@" else None
+
+
+def _by_steps(fold: LaneFold, cut: int) -> tuple[LaneTokens, tuple[_Latest, _Latest]]:
+    """The record by record count, and each step's latest records it was made from."""
+    chunks = _latest(fold.usage_chunks, cut)
+    messages = _latest(fold.usage_messages, cut)
+    by_turn: dict[str, Totals] = {}
+    total = _NONE
+    skipped = bad_chunks = 0
+    for k in chunks.keys() | messages.keys():
+        step, step_skipped, bad = _step(chunks.get(k), messages.get(k))
+        skipped += step_skipped
+        bad_chunks += bad
+        turn_id = _step_turn(k)
+        total = plus(total, step)
+        if turn_id is not None:
+            by_turn[turn_id] = plus(by_turn.get(turn_id, _NONE), step)
+    provider, model = _source(fold, cut)
+    return LaneTokens(total, by_turn, skipped, bad_chunks, provider, model), (chunks, messages)
+
+
+def _source(fold: LaneFold, cut: int) -> tuple[str | None, str | None]:
+    if fold.usage_source is not None and fold.usage_source[0] >= cut:
+        return fold.usage_source[1], fold.usage_source[2]
+    return None, None
+
+
+def _stepped_on(held: _Counted, fold: LaneFold, cut: int) -> _Counted | None:
+    """``held``'s record by record count with the steps ``fold`` appended records for
+    counted again (their old totals out, their new ones in: sums of integers, so
+    exact); ``None`` when records were dropped or replaced (count the fold whole)."""
+    assert held.latest is not None
+    old_chunks, old_messages = held.latest
+    new_chunks = _added(held.fold.usage_chunks, fold.usage_chunks)
+    new_messages = _added(held.fold.usage_messages, fold.usage_messages)
+    if new_chunks is None or new_messages is None:
+        return None
+    if not new_chunks and not new_messages:
+        tokens = held.tokens  # the very same count, unless the model changed
+        provider, model = _source(fold, cut)
+        if (provider, model) != (tokens.provider, tokens.model):
+            tokens = replace(tokens, provider=provider, model=model)
+        return _Counted(fold, cut, tokens, False, held.latest)
+    chunks, messages = dict(old_chunks), dict(old_messages)
+    touched: set[tuple[str, ...]] = set()
+    for added, best in ((new_chunks, chunks), (new_messages, messages)):
+        for seq, rec in added:
+            if seq < cut:
+                continue
+            k = _step_key(seq, rec)
+            was = best.get(k)
+            if was is None or seq > was[0]:
+                best[k] = (seq, rec)
+                touched.add(k)
+    t = held.tokens
+    by_turn = dict(t.by_turn)
+    total, skipped, bad_chunks = t.total, t.skipped, t.bad_chunks
+    for k in touched:
+        turn_id = _step_turn(k)
+        if k in old_chunks or k in old_messages:
+            step, step_skipped, bad = _step(old_chunks.get(k), old_messages.get(k))
+            total = minus(total, step)
+            skipped -= step_skipped
+            bad_chunks -= bad
+            if turn_id is not None:
+                by_turn[turn_id] = minus(by_turn[turn_id], step)
+        step, step_skipped, bad = _step(chunks.get(k), messages.get(k))
+        total = plus(total, step)
+        skipped += step_skipped
+        bad_chunks += bad
+        if turn_id is not None:
+            by_turn[turn_id] = plus(by_turn.get(turn_id, _NONE), step)
+    provider, model = _source(fold, cut)
+    tokens = LaneTokens(total, by_turn, skipped, bad_chunks, provider, model)
+    return _Counted(fold, cut, tokens, False, (chunks, messages))
 
 
 def _bulk_chunk_totals(fold: LaneFold, cut: int) -> dict[str, Totals] | None:
@@ -199,30 +315,7 @@ def _lane_tokens(fold: LaneFold, cut: int) -> LaneTokens:
     by_chunks = _bulk_chunk_totals(fold, cut)
     if by_chunks is not None:
         return _with_messages(fold, cut, by_chunks)
-    chunks = _latest(fold.usage_chunks, cut)
-    messages = _latest(fold.usage_messages, cut)
-    by_turn: dict[str, Totals] = {}
-    total = _NONE
-    skipped = bad_chunks = 0
-    for k in chunks.keys() | messages.keys():
-        chunk = chunks.get(k)
-        rec = chunk if chunk is not None and chunk.counts is not None else messages.get(k)
-        if chunk is not None and chunk.counts is None:
-            bad_chunks += 1
-            skipped += chunk.skipped
-        step: Totals = (ZERO, 0, 1)  # a step seen, but no usage for it
-        if rec is not None:
-            skipped += rec.skipped
-            if rec.counts is not None:
-                step = (rec.counts, 1, 0)
-        turn_id = k[0] if len(k) == 2 and k[0] != "@" else None
-        total = plus(total, step)
-        if turn_id is not None:
-            by_turn[turn_id] = plus(by_turn.get(turn_id, _NONE), step)
-    provider = model = None
-    if fold.usage_source is not None and fold.usage_source[0] >= cut:
-        _seq, provider, model = fold.usage_source
-    return LaneTokens(total, by_turn, skipped, bad_chunks, provider, model)
+    return _by_steps(fold, cut)[0]
 
 
 def _with_messages(fold: LaneFold, cut: int, by_turn: dict[str, Totals]) -> LaneTokens:
@@ -252,6 +345,11 @@ def _with_messages(fold: LaneFold, cut: int, by_turn: dict[str, Totals]) -> Lane
 
 def plus(a: Totals, b: Totals) -> Totals:
     return (add(a[0], b[0]), a[1] + b[1], a[2] + b[2])
+
+
+def minus(a: Totals, b: Totals) -> Totals:
+    (ai, acr, acw, ao, ar), (bi, bcr, bcw, bo, br) = a[0], b[0]
+    return ((ai - bi, acr - bcr, acw - bcw, ao - bo, ar - br), a[1] - b[1], a[2] - b[2])
 
 
 def tokens_json(totals: Totals | None) -> dict[str, int] | None:
