@@ -94,6 +94,7 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
 #: The memos whose values are small and alike: bounded by entries.
 COUNTED: list[tuple[str, Memo[Any, Any]]] = [
     ("timeline.spans turn span", spans._TURN_SPAN),
+    ("timeline.spans prompt span", spans._PROMPT_SPAN),
     ("timeline.messages drawn message", messages._DRAWN_MESSAGES),
     ("timeline.roster tokens", roster._ROSTER_TOKENS),
     ("timeline.activity span summaries", activity._SUMMARIES),

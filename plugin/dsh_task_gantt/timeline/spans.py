@@ -7,6 +7,7 @@ objects from one build to the next, which the wire uses to reuse its bytes.
 from __future__ import annotations
 
 from bisect import insort
+from collections import Counter
 from collections.abc import Mapping
 from itertools import compress, count, repeat
 from operator import attrgetter, ne, not_, or_
@@ -115,9 +116,10 @@ def draw_turns(roster: Roster, counts: Counts) -> None:
         c.idless_turn_events += pairing.idless_events
         c.closed_by_idless_end += pairing.closed_by_idless_end
         c.closed_by_restore += pairing.closed_by_restore
-        for seq, kind in lane.fold.injected.items():
-            if seq >= lane.cut:
-                c.injected[kind] = c.injected.get(kind, 0) + 1
+        # Counted in C (Counter of the kinds at or after the cut): a lane has hundreds.
+        injected = lane.fold.injected
+        for kind, n in Counter(compress(injected.values(), map(lane.cut.__le__, injected))).items():
+            c.injected[kind] = c.injected.get(kind, 0) + n
 
 
 def turn_spans(
@@ -227,28 +229,54 @@ def draw_prompts(
                 continue
             drawn.add(ident)
             prompt_id = prompt.id or f"prompt-{seq}@{session}"
-            lane.add(
-                {
-                    "kind": "user-prompt",
-                    "id": prompt_id,
-                    "time": prompt.time,
-                    "end": None,
-                    "from": dict(USER),
-                    "to": lane.party(),
-                    "direction": "incoming",
-                    "preview": preview(prompt.body),
-                    "sessionId": session,
-                }
-            )
+            span, detail = _prompt_span(lane, prompt_id, prompt, session)
+            lane.add(span)
             c.prompts += 1
-            details.setdefault(
-                prompt_id,
-                message_detail_json(
-                    prompt_id, USER, lane.party(), None, prompt.time, prompt.body, prompt.length
-                ),
-            )
+            details.setdefault(prompt_id, detail)
     c.undated_prompts = len(undated - drawn)
     return briefs
+
+
+#: Each prompt's span and detail, by value and lane: a poll draws every prompt again,
+#: and an unchanged one keeps its very span (so a lane's list changes only by what
+#: changed). Bounded by entries (each one prompt, its preview capped; its key holds
+#: the body, which the fold holds anyway).
+_PROMPT_SPAN: Memo[
+    tuple[str, int | None, str, int, str, str, str, str], tuple[dict[str, Any], dict[str, Any]]
+] = Memo(1 << 13)
+
+
+def _prompt_span(
+    lane: Lane, prompt_id: str, prompt: PromptRec, session: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    key = (
+        prompt_id,
+        prompt.time,
+        prompt.body,
+        prompt.length,
+        lane.kind,
+        lane.id,
+        lane.name,
+        session,
+    )
+    held = _PROMPT_SPAN.get(key)
+    if held is not None:
+        return held
+    span = {
+        "kind": "user-prompt",
+        "id": prompt_id,
+        "time": prompt.time,
+        "end": None,
+        "from": dict(USER),
+        "to": lane.party(),
+        "direction": "incoming",
+        "preview": preview(prompt.body),
+        "sessionId": session,
+    }
+    detail = message_detail_json(
+        prompt_id, USER, lane.party(), None, prompt.time, prompt.body, prompt.length
+    )
+    return _PROMPT_SPAN.put(key, (span, detail), owner=session)
 
 
 def sorted_spans(lane: Lane) -> list[dict[str, Any]]:
