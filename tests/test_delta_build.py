@@ -156,3 +156,47 @@ def test_a_lanes_spans_resorted_after_a_change_are_its_spans_sorted(
     lane2 = Lane("lead", "lead", "lead", "s", 0, None, spans=[*new[:2], *kept, *new[2:]])
     assert spans.sorted_spans(lane2) == sorted(lane2.spans, key=spans._span_order)
     clear_memos()
+
+
+_TURN_SPAN_ST = st.tuples(
+    st.sampled_from([f"t{n}" for n in range(8)]),
+    st.integers(0, 9),
+    st.one_of(st.none(), st.integers(0, 20)),
+    st.sampled_from([None, "ended", "error"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(_TURN_SPAN_ST, max_size=10, unique_by=lambda t: t[0]),
+            st.dictionaries(st.sampled_from([f"t{n}" for n in range(8)]), st.integers(0, 3)),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_a_lanes_turn_spans_drawn_on_are_the_ones_drawn_from_scratch(
+    versions: list[tuple[list[tuple[Any, ...]], dict[str, int]]],
+) -> None:
+    from dsh_task_gantt.fold.turns import TurnPairing, TurnSpan
+    from dsh_task_gantt.timeline import spans
+
+    party = {"kind": "teammate", "id": "m1", "name": "ann"}
+    clear_memos()
+    warm = []
+    pairings = []
+    for marks, used in versions:
+        turns = sorted(
+            (TurnSpan(t, time, n, end, reason) for n, (t, time, end, reason) in enumerate(marks)),
+            key=lambda s: (s.time, s.seq, s.turn_id),
+        )
+        pairing = TurnPairing(tuple(turns), 0, 0, 0, 0, 0)
+        by_turn = {t: ((n, 0, 0, n, 0), n, 0) for t, n in used.items()}
+        pairings.append((pairing, by_turn))
+        warm.append(spans.turn_spans(pairing, party, "s1", by_turn))
+    for (pairing, by_turn), (got, keys) in zip(pairings, warm, strict=True):
+        clear_memos()
+        assert (got, keys) == spans.turn_spans(pairing, party, "s1", by_turn)
+    clear_memos()

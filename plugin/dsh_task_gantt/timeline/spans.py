@@ -159,8 +159,7 @@ def turn_spans(
             spans[i] = _turn_span(turns[i], lane_key, totals[i], party, session)
         for i in range(len(spans), len(turns)):
             spans.append(_turn_span(turns[i], lane_key, totals[i], party, session))
-        same_turns = len(turns) == len(old_turns) and not any(map(ne, turns, old_turns))
-        keys = old_keys if same_turns else _turn_keys(turns)
+        keys = _keys_after(old_keys, old_turns, turns)
     _LAST_TURNS.put(lane_key, (turns, totals, spans, keys), owner=session)
     return _TURN_SPANS.put(memo_key, (spans, keys), slot=lane_key, owner=session)
 
@@ -170,6 +169,23 @@ _TURN_ID = attrgetter("turn_id")
 
 def _turn_keys(turns: tuple[TurnSpan, ...]) -> frozenset[tuple[str, str]]:
     return frozenset(zip(repeat("turn"), map(_TURN_ID, turns)))
+
+
+def _keys_after(
+    keys: frozenset[tuple[str, str]], was: tuple[TurnSpan, ...], turns: tuple[TurnSpan, ...]
+) -> frozenset[tuple[str, str]]:
+    """``turns``' keys from ``was``'s: a turn id is at one place in a pairing, so the
+    ids at the places that changed (and past the shorter end) are all that differ."""
+    moved = list(compress(count(), map(ne, turns, was)))
+    if not moved and len(turns) == len(was):
+        return keys
+    if len(moved) > _INSERTED_AT_MOST:
+        return _turn_keys(turns)
+    gone = {was[i].turn_id for i in moved} | {t.turn_id for t in was[len(turns) :]}
+    came = {turns[i].turn_id for i in moved} | {t.turn_id for t in turns[len(was) :]}
+    if gone == came:
+        return keys
+    return (keys - {("turn", t) for t in gone - came}) | {("turn", t) for t in came - gone}
 
 
 def _turn_span(
