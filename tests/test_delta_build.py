@@ -200,3 +200,36 @@ def test_a_lanes_turn_spans_drawn_on_are_the_ones_drawn_from_scratch(
         clear_memos()
         assert (got, keys) == spans.turn_spans(pairing, party, "s1", by_turn)
     clear_memos()
+
+
+def test_forgetting_a_teams_sessions_drops_what_building_on_kept_for_it() -> None:
+    """The states kept to build on after an append name their lane's session: a team
+    the service forgets leaves none of them behind."""
+    from dsh_task_gantt.fold import turns
+    from dsh_task_gantt.memo import forget_owners
+    from dsh_task_gantt.timeline import messages, spans, tokens
+
+    ops: list[tuple[Any, ...]] = [
+        ("lead", "start", "t1", 1),
+        ("lead", "usage", "t1", {"inputTokens": 1, "outputTokens": 2}),
+        ("lead", "queued", "msg-1", (LEAD, "m1", 2)),
+        ("m1", "start", "t1", 3),
+        ("lead", "prompt", "msg-2", 4),
+        ("lead", "delivered", "msg-1", ("m1", 5)),
+        ("lead", "queued", "msg-3", ("m1", LEAD, 6)),
+    ]
+    clear_memos()
+    for folds in _versions(ops, [2, 4, 6]):
+        _built(folds)
+    kept = [
+        turns._RESUMABLE,
+        tokens._COUNTED,
+        spans._LAST_TURNS,
+        spans._PROMPT_SPAN,
+        messages._MESSAGE_IDS,
+        messages._LAST_DRAWN,
+    ]
+    assert all(len(m) for m in kept)
+    forget_owners([LEAD, *MEMBERS])
+    assert [len(m) for m in kept] == [0] * len(kept)
+    clear_memos()

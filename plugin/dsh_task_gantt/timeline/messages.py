@@ -127,7 +127,7 @@ def paired_messages(
     held = _PAIRINGS.get(lead_session)
     if held is not None and held[0] == made_from:
         return held[1], held[2]
-    paired = _paired_on(held, fold, cut, ids) if held is not None else None
+    paired = _paired_on(held, fold, cut, ids, lead_session) if held is not None else None
     if paired is None:
         foreign: dict[str, int] = {}
         pairing = pair_messages(
@@ -169,6 +169,7 @@ def _paired_on(
     fold: LaneFold,
     cut: int,
     ids: frozenset[str],
+    owner: str,
 ) -> tuple[MessagePairing, Mapping[str, int]] | None:
     """``held``'s pairing with the records ``fold`` appended to its fold, or ``None``
     (pair them all). Every new queue record is later than the held one of its id
@@ -188,7 +189,7 @@ def _paired_on(
     if not queued and not delivered:
         return was, foreign
     touched = {q.id for _s, q in queued} | {d.id for _s, d in delivered}
-    by_id = _message_ids(was)
+    by_id = _message_ids(was, owner)
     held_msgs = []
     for message_id in touched:
         i = bisect_left(by_id, message_id)
@@ -212,7 +213,7 @@ def _paired_on(
         was.duplicate_queued + again.duplicate_queued,
         was.duplicate_delivered + again.duplicate_delivered,
     )
-    _MESSAGE_IDS.put(Same(pairing), message_ids)
+    _MESSAGE_IDS.put(Same(pairing), message_ids, owner=owner)
     return pairing, foreign
 
 
@@ -223,11 +224,11 @@ _MESSAGE_IDS: Memo[Same[MessagePairing], list[str]] = Memo(
 )
 
 
-def _message_ids(pairing: MessagePairing) -> list[str]:
+def _message_ids(pairing: MessagePairing, owner: str) -> list[str]:
     """The pairing's message ids in order (sorted: ``pair_messages`` sorts by id)."""
     held = _MESSAGE_IDS.get(Same(pairing))
     if held is None:
-        held = _MESSAGE_IDS.put(Same(pairing), list(map(_ID, pairing.messages)))
+        held = _MESSAGE_IDS.put(Same(pairing), list(map(_ID, pairing.messages)), owner=owner)
     return held
 
 
