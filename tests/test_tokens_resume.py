@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dsh_task_gantt.events import LogEvent
@@ -54,6 +54,17 @@ def _fresh_steps(records: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return out
 
 
+@example(  # a lane that becomes the plain-sum kind is counted that way
+    [
+        ("assistant/message", 1, 1, "not an object"),
+        ("assistant/chunk", 1, 1, {"inputTokens": 0, "outputTokens": 0}),
+        ("assistant/chunk", 1, 1, "not an object"),
+        ("assistant/message", 1, 1, "not an object"),
+    ],
+    [0],
+    0,
+    True,
+)
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(_RECORD, max_size=30),

@@ -62,7 +62,9 @@ def lane_tokens(
             summed_on = _counted_on(held, fold, cut)
             if summed_on is not None:
                 counted = _Counted(fold, cut, summed_on, True)
-        elif held.latest is not None:
+        elif held.latest is not None and not _summed(fold, cut):
+            # (A fold that became the plain-sum kind is counted that way, which reads
+            # a step's every message: what the whole pass gives is what counts.)
             counted = _stepped_on(held, fold, cut)
     if counted is None:
         if _summed(fold, cut):
@@ -98,12 +100,13 @@ _COUNTED: Memo[Hashable, _Counted] = Memo(256, max_weight=1 << 16, weight=_weigh
 
 
 def _summed(fold: LaneFold, cut: int) -> bool:
-    """Whether ``_lane_tokens`` counts ``fold`` by plain sums (the bulk way)."""
+    """Whether ``_lane_tokens`` counts ``fold`` by plain sums (the bulk way); the cheap
+    tests first (a fork's lane fails the first two at once)."""
     chunks = fold.usage_chunks
     return bool(
         chunks
-        and not (cut and min(chunks) < cut)
         and len(fold.usage_chunk_steps) == len(chunks)
+        and not (cut and min(chunks) < cut)
         and not any(map(_NO_COUNTS, chunks.values()))
     )
 
