@@ -63,7 +63,7 @@ from .layout import (
     parties,
     plan_board,
 )
-from .memo import Memo
+from .memo import Memo, Same
 from .provider import ColdStartProbe, TimelineProvider, TimelineResult
 from .static_files import StaticFiles
 from .templating import template_environment
@@ -139,9 +139,12 @@ class Panel:
             lru=True,
             per_slot=LANE_VIEWS_KEPT,
         )
-        #: Each chunk's markup by the chunk, its lane's colour and session: a lane that
-        #: changed keeps its old chunks, so its versions share them (see _lane_pieces).
-        self._chunks: Memo[tuple[LaneChunk, Tone, str], tuple[LaneChunk, Piece]] = Memo(
+        #: Each chunk's markup by the very chunk, its lane's colour and session: a lane
+        #: that changed keeps its old chunks as the same objects (detail.chunk_lane lays
+        #: out only the chunks whose bars and marks changed), so its versions share them
+        #: (see _lane_pieces); by identity, as hashing a chunk's every mark at each poll
+        #: cost more than rendering it.
+        self._chunks: Memo[tuple[Same[LaneChunk], Tone, str], tuple[LaneChunk, Piece]] = Memo(
             CHUNK_CACHE_SIZE,
             max_weight=CHUNK_CACHE_CHARS,
             weight=_chunk_weight,
@@ -217,7 +220,7 @@ class Panel:
         chunk_template = self._env.get_template("chunk.html")
         drawn: list[tuple[LaneChunk, Piece]] = []
         for chunk in row.chunks:
-            key = (chunk, row.tone, session_id)
+            key = (Same(chunk), row.tone, session_id)
             hit = self._chunks.get(key)
             if hit is None:
                 html = chunk_template.render(context, chunk=chunk)

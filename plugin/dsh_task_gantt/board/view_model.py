@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from ..memo import Memo
 from ..timeline import PALETTE
 from ..timetext import format_time
 from .detail import Drawn, Scale, chunk_index, chunk_lane
@@ -187,6 +188,71 @@ def _with_tokens(bar: TurnBar, values: tuple[Any, ...] | None) -> TurnBar:
     return TurnBar(bar.start, bar.end, bar.open, bar.t, bar.d, bar.closed, values)
 
 
+#: What a span means to its lane's row, read once per span object (see _LaneRead):
+#: a closed turn's bar, an open turn's start and token counts (its bar runs to now, so
+#: it is made at each layout), a mark's time, or nothing drawn.
+_OpenTurn = tuple[int, tuple[Any, ...] | None]
+_SpanRead = TurnBar | _OpenTurn | int | None
+
+
+def _read_span(span: Mapping[str, Any], start: int) -> _SpanRead:
+    time = as_int(span.get("time"))
+    if time is None:
+        return None
+    kind = as_str(span.get("kind"))
+    if kind == "turn":
+        closed = as_int(span.get("end"))
+        spent = _token_values(span.get("tokens"))
+        if closed is not None:
+            return _closed_bar(time, closed, start, spent)
+        return (time, spent)
+    if kind in {"message", "user-prompt"}:
+        return time
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _LaneRead:
+    """A lane's spans as last laid out: what each span object read as, and each mark
+    (by its span, and by its span's value for the spans that were new objects then, such
+    as prompts drawn afresh at each build). After an append a changed lane holds mostly
+    the same span objects (they are never mutated, see timeline/spans.py): their reads
+    and marks are reused, and so, in detail.chunk_lane, are the chunks they fall in."""
+
+    #: The extent's start and the roster's key: what a read or a mark depends on
+    #: besides its span, and the extent's end (only a mark's ``left`` depends on it).
+    context: tuple[Any, ...]
+    end: int
+    #: id(span) -> (span, its read); the span is held so that its id stays its own.
+    reads: dict[int, tuple[Mapping[str, Any], _SpanRead]]
+    #: id(span) -> (span, its place among the lane's marks, its mark).
+    marks: dict[int, tuple[Mapping[str, Any], int, Mark]]
+    #: (the span's bytes, its place) -> its mark, for spans found by value.
+    by_value: dict[tuple[bytes, int], Mark]
+
+
+#: The last read of each lane, by its id, session and position: one entry per lane
+#: (its newest version; every view of that version reads it), bounded by lanes and by
+#: the spans the reads hold in all (a read holds every span of its lane).
+LANE_READS_KEPT = 256
+LANE_READ_SPANS = 1 << 17
+_LANE_READS: Memo[tuple[str, str, int], _LaneRead] = Memo(
+    LANE_READS_KEPT,
+    max_weight=LANE_READ_SPANS,
+    weight=lambda read: len(read.reads) + len(read.by_value) + 1,
+)
+
+
+def _value_key(item: Mapping[str, Any]) -> bytes | None:
+    """A span's or task's bytes (``None``: not JSON). Not key-sorted: equal bytes are
+    equal values, and the builder makes equal dicts in the same key order (a dict
+    built in another order only misses)."""
+    try:
+        return orjson.dumps(item)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
 def _lane_row(
     lane: Mapping[str, Any],
     position: int,
@@ -195,39 +261,69 @@ def _lane_row(
     clamp_to: int,
     scale: Scale,
     drawn: Drawn | None,
+    roster_key: tuple[Any, ...] | None = None,
 ) -> LaneRow:
     start, end = extent
+    slot = (as_str(lane.get("id")), as_str(lane.get("sessionId")), position)
+    # Without a roster key the marks cannot be told apart from another roster's: no reuse.
+    context = (start, roster_key)
+    last = _LANE_READS.get(slot) if roster_key is not None else None
+    if last is not None and last.context != context:
+        last = None
+    old_reads = last.reads if last is not None else {}
+    reads: dict[int, tuple[Mapping[str, Any], _SpanRead]] = {}
     turns: list[TurnBar] = []
     raw_marks: list[tuple[int, Mapping[str, Any]]] = []
     for span in as_seq(lane.get("spans")):
         span = as_map(span)
-        time = as_int(span.get("time"))
-        if time is None:
+        held = old_reads.get(id(span))
+        read = held[1] if held is not None and held[0] is span else _read_span(span, start)
+        reads[id(span)] = (span, read)
+        if read is None:
             continue
-        kind = as_str(span.get("kind"))
-        if kind == "turn":
-            closed = as_int(span.get("end"))
-            spent = _token_values(span.get("tokens"))
-            if closed is not None:
-                turns.append(_closed_bar(time, closed, start, spent))
-                continue
+        if type(read) is int:
+            raw_marks.append((read, span))
+        elif type(read) is tuple:
+            time, spent = read
             bar = _turn_bar(time, min(max(clamp_to, time), end), start, None)
             turns.append(_with_tokens(bar, spent))
-        elif kind in {"message", "user-prompt"}:
-            raw_marks.append((time, span))
+        else:
+            assert isinstance(read, TurnBar)
+            turns.append(read)
     raw_marks.sort(key=lambda pair: pair[0])
+    old_marks = last.marks if last is not None else {}
+    old_values = last.by_value if last is not None else {}
+    marks: dict[int, tuple[Mapping[str, Any], int, Mark]] = {}
+    by_value: dict[tuple[bytes, int], Mark] = {}
+    made: list[Mark] = []
+    moved = last is not None and last.end != end
+    for n, (time, span) in enumerate(raw_marks):
+        value: bytes | None = None
+        found = old_marks.get(id(span))
+        if found is not None and found[0] is span and found[1] == n:
+            mark: Mark | None = found[2]
+        else:
+            # A span new as an object may be an old one drawn afresh (a prompt): found
+            # by its bytes, and kept by them for the next build.
+            value = _value_key(span)
+            mark = old_values.get((value, n)) if value is not None else None
+        if mark is None:
+            mark = _mark(span, time, 0, f"m{position}-{n}", roster, extent)
+        elif moved:
+            # The extent's end moved (a live edge crossing a step): only ``left`` did.
+            mark = replace(mark, left=pct(time, start, end))
+        if value is not None:
+            by_value[(value, n)] = mark
+        marks[id(span)] = (span, n, mark)
+        made.append(mark)
+    if roster_key is not None:
+        _LANE_READS.put(
+            slot,
+            _LaneRead(context, end, reads, marks, by_value),
+            owner=as_str(lane.get("sessionId")) or None,
+        )
     dom_id = f"lane-{position}"
-    chunks, marks, used = chunk_lane(
-        dom_id,
-        turns,
-        [
-            _mark(span, time, 0, f"m{position}-{n}", roster, extent)
-            for n, (time, span) in enumerate(raw_marks)
-        ],
-        start,
-        scale,
-        drawn,
-    )
+    chunks, placed, used = chunk_lane(dom_id, turns, made, start, scale, drawn)
     status = as_str(lane.get("status")) or None
     phase = as_str(lane.get("phase")) or None
     channel = as_str(lane.get("channel"))
@@ -245,7 +341,7 @@ def _lane_row(
         error=as_str(lane.get("error")) or None,
         state_text=state_text,
         turns=tuple(turns),
-        marks=marks,
+        marks=placed,
         rows=used,
         chunks=chunks,
         label=as_str(lane.get("label")) or None,
@@ -430,6 +526,53 @@ def _with_graph(
     return replace(row, label=", ".join(said), **fields)
 
 
+#: Task rows by the task's bytes (by value: a task dict is not promised to stay as it
+#: was, and a move of one task may give every task a new dict), its place, the extent,
+#: the roster and what the graph says of its blockers, with "now" for the rows that
+#: reach it (an unfinished task): a poll after an append rebuilds the rows of the tasks
+#: that moved or run on, not all of them. Bounded by entries (each a row of a few
+#: moves, and its task's bytes); the rows in use are refreshed.
+TASK_ROWS_KEPT = 2048
+_TASK_ROWS: Memo[tuple[Any, ...], tuple[TaskRow, int | None]] = Memo(TASK_ROWS_KEPT, lru=True)
+
+
+def _graph_key(task: Mapping[str, Any], graph: GraphContext) -> tuple[Any, ...] | None:
+    """What graph_fields reads of the board for this task (None: it is not called)."""
+    if "phases" not in task:
+        return None
+    blockers = tuple(
+        (b, graph.positions.get(b), graph.done_at.get(b))
+        for b in as_seq(task.get("blockedBy"))
+        if isinstance(b, str)
+    )
+    return blockers, as_str(task.get("id")) in graph.critical
+
+
+def _task_row_of(
+    task: Mapping[str, Any],
+    value: bytes | None,
+    position: int,
+    graph: GraphContext,
+    plan: BoardPlan,
+) -> TaskRow:
+    """The task's row, reused when the task (``value``: its bytes) and what the row
+    reads of the board are as before."""
+    key = None
+    if value is not None:
+        key = (value, position, plan.extent, plan.roster_key, _graph_key(task, graph))
+        hit = _TASK_ROWS.get(key)
+        if hit is not None and (hit[1] is None or hit[1] == plan.clamp_to):
+            return hit[0]
+    row = _task_row(task, position, plan.roster, plan.extent, plan.clamp_to)
+    row = _with_graph(row, task, position, graph, plan)
+    if key is not None:
+        # Only an unfinished life or an open run reaches "now" (clamp_to): the others'
+        # rows hold at every poll.
+        runs_on = row.life_open or any(segment.open for segment in row.segments)
+        _TASK_ROWS.put(key, (row, plan.clamp_to if runs_on else None))
+    return row
+
+
 def task_row_key(row: TaskRow) -> tuple[Any, ...]:
     """What a task row's markup shows, as a key: not what moves with the clock or the
     extent's end and is not drawn (percentages; an open life's or run's length, which
@@ -602,7 +745,14 @@ class BoardPlan:
     def lane_row(self, position: int) -> LaneRow:
         lane = self.lanes_raw[position]
         return _lane_row(
-            lane, position, self.roster, self.extent, self.clamp_to, self.scale, self.drawn
+            lane,
+            position,
+            self.roster,
+            self.extent,
+            self.clamp_to,
+            self.scale,
+            self.drawn,
+            self.roster_key,
         )
 
 
@@ -701,11 +851,11 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
     win_start, win_end = plan.window
     tasks_raw = [as_map(task) for task in as_seq(timeline.get("tasks"))]
     graph = GraphContext.build(timeline, tasks_raw)
+    # Each task's bytes, once per layout: what its row and its sums are reused by.
+    values = [_value_key(task) for task in tasks_raw]
     tasks = tuple(
-        _with_graph(
-            _task_row(task, n, plan.roster, plan.extent, plan.clamp_to), task, n, graph, plan
-        )
-        for n, task in enumerate(tasks_raw)
+        _task_row_of(task, value, n, graph, plan)
+        for n, (task, value) in enumerate(zip(tasks_raw, values, strict=True))
     )
     drawn_from = None if plan.drawn is None else start + plan.drawn.first * plan.scale.chunk_ms
     drawn_to = None if plan.drawn is None else start + (plan.drawn.last + 1) * plan.scale.chunk_ms
@@ -755,7 +905,7 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         task_page=view.task_page if shown_from or shown_to < len(tasks) else 0,
         drawn_from=drawn_from,
         drawn_to=drawn_to,
-        where=where_time(timeline),
+        where=where_time(timeline, values),
         **_board_facts(timeline, plan.live),
     )
 

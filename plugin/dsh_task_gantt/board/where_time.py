@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..memo import Memo
 from ..timeline.activity import span_summary
 from ..timetext import duration_text, format_time
 from .geometry import as_int, as_map, as_seq, as_str
@@ -37,8 +38,26 @@ def _latest(timeline: Mapping[str, Any]) -> int | None:
     return max(times, default=None)
 
 
-def _phase_sums(task: Mapping[str, Any], upto: int) -> dict[str, int]:
+#: Each task's phase sums, by the task's bytes, with the moment from which they hold
+#: (its phases' last end; ``None``: a phase is open, the sums grow with ``upto``): a
+#: poll after an append sums the tasks that moved or run on. Bounded by entries (each
+#: three numbers and the task's bytes); the sums in use are refreshed.
+PHASE_SUMS_KEPT = 2048
+_PHASE_SUMS: Memo[bytes, tuple[Mapping[str, int], int | None]] = Memo(PHASE_SUMS_KEPT, lru=True)
+#: The sums of a task without counted phases hold at every moment.
+_ALWAYS = -(1 << 62)
+
+
+def _phase_sums(
+    task: Mapping[str, Any], upto: int, value: bytes | None = None
+) -> Mapping[str, int]:
+    """Time blocked, ready and in progress up to ``upto``; ``value``: the task's bytes,
+    by which the sums are reused while they hold."""
+    hit = _PHASE_SUMS.get(value) if value is not None else None
+    if hit is not None and hit[1] is not None and hit[1] <= upto:
+        return hit[0]
     sums = {"blocked": 0, "ready": 0, "in-progress": 0}
+    holds_from: int | None = _ALWAYS
     for raw in as_seq(task.get("phases")):
         p = as_map(raw)
         kind, start = as_str(p.get("kind")), as_int(p.get("start"))
@@ -46,6 +65,12 @@ def _phase_sums(task: Mapping[str, Any], upto: int) -> dict[str, int]:
             continue
         end = as_int(p.get("end"))
         sums[kind] += max(min(end if end is not None else upto, upto) - start, 0)
+        # A phase that ended by ``upto`` counts the same at any later moment.
+        holds_from = None if end is None or holds_from is None else max(holds_from, end)
+    if value is not None:
+        _PHASE_SUMS.put(
+            value, (sums, holds_from if holds_from is None or holds_from <= upto else None)
+        )
     return sums
 
 
@@ -92,15 +117,24 @@ def _members(timeline: Mapping[str, Any], upto: int) -> tuple[MemberTime, ...]:
     return tuple(out)
 
 
-def where_time(timeline: Mapping[str, Any]) -> WhereTime | None:
-    """The section, or ``None`` for a timeline without phases (or without any time)."""
+def where_time(
+    timeline: Mapping[str, Any], values: Sequence[bytes | None] | None = None
+) -> WhereTime | None:
+    """The section, or ``None`` for a timeline without phases (or without any time).
+    ``values``: each task's bytes, by which its sums are reused."""
     tasks = [as_map(t) for t in as_seq(timeline.get("tasks"))]
     if not tasks or not any("phases" in t for t in tasks):
         return None
     upto = _latest(timeline)
     if upto is None:
         return None
-    sums = [(t, _phase_sums(t, upto)) for t in tasks if as_str(t.get("status")) != "deleted"]
+    if values is None or len(values) != len(tasks):
+        values = [None] * len(tasks)
+    sums = [
+        (t, _phase_sums(t, upto, value))
+        for t, value in zip(tasks, values, strict=True)
+        if as_str(t.get("status")) != "deleted"
+    ]
     # The ones that waited longest first: that is what the section is asked about.
     sums.sort(key=lambda ts: (-(ts[1]["blocked"] + ts[1]["ready"]), as_str(ts[0].get("id"))))
     listed = tuple(
