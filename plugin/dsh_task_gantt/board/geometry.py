@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from itertools import repeat
 from typing import Any
 
 from ..memo import Memo, Same
@@ -247,7 +248,17 @@ def _lane_bounds(spans: Sequence[Any]) -> _Bounds:
 
 def _span_bounds(spans: Sequence[Any]) -> _Bounds:
     """The earliest and latest time or end of these spans (``None``: none is dated)."""
-    # A running min/max: a list of them all cost more than the comparisons.
+    if spans and set(map(type, spans)) == {dict}:
+        # Our builder's spans (dicts, int times, int or no ends): whole-list steps, as a
+        # lead's new list (thousands of spans) is scanned at each append.
+        times: list[Any] = list(map(dict.get, spans, repeat("time")))
+        ends: list[Any] = [end for end in map(dict.get, spans, repeat("end")) if end is not None]
+        if set(map(type, times)) == {int} and set(map(type, ends)) <= {int}:
+            lo_time, hi_time = min(times), max(times)
+            return min(lo_time, min(ends, default=lo_time)), max(
+                hi_time, max(ends, default=hi_time)
+            )
+    # Else a running min/max, exact types first.
     lo: int | None = None
     hi: int | None = None
     for span in spans:
@@ -272,19 +283,29 @@ def _span_bounds(spans: Sequence[Any]) -> _Bounds:
     return None if lo is None or hi is None else (lo, hi)
 
 
-def board_extent(timeline: Mapping[str, Any], now: int | None) -> tuple[int, int] | None:
-    """``(start, end)`` of everything drawn; while live, ``end`` is the live edge."""
+#: ``board_extent`` reads the tasks' moves itself.
+_SCAN: Any = object()
+
+
+def board_extent(
+    timeline: Mapping[str, Any], now: int | None, task_moves: _Bounds = _SCAN
+) -> tuple[int, int] | None:
+    """``(start, end)`` of everything drawn; while live, ``end`` is the live edge.
+    ``task_moves``: the earliest and latest task move, when the caller knows them."""
     found = [
         _lane_bounds(as_seq(as_map(lane).get("spans"))) for lane in as_seq(timeline.get("lanes"))
     ]
+    if task_moves is _SCAN:
+        times = [
+            value
+            for task in as_seq(timeline.get("tasks"))
+            for entry in as_seq(as_map(task).get("history"))
+            if (value := as_int(as_map(entry).get("time"))) is not None
+        ]
+        task_moves = (min(times), max(times)) if times else None
+    found.append(task_moves)
     lo = min((b[0] for b in found if b is not None), default=None)
     hi = max((b[1] for b in found if b is not None), default=None)
-    for task in as_seq(timeline.get("tasks")):
-        for entry in as_seq(as_map(task).get("history")):
-            value = as_int(as_map(entry).get("time"))
-            if value is not None:
-                lo = value if lo is None else min(lo, value)
-                hi = value if hi is None else max(hi, value)
     rng = as_map(timeline.get("range"))
     start = as_int(rng.get("start"))
     end = as_int(rng.get("end"))

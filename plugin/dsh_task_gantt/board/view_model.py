@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from ..memo import Memo
+from ..memo import Memo, Same
 from ..timeline import PALETTE
 from ..timetext import format_time
 from .detail import Drawn, Scale, chunk_index, chunk_lane
@@ -46,6 +46,7 @@ from .model import (
     TurnBar,
     View,
 )
+from .task_facts import TaskFacts, moves_span, task_facts
 from .task_graph import GraphContext, graph_fields
 from .tokens import TOKEN_KEYS, tokens_text, tokens_title
 from .where_time import where_time
@@ -190,15 +191,16 @@ def _with_tokens(bar: TurnBar, values: tuple[Any, ...] | None) -> TurnBar:
 
 #: What a span means to its lane's row, read once per span object (see _LaneRead):
 #: a closed turn's bar, an open turn's start and token counts (its bar runs to now, so
-#: it is made at each layout), a mark's time, or nothing drawn.
+#: it is made at each layout), a mark's time, or _SKIP (nothing drawn).
 _OpenTurn = tuple[int, tuple[Any, ...] | None]
-_SpanRead = TurnBar | _OpenTurn | int | None
+_SpanRead = TurnBar | _OpenTurn | int | str
+_SKIP = "skip"
 
 
 def _read_span(span: Mapping[str, Any], start: int) -> _SpanRead:
     time = as_int(span.get("time"))
     if time is None:
-        return None
+        return _SKIP
     kind = as_str(span.get("kind"))
     if kind == "turn":
         closed = as_int(span.get("end"))
@@ -208,7 +210,16 @@ def _read_span(span: Mapping[str, Any], start: int) -> _SpanRead:
         return (time, spent)
     if kind in {"message", "user-prompt"}:
         return time
-    return None
+    return _SKIP
+
+
+def _bar_of(read: _SpanRead, start: int, end: int, clamp_to: int) -> TurnBar:
+    """A turn's bar: the closed one read, or an open one running to ``clamp_to``."""
+    if isinstance(read, TurnBar):
+        return read
+    assert isinstance(read, tuple)
+    time, spent = read
+    return _with_tokens(_turn_bar(time, min(max(clamp_to, time), end), start, None), spent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,11 +234,13 @@ class _LaneRead:
     #: besides its span, and the extent's end (only a mark's ``left`` depends on it).
     context: tuple[Any, ...]
     end: int
-    #: id(span) -> (span, its read); the span is held so that its id stays its own.
-    reads: dict[int, tuple[Mapping[str, Any], _SpanRead]]
-    #: id(span) -> (span, its place among the lane's marks, its mark).
-    marks: dict[int, tuple[Mapping[str, Any], int, Mark]]
-    #: (the span's bytes, its place) -> its mark, for spans found by value.
+    #: The spans read, held: while they live no other object has their ids.
+    spans: Sequence[Any]
+    #: id(span) -> its read.
+    reads: dict[int, _SpanRead]
+    #: (id(span), its place among the lane's marks) -> its mark.
+    marks: dict[tuple[int, int], Mark]
+    #: (the span's bytes, its place) -> its mark, for the spans found by value.
     by_value: dict[tuple[bytes, int], Mark]
 
 
@@ -270,56 +283,58 @@ def _lane_row(
     last = _LANE_READS.get(slot) if roster_key is not None else None
     if last is not None and last.context != context:
         last = None
-    old_reads = last.reads if last is not None else {}
-    reads: dict[int, tuple[Mapping[str, Any], _SpanRead]] = {}
-    turns: list[TurnBar] = []
-    raw_marks: list[tuple[int, Mapping[str, Any]]] = []
-    for span in as_seq(lane.get("spans")):
-        span = as_map(span)
-        held = old_reads.get(id(span))
-        read = held[1] if held is not None and held[0] is span else _read_span(span, start)
-        reads[id(span)] = (span, read)
-        if read is None:
-            continue
-        if type(read) is int:
-            raw_marks.append((read, span))
-        elif type(read) is tuple:
-            time, spent = read
-            bar = _turn_bar(time, min(max(clamp_to, time), end), start, None)
-            turns.append(_with_tokens(bar, spent))
-        else:
-            assert isinstance(read, TurnBar)
-            turns.append(read)
-    raw_marks.sort(key=lambda pair: pair[0])
-    old_marks = last.marks if last is not None else {}
-    old_values = last.by_value if last is not None else {}
-    marks: dict[int, tuple[Mapping[str, Any], int, Mark]] = {}
+    spans = as_seq(lane.get("spans"))
+    # Whole-list steps where they can be (map, zip, dict): a lead's thousands of spans
+    # are looked up at each append, and only the new ones are read.
+    ids = list(map(id, spans))
+    got: list[_SpanRead | None] = (
+        list(map(last.reads.get, ids)) if last is not None else [None] * len(ids)
+    )
+    for i in [i for i, read in enumerate(got) if read is None]:
+        got[i] = _read_span(as_map(spans[i]), start)
+    reads: list[_SpanRead] = got  # type: ignore[assignment]  # every None was read above
+    turns = [
+        read if type(read) is TurnBar else _bar_of(read, start, end, clamp_to)
+        for read in reads
+        if type(read) is TurnBar or type(read) is tuple
+    ]
+    # By time, ties in the lanes' order (as a stable sort by time would).
+    raw_marks = sorted((read, i) for i, read in enumerate(reads) if type(read) is int)
+    mark_keys = [(ids[i], n) for n, (_, i) in enumerate(raw_marks)]
+    found: list[Mark | None] = (
+        list(map(last.marks.get, mark_keys)) if last is not None else [None] * len(mark_keys)
+    )
     by_value: dict[tuple[bytes, int], Mark] = {}
-    made: list[Mark] = []
-    moved = last is not None and last.end != end
-    for n, (time, span) in enumerate(raw_marks):
-        value: bytes | None = None
-        found = old_marks.get(id(span))
-        if found is not None and found[0] is span and found[1] == n:
-            mark: Mark | None = found[2]
-        else:
-            # A span new as an object may be an old one drawn afresh (a prompt): found
-            # by its bytes, and kept by them for the next build.
-            value = _value_key(span)
-            mark = old_values.get((value, n)) if value is not None else None
+    for n in [n for n, mark in enumerate(found) if mark is None]:
+        time, i = raw_marks[n]
+        span = as_map(spans[i])
+        # A span new as an object may be an old one drawn afresh (a prompt): found by
+        # its bytes, and kept by them for the next build.
+        value = _value_key(span)
+        mark = last.by_value.get((value, n)) if value is not None and last is not None else None
         if mark is None:
             mark = _mark(span, time, 0, f"m{position}-{n}", roster, extent)
-        elif moved:
-            # The extent's end moved (a live edge crossing a step): only ``left`` did.
-            mark = replace(mark, left=pct(time, start, end))
         if value is not None:
             by_value[(value, n)] = mark
-        marks[id(span)] = (span, n, mark)
-        made.append(mark)
+        found[n] = mark
+    made: list[Mark] = found  # type: ignore[assignment]  # every None was made above
+    if last is not None and last.end != end:
+        # The extent's end moved (a live edge crossing a step): only ``left`` did.
+        made = [
+            mark if mark.left == (left := pct(mark.ms, start, end)) else replace(mark, left=left)
+            for mark in made
+        ]
     if roster_key is not None:
         _LANE_READS.put(
             slot,
-            _LaneRead(context, end, reads, marks, by_value),
+            _LaneRead(
+                context,
+                end,
+                tuple(spans),  # a copy: the ids are theirs however the list is used
+                dict(zip(ids, reads, strict=True)),
+                dict(zip(mark_keys, made, strict=True)),
+                by_value,
+            ),
             owner=as_str(lane.get("sessionId")) or None,
         )
     dom_id = f"lane-{position}"
@@ -607,16 +622,58 @@ def task_row_key(row: TaskRow) -> tuple[Any, ...]:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _LaneMessages:
+    """What one lane's marks say of the messages (see _message_count)."""
+
+    #: Each message's (or prompt's) key, and the kind of its first mark on the lane.
+    first: dict[str, str]
+    #: The keys with a sent mark on the lane, and those whose first mark is a prompt.
+    sent: frozenset[str]
+    prompts: frozenset[str]
+
+
+#: Each lane's messages by its very marks (an unchanged lane's row, marks and all, is
+#: reused from one poll to the next): the count reads the lanes that changed. Bounded
+#: by entries and by the marks they name in all.
+LANE_MESSAGES_KEPT = 256
+LANE_MESSAGE_MARKS = 1 << 17
+_LANE_MESSAGES: Memo[Same[tuple[Mark, ...]], _LaneMessages] = Memo(
+    LANE_MESSAGES_KEPT,
+    max_weight=LANE_MESSAGE_MARKS,
+    weight=lambda held: len(held.first) + 1,
+    lru=True,
+)
+
+
+def _lane_messages(marks: tuple[Mark, ...]) -> _LaneMessages:
+    key = Same(marks)
+    hit = _LANE_MESSAGES.get(key)
+    if hit is not None:
+        return hit
+    first: dict[str, str] = {}
+    sent: set[str] = set()
+    for mark in marks:
+        found = mark.msg_id or mark.dom_id
+        first.setdefault(found, mark.kind)
+        if mark.kind == "sent":
+            sent.add(found)
+    prompts = frozenset(k for k, kind in first.items() if kind == "prompt")
+    return _LANE_MESSAGES.put(key, _LaneMessages(first, frozenset(sent), prompts))
+
+
 def _message_count(lanes: Sequence[LaneRow]) -> int:
     """The messages the list holds (a message drawn on two lanes is one; prompts are not
-    messages), without building the list."""
-    kinds: dict[str, str] = {}
-    for lane in lanes:
-        for mark in lane.marks:
-            key = mark.msg_id or mark.dom_id
-            if key not in kinds or mark.kind == "sent":
-                kinds[key] = mark.kind
-    return sum(1 for kind in kinds.values() if kind != "prompt")
+    messages), without building the list. A key counts as its sent mark's kind when it
+    has one, else as its first mark's (the first lane's that draws it)."""
+    read = [_lane_messages(lane.marks) for lane in lanes]
+    first: dict[str, str] = {}
+    for lane in reversed(read):  # the earliest lane's first mark wins
+        first.update(lane.first)
+    sent = frozenset().union(*(lane.sent for lane in read))
+    prompts = frozenset().union(*(lane.prompts for lane in read))
+    only_prompts = sum(1 for k in prompts if first[k] == "prompt" and k not in sent)
+    return len(first) - only_prompts
 
 
 #: Items at the same millisecond: a message, then a task move, then a turn begun then
@@ -722,6 +779,10 @@ class BoardPlan:
     drawn: Drawn | None
     roster: _Roster
     lanes_raw: tuple[Mapping[str, Any], ...]
+    #: The tasks, each one's bytes (None: not JSON) and what the board reads of it.
+    tasks_raw: tuple[Mapping[str, Any], ...]
+    task_values: tuple[bytes | None, ...]
+    task_facts: tuple[TaskFacts, ...]
     #: What _Roster resolves parties by (ids, session ids, names) and the colours: what a
     #: lane's marks say of the other parties.
     roster_key: tuple[tuple[str, str, str, str], ...]
@@ -774,7 +835,11 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
     live = bool(timeline.get("live"))
     now = as_int(timeline.get("generatedAt")) if live else None
     lanes_raw = tuple(as_map(lane) for lane in as_seq(timeline.get("lanes")))
-    extent = board_extent(timeline, now)
+    tasks_raw = tuple(as_map(task) for task in as_seq(timeline.get("tasks")))
+    # Each task's bytes, once per layout: what is read of it and its row are reused by.
+    values = tuple(_value_key(task) for task in tasks_raw)
+    of_tasks = tuple(task_facts(t, value) for t, value in zip(tasks_raw, values, strict=True))
+    extent = board_extent(timeline, now, moves_span(of_tasks))
     if extent is None:
         facts = _board_facts(timeline, live)
         anchor = now or facts["frozen_at"] or 0
@@ -825,6 +890,9 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
         drawn=drawn,
         roster=roster,
         lanes_raw=lanes_raw,
+        tasks_raw=tasks_raw,
+        task_values=values,
+        task_facts=of_tasks,
         roster_key=tuple(
             (
                 as_str(lane.get("id")),
@@ -849,13 +917,10 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
     timeline, view = plan.timeline, plan.view
     start, end = plan.extent
     win_start, win_end = plan.window
-    tasks_raw = [as_map(task) for task in as_seq(timeline.get("tasks"))]
-    graph = GraphContext.build(timeline, tasks_raw)
-    # Each task's bytes, once per layout: what its row and its sums are reused by.
-    values = [_value_key(task) for task in tasks_raw]
+    graph = GraphContext.of_facts(timeline, plan.task_facts)
     tasks = tuple(
         _task_row_of(task, value, n, graph, plan)
-        for n, (task, value) in enumerate(zip(tasks_raw, values, strict=True))
+        for n, (task, value) in enumerate(zip(plan.tasks_raw, plan.task_values, strict=True))
     )
     drawn_from = None if plan.drawn is None else start + plan.drawn.first * plan.scale.chunk_ms
     drawn_to = None if plan.drawn is None else start + (plan.drawn.last + 1) * plan.scale.chunk_ms
@@ -905,7 +970,7 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         task_page=view.task_page if shown_from or shown_to < len(tasks) else 0,
         drawn_from=drawn_from,
         drawn_to=drawn_to,
-        where=where_time(timeline, values),
+        where=where_time(timeline, plan.task_values),
         **_board_facts(timeline, plan.live),
     )
 

@@ -14,12 +14,13 @@ from ..timeline.activity import span_summary
 from ..timetext import duration_text, format_time
 from .geometry import as_int, as_map, as_seq, as_str
 from .model import MemberTime, TaskTime, WhereTime
+from .task_facts import TaskFacts, task_facts
 
 #: Tasks listed (those that waited longest); the rest are counted.
 TASKS_LISTED = 8
 
 
-def _latest(timeline: Mapping[str, Any]) -> int | None:
+def _latest(timeline: Mapping[str, Any], facts: Sequence[TaskFacts]) -> int | None:
     end = as_int(as_map(timeline.get("range")).get("end"))
     if end is not None:
         return end
@@ -28,13 +29,7 @@ def _latest(timeline: Mapping[str, Any]) -> int | None:
         for lane in as_seq(timeline.get("lanes"))
         if (t := span_summary(as_seq(as_map(lane).get("spans"))).latest) is not None
     ]
-    times += [
-        t
-        for task in as_seq(timeline.get("tasks"))
-        for key, entries in (("time", "history"), ("start", "phases"))
-        for h in as_seq(as_map(task).get(entries))
-        if (t := as_int(as_map(h).get(key))) is not None
-    ]
+    times += [f.latest for f in facts if f.latest is not None]
     return max(times, default=None)
 
 
@@ -83,13 +78,13 @@ def _turns_upto(spans: Sequence[Any], upto: int) -> list[tuple[int, int]]:
     ]
 
 
-def _members(timeline: Mapping[str, Any], upto: int) -> tuple[MemberTime, ...]:
+def _members(
+    timeline: Mapping[str, Any], upto: int, facts: Sequence[TaskFacts]
+) -> tuple[MemberTime, ...]:
     held: dict[str, set[str]] = {}
-    for task in (as_map(t) for t in as_seq(timeline.get("tasks"))):
-        for raw in as_seq(task.get("phases")):
-            p = as_map(raw)
-            if as_str(p.get("kind")) == "in-progress" and as_str(p.get("ownerId")):
-                held.setdefault(as_str(p.get("ownerId")), set()).add(as_str(task.get("id")))
+    for fact in facts:
+        for owner in fact.holders:
+            held.setdefault(owner, set()).add(fact.task_id)
     out = []
     for lane in (as_map(x) for x in as_seq(timeline.get("lanes"))):
         if as_str(lane.get("kind")) == "unassigned":
@@ -121,15 +116,16 @@ def where_time(
     timeline: Mapping[str, Any], values: Sequence[bytes | None] | None = None
 ) -> WhereTime | None:
     """The section, or ``None`` for a timeline without phases (or without any time).
-    ``values``: each task's bytes, by which its sums are reused."""
+    ``values``: each task's bytes, by which what is read of it is reused."""
     tasks = [as_map(t) for t in as_seq(timeline.get("tasks"))]
     if not tasks or not any("phases" in t for t in tasks):
         return None
-    upto = _latest(timeline)
-    if upto is None:
-        return None
     if values is None or len(values) != len(tasks):
         values = [None] * len(tasks)
+    facts = [task_facts(t, value) for t, value in zip(tasks, values, strict=True)]
+    upto = _latest(timeline, facts)
+    if upto is None:
+        return None
     sums = [
         (t, _phase_sums(t, upto, value))
         for t, value in zip(tasks, values, strict=True)
@@ -155,7 +151,7 @@ def where_time(
         upto_text=format_time(upto),
         tasks=listed,
         tasks_more=max(len(sums) - TASKS_LISTED, 0),
-        members=_members(timeline, upto),
+        members=_members(timeline, upto, facts),
         path=" → ".join(ids),
         path_length=duration_text(as_int(path.get("duration")) or 0) if ids else "",
         span=duration_text(upto - start) if start is not None else "",
