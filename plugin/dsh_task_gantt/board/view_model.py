@@ -548,7 +548,7 @@ def _with_graph(
 #: that moved or run on, not all of them. Bounded by entries (each a row of a few
 #: moves, and its task's bytes); the rows in use are refreshed.
 TASK_ROWS_KEPT = 2048
-_TASK_ROWS: Memo[tuple[Any, ...], tuple[TaskRow, int | None]] = Memo(TASK_ROWS_KEPT, lru=True)
+_TASK_ROWS: Memo[tuple[Any, ...], tuple[TaskRow, int | None, int]] = Memo(TASK_ROWS_KEPT, lru=True)
 
 
 def _graph_key(task: Mapping[str, Any], graph: GraphContext) -> tuple[Any, ...] | None:
@@ -571,21 +571,53 @@ def _task_row_of(
     plan: BoardPlan,
 ) -> TaskRow:
     """The task's row, reused when the task (``value``: its bytes) and what the row
-    reads of the board are as before."""
+    reads of the board are as before; when only the extent's end moved, moved to it."""
+    start, end = plan.extent
     key = None
     if value is not None:
-        key = (value, position, plan.extent, plan.roster_key, _graph_key(task, graph))
+        key = (value, position, start, plan.roster_key, _graph_key(task, graph))
         hit = _TASK_ROWS.get(key)
-        if hit is not None and (hit[1] is None or hit[1] == plan.clamp_to):
-            return hit[0]
+        if hit is not None:
+            row, clamped, built_for = hit
+            if clamped is None or (clamped == plan.clamp_to and built_for == end):
+                if built_for == end:
+                    return row
+                moved = _moved_row(row, start, end)
+                if moved is not None:
+                    _TASK_ROWS.put(key, (moved, None, end))
+                    return moved
     row = _task_row(task, position, plan.roster, plan.extent, plan.clamp_to)
     row = _with_graph(row, task, position, graph, plan)
     if key is not None:
         # Only an unfinished life or an open run reaches "now" (clamp_to): the others'
         # rows hold at every poll.
         runs_on = row.life_open or any(segment.open for segment in row.segments)
-        _TASK_ROWS.put(key, (row, plan.clamp_to if runs_on else None))
+        _TASK_ROWS.put(key, (row, plan.clamp_to if runs_on else None, end))
     return row
+
+
+def _moved_row(row: TaskRow, start: int, end: int) -> TaskRow | None:
+    """A finished row (no part reaching now) laid out for an extent ending at ``end``:
+    only its percentages move (the live edge crossed a step; every row would be built
+    again at once otherwise). ``None`` when a part lies past ``end`` (it was clamped)."""
+    moves = row.transitions
+    if any(s.end > end for s in row.segments) or (moves and moves[-1].ms > end):
+        return None
+    life_left, life_width = row.life_left, row.life_width
+    if moves:
+        # A finished life runs from its first move to its last (see _task_row).
+        first, last = moves[0].ms, moves[-1].ms
+        life_left, life_width = pct(first, start, end), pct_width(first, last, start, end)
+    return replace(
+        row,
+        segments=tuple(
+            replace(s, left=pct(s.start, start, end), width=pct_width(s.start, s.end, start, end))
+            for s in row.segments
+        ),
+        transitions=tuple(replace(m, left=pct(m.ms, start, end)) for m in moves),
+        life_left=life_left,
+        life_width=life_width,
+    )
 
 
 def task_row_key(row: TaskRow) -> tuple[Any, ...]:
