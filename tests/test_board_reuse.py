@@ -33,6 +33,7 @@ BOARD_MEMOS: list[tuple[Any, str]] = [
     (view_model, "_LANE_READS"),
     (view_model, "_TASK_ROWS"),
     (view_model, "_LANE_MESSAGES"),
+    (view_model, "_LIST_ENTRIES"),
     (detail, "_CHUNKS"),
     (geometry, "_SPAN_BOUNDS"),
     (where_time, "_PHASE_SUMS"),
@@ -281,6 +282,7 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("lane reads", view_model._LANE_READS, _read),
     ("chunks", detail._CHUNKS, _laid),
     ("lane bounds", geometry._SPAN_BOUNDS, lambda n: (None, n)),
+    ("list entries", view_model._LIST_ENTRIES, lambda n: (None,) * n),
     (
         "lane messages",
         view_model._LANE_MESSAGES,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -713,81 +714,128 @@ def _message_count(lanes: Sequence[LaneRow]) -> int:
 _MESSAGE_ORDER, _TASK_ORDER, _TURN_ORDER = 0, 1, 2
 
 
+#: A list item with what it sorts by: its time, then its order at that time.
+_Entry = tuple[int, int, ListItem]
+_BY_TIME = operator.itemgetter(0, 1)
+
+#: Each lane's list entries by its very marks (a message's key, whether it is the
+#: sender's copy, its entry), each task's by its very row, each lane's turns' by its
+#: very bars and its name and colour: an unchanged lane's row and a task's row that did
+#: not move are the same objects from one poll to the next, so the list view's items
+#: are made for what changed. Bounded by entries and by the items held in all.
+LIST_ENTRIES_KEPT = 1024
+LIST_ENTRY_ITEMS = 1 << 17
+_LIST_ENTRIES: Memo[tuple[Any, ...], tuple[Any, ...]] = Memo(
+    LIST_ENTRIES_KEPT,
+    max_weight=LIST_ENTRY_ITEMS,
+    weight=lambda entries: len(entries) + 1,
+    lru=True,
+)
+
+
+def _mark_entries(marks: tuple[Mark, ...]) -> tuple[tuple[str, bool, _Entry], ...]:
+    key = ("marks", Same(marks))
+    hit = _LIST_ENTRIES.get(key)
+    if hit is not None:
+        return hit
+    made = []
+    for mark in marks:
+        found = mark.msg_id or mark.dom_id
+        kind = {"prompt": "prompt", "system": "system"}.get(mark.kind, "message")
+        item = ListItem(
+            ms=mark.ms,
+            time_text=mark.time_text,
+            kind=kind,
+            text=mark.preview,
+            msg_id=mark.msg_id or None,
+            task_id=None,
+            sender=mark.sender,
+            recipient=mark.recipient,
+            pending=mark.pending,
+            key=f"m {found}",
+        )
+        made.append((found, mark.kind == "sent", (mark.ms, _MESSAGE_ORDER, item)))
+    return _LIST_ENTRIES.put(key, tuple(made))
+
+
+def _task_entries(task: TaskRow) -> tuple[_Entry, ...]:
+    key = ("task", Same(task))
+    hit = _LIST_ENTRIES.get(key)
+    if hit is not None:
+        return hit
+    made = tuple(
+        (
+            move.ms,
+            _TASK_ORDER,
+            ListItem(
+                ms=move.ms,
+                time_text=move.time_text,
+                kind="task",
+                text=f"{move.actor} {ACTION_PHRASES.get(move.action, move.action)} "
+                f"“{task.subject}”",
+                msg_id=None,
+                task_id=task.task_id,
+                sender=None,
+                recipient=None,
+                key=f"t {task.task_id} {n}",
+            ),
+        )
+        for n, move in enumerate(task.transitions)
+    )
+    return _LIST_ENTRIES.put(key, made)
+
+
+def _turn_entries(lane: LaneRow) -> tuple[_Entry, ...]:
+    key = ("turns", Same(lane.turns), lane.name, lane.tone, lane.lane_id)
+    hit = _LIST_ENTRIES.get(key)
+    if hit is not None:
+        return hit
+    party = Party(lane.name, lane.tone)
+    made = tuple(
+        (
+            bar.start,
+            _TURN_ORDER,
+            ListItem(
+                ms=bar.start,
+                time_text=format_time(bar.start),
+                kind="turn",
+                text="",
+                msg_id=None,
+                task_id=None,
+                sender=None,
+                recipient=None,
+                # Its lane and start: the same turn at the next poll.
+                key=f"u {lane.lane_id} {bar.start}",
+                lane=party,
+                turn=bar,
+            ),
+        )
+        for bar in lane.turns
+    )
+    return _LIST_ENTRIES.put(key, made)
+
+
 def _list_items(
     lanes: Sequence[LaneRow], tasks: Sequence[TaskRow], turns: bool = False
 ) -> tuple[ListItem, ...]:
-    """Messages once each (the sender's copy when drawn twice), prompts, task moves;
-    ``turns``: each lane's turns too, at their start."""
-    items: list[tuple[int, int, ListItem]] = []
+    """Messages once each (the sender's copy when drawn twice, in the place of the
+    first copy), prompts, task moves; ``turns``: each lane's turns too, at their start."""
+    items: list[_Entry] = []
     seen: dict[str, int] = {}
     for lane in lanes:
-        for mark in lane.marks:
-            key = mark.msg_id or mark.dom_id
-            if key in seen and mark.kind != "sent":
-                continue
-            kind = {"prompt": "prompt", "system": "system"}.get(mark.kind, "message")
-            item = ListItem(
-                ms=mark.ms,
-                time_text=mark.time_text,
-                kind=kind,
-                text=mark.preview,
-                msg_id=mark.msg_id or None,
-                task_id=None,
-                sender=mark.sender,
-                recipient=mark.recipient,
-                pending=mark.pending,
-                key=f"m {key}",
-            )
-            if key in seen:
-                items[seen[key]] = (mark.ms, _MESSAGE_ORDER, item)
-            else:
-                seen[key] = len(items)
-                items.append((mark.ms, _MESSAGE_ORDER, item))
+        for found, sent, entry in _mark_entries(lane.marks):
+            at = seen.get(found)
+            if at is None:
+                seen[found] = len(items)
+                items.append(entry)
+            elif sent:
+                items[at] = entry
     for task in tasks:
-        for n, move in enumerate(task.transitions):
-            items.append(
-                (
-                    move.ms,
-                    _TASK_ORDER,
-                    ListItem(
-                        ms=move.ms,
-                        time_text=move.time_text,
-                        kind="task",
-                        text=f"{move.actor} {ACTION_PHRASES.get(move.action, move.action)} "
-                        f"“{task.subject}”",
-                        msg_id=None,
-                        task_id=task.task_id,
-                        sender=None,
-                        recipient=None,
-                        key=f"t {task.task_id} {n}",
-                    ),
-                )
-            )
+        items.extend(_task_entries(task))
     if turns:
         for lane in lanes:
-            party = Party(lane.name, lane.tone)
-            for bar in lane.turns:
-                items.append(
-                    (
-                        bar.start,
-                        _TURN_ORDER,
-                        ListItem(
-                            ms=bar.start,
-                            time_text=format_time(bar.start),
-                            kind="turn",
-                            text="",
-                            msg_id=None,
-                            task_id=None,
-                            sender=None,
-                            recipient=None,
-                            # Its lane and start: the same turn at the next poll.
-                            key=f"u {lane.lane_id} {bar.start}",
-                            lane=party,
-                            turn=bar,
-                        ),
-                    )
-                )
-    items.sort(key=lambda item: (item[0], item[1]))
+            items.extend(_turn_entries(lane))
+    items.sort(key=_BY_TIME)
     return tuple(item for _, _, item in items)
 
 
