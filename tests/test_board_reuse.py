@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from dsh_task_gantt import host
+from dsh_task_gantt import host, panel
 from dsh_task_gantt.board import detail, geometry, task_facts, view_model, where_time
 from dsh_task_gantt.board.model import TurnBar, View
 from dsh_task_gantt.board.view_model import layout_board
@@ -34,6 +34,7 @@ BOARD_MEMOS: list[tuple[Any, str]] = [
     (view_model, "_TASK_ROWS"),
     (view_model, "_LANE_MESSAGES"),
     (view_model, "_LIST_ENTRIES"),
+    (view_model, "_MARK_ENTRIES"),
     (detail, "_CHUNKS"),
     (geometry, "_SPAN_BOUNDS"),
     (where_time, "_PHASE_SUMS"),
@@ -122,11 +123,14 @@ def story(tmp_path: Path) -> tuple[LiveTeam, TimelineService, list[int], str, in
 
 def test_polls_after_appends_draw_what_a_cold_panel_draws(
     story: tuple[LiveTeam, TimelineService, list[int], str, int],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Each append (a step, a message, a prompt, a task move, a teammate's turn), and
     now and then a long gap (the live edge crosses a step: every percentage moves): a
     warm panel's board, in every view, is byte for byte a cold panel's."""
     live, service, clock, lead, middle = story
+    # The lanes' "in a turn for …" read the panel's clock: the team's, here.
+    monkeypatch.setattr(panel, "now_ms", lambda: clock[0])
     replay = Replay()
     warm = TestClient(make_app(replay))
     clear_memos()
@@ -294,6 +298,7 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
 #: The memos of small values, bounded by entries.
 COUNTED: list[tuple[str, Memo[Any, Any]]] = [
     ("task rows", view_model._TASK_ROWS),
+    ("list entries of marks", view_model._MARK_ENTRIES),
     ("phase sums", where_time._PHASE_SUMS),
     ("task facts", task_facts._FACTS),
 ]

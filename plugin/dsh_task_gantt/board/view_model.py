@@ -733,29 +733,41 @@ _LIST_ENTRIES: Memo[tuple[Any, ...], tuple[Any, ...]] = Memo(
 )
 
 
+#: Each mark's list entry by the very mark: a changed lane's row holds mostly the marks
+#: of its last version (see _LaneRead), whose entries are kept. Bounded by entries
+#: (each an item of a few fields; a team's marks, a few times over).
+MARK_ENTRIES_KEPT = 1 << 16
+_MARK_ENTRIES: Memo[Same[Mark], tuple[str, bool, _Entry]] = Memo(MARK_ENTRIES_KEPT)
+
+
+def _mark_entry(mark: Mark) -> tuple[str, bool, _Entry]:
+    key = Same(mark)
+    hit = _MARK_ENTRIES.get(key)
+    if hit is not None:
+        return hit
+    found = mark.msg_id or mark.dom_id
+    kind = {"prompt": "prompt", "system": "system"}.get(mark.kind, "message")
+    item = ListItem(
+        ms=mark.ms,
+        time_text=mark.time_text,
+        kind=kind,
+        text=mark.preview,
+        msg_id=mark.msg_id or None,
+        task_id=None,
+        sender=mark.sender,
+        recipient=mark.recipient,
+        pending=mark.pending,
+        key=f"m {found}",
+    )
+    return _MARK_ENTRIES.put(key, (found, mark.kind == "sent", (mark.ms, _MESSAGE_ORDER, item)))
+
+
 def _mark_entries(marks: tuple[Mark, ...]) -> tuple[tuple[str, bool, _Entry], ...]:
     key = ("marks", Same(marks))
     hit = _LIST_ENTRIES.get(key)
     if hit is not None:
         return hit
-    made = []
-    for mark in marks:
-        found = mark.msg_id or mark.dom_id
-        kind = {"prompt": "prompt", "system": "system"}.get(mark.kind, "message")
-        item = ListItem(
-            ms=mark.ms,
-            time_text=mark.time_text,
-            kind=kind,
-            text=mark.preview,
-            msg_id=mark.msg_id or None,
-            task_id=None,
-            sender=mark.sender,
-            recipient=mark.recipient,
-            pending=mark.pending,
-            key=f"m {found}",
-        )
-        made.append((found, mark.kind == "sent", (mark.ms, _MESSAGE_ORDER, item)))
-    return _LIST_ENTRIES.put(key, tuple(made))
+    return _LIST_ENTRIES.put(key, tuple(map(_mark_entry, marks)))
 
 
 def _task_entries(task: TaskRow) -> tuple[_Entry, ...]:
