@@ -343,3 +343,12 @@ def test_a_chunk_keeps_its_last_versions_only() -> None:
         assert len(detail._CHUNKS) == detail.CHUNK_VERSIONS_KEPT
     finally:
         clear_memos()
+
+
+def test_the_panels_list_items_memo_keeps_its_entries() -> None:
+    """The list's rendered items, by the very item: a day of polls keeps at most its
+    bound (the items of pages no view shows any more go first)."""
+    m = make_app(Replay()).panel._list_pieces
+    for n in range(m._max_entries + 50):
+        m.put(n, n)  # type: ignore[arg-type]
+    assert len(m) == m._max_entries
