@@ -252,8 +252,8 @@ class _ChunkLaid:
 #: Chunks laid out, by their lane's element, index, origin and scale and the very bars
 #: and marks they hold: a lane that changed keeps its old bars and marks (see
 #: view_model._LaneRead), so an append lays out the chunk it lands in, not the lane.
-#: Bounded by entries, by the items held in all, and per chunk by its last versions at
-#: two scales (a live chunk's versions are never asked for again).
+#: Bounded by entries, by the items held in all, and per chunk by its last few versions
+#: (a few views' scales; a live chunk's older versions are never asked for again).
 CHUNKS_KEPT = 1 << 13
 CHUNK_ITEMS_KEPT = 1 << 18
 CHUNK_VERSIONS_KEPT = 4
@@ -306,6 +306,7 @@ def chunk_lane(
     with its row, and the rows used."""
     chunk_ms = scale.chunk_ms
     by_chunk: dict[int, tuple[list[TurnBar], list[Mark]]] = {}
+    # chunk_index, inline: once per bar and mark of the lane's whole history.
     for bar in turns:
         by_chunk.setdefault((bar.start - origin) // chunk_ms, ([], []))[0].append(bar)
     for mark in marks:

@@ -28,7 +28,7 @@ class TaskFacts:
 #: Each task's facts by its bytes (a task dict is not promised to stay as it was, and a
 #: move of one task may give every task a new dict). Bounded by entries (each a few
 #: numbers and the task's bytes); the facts in use are refreshed.
-TASK_FACTS_KEPT = 2048
+TASK_FACTS_KEPT = 1024
 _FACTS: Memo[bytes, TaskFacts] = Memo(TASK_FACTS_KEPT, lru=True)
 
 

@@ -548,7 +548,7 @@ def _with_graph(
 #: reach it (an unfinished task): a poll after an append rebuilds the rows of the tasks
 #: that moved or run on, not all of them. Bounded by entries (each a row of a few
 #: moves, and its task's bytes); the rows in use are refreshed.
-TASK_ROWS_KEPT = 2048
+TASK_ROWS_KEPT = 1024
 _TASK_ROWS: Memo[tuple[Any, ...], tuple[TaskRow, int | None, int]] = Memo(TASK_ROWS_KEPT, lru=True)
 
 
@@ -735,9 +735,10 @@ _LIST_ENTRIES: Memo[tuple[Any, ...], tuple[Any, ...]] = Memo(
 
 #: Each mark's list entry by the very mark: a changed lane's row holds mostly the marks
 #: of its last version (see _LaneRead), whose entries are kept. Bounded by entries
-#: (each an item of a few fields; a team's marks, a few times over).
-MARK_ENTRIES_KEPT = 1 << 16
-_MARK_ENTRIES: Memo[Same[Mark], tuple[str, bool, _Entry]] = Memo(MARK_ENTRIES_KEPT)
+#: (each an item of a few fields, ~0.5 kB; a big team's marks); the ones in use are
+#: refreshed, so the marks no lane holds any more go first.
+MARK_ENTRIES_KEPT = 1 << 14
+_MARK_ENTRIES: Memo[Same[Mark], tuple[str, bool, _Entry]] = Memo(MARK_ENTRIES_KEPT, lru=True)
 
 
 def _mark_entry(mark: Mark) -> tuple[str, bool, _Entry]:

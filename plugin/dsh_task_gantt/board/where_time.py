@@ -37,7 +37,7 @@ def _latest(timeline: Mapping[str, Any], facts: Sequence[TaskFacts]) -> int | No
 #: (its phases' last end; ``None``: a phase is open, the sums grow with ``upto``): a
 #: poll after an append sums the tasks that moved or run on. Bounded by entries (each
 #: three numbers and the task's bytes); the sums in use are refreshed.
-PHASE_SUMS_KEPT = 2048
+PHASE_SUMS_KEPT = 1024
 _PHASE_SUMS: Memo[bytes, tuple[Mapping[str, int], int | None]] = Memo(PHASE_SUMS_KEPT, lru=True)
 #: The sums of a task without counted phases hold at every moment.
 _ALWAYS = -(1 << 62)
