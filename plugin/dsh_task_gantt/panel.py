@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 
 from .board.geometry import as_map, as_seq, as_str, parse_count
-from .board.model import LaneChunk, Tone, counted
+from .board.model import LaneChunk, ListItem, Tone, counted
 from .board.moment import (
     LaneAt,
     Moment,
@@ -63,7 +63,7 @@ from .layout import (
     parties,
     plan_board,
 )
-from .memo import Memo
+from .memo import Memo, Same
 from .provider import ColdStartProbe, TimelineProvider, TimelineResult
 from .static_files import StaticFiles
 from .templating import template_environment
@@ -108,6 +108,8 @@ TASK_CACHE_CHARS = 4 << 20
 #: Lane name cells at a replayed moment kept for reuse (a drag revisits moments);
 #: bounded by entries (a name cell is small).
 NAME_AT_CACHE_SIZE = 1024
+#: Rendered list items kept for reuse (the pages of a few views); bounded by entries.
+LIST_ITEM_CACHE_SIZE = 1024
 #: What a laid-out lane costs besides its markup, per turn bar or mark (~).
 _ROW_ITEM_CHARS = 200
 
@@ -139,9 +141,12 @@ class Panel:
             lru=True,
             per_slot=LANE_VIEWS_KEPT,
         )
-        #: Each chunk's markup by the chunk, its lane's colour and session: a lane that
-        #: changed keeps its old chunks, so its versions share them (see _lane_pieces).
-        self._chunks: Memo[tuple[LaneChunk, Tone, str], tuple[LaneChunk, Piece]] = Memo(
+        #: Each chunk's markup by the very chunk, its lane's colour and session: a lane
+        #: that changed keeps its old chunks as the same objects (detail.chunk_lane lays
+        #: out only the chunks whose bars and marks changed), so its versions share them
+        #: (see _lane_pieces); by identity, as hashing a chunk's every mark at each poll
+        #: cost more than rendering it.
+        self._chunks: Memo[tuple[Same[LaneChunk], Tone, str], tuple[LaneChunk, Piece]] = Memo(
             CHUNK_CACHE_SIZE,
             max_weight=CHUNK_CACHE_CHARS,
             weight=_chunk_weight,
@@ -152,6 +157,13 @@ class Panel:
         #: moment (most polls change none of them).
         self._tasks: Memo[tuple[tuple[Any, ...], TaskAt | None, str, int | None], Piece] = Memo(
             TASK_CACHE_SIZE, max_weight=TASK_CACHE_CHARS, weight=_piece_weight, lru=True
+        )
+        #: Each list item's markup by the very item (the board keeps an item while what
+        #: it stands for does not change, see view_model._list_items), its element's id
+        #: and session: a poll of the list renders the items that are new. Bounded by
+        #: entries (an item is a line; a few pages of a few views).
+        self._list_pieces: Memo[tuple[Same[ListItem], str, str], Piece] = Memo(
+            LIST_ITEM_CACHE_SIZE, lru=True
         )
         #: What a browser holds, by the token its last answer carried (bounded by
         #: entries: each live browser needs only its last one; see ShownBoards).
@@ -217,7 +229,7 @@ class Panel:
         chunk_template = self._env.get_template("chunk.html")
         drawn: list[tuple[LaneChunk, Piece]] = []
         for chunk in row.chunks:
-            key = (chunk, row.tone, session_id)
+            key = (Same(chunk), row.tone, session_id)
             hit = self._chunks.get(key)
             if hit is None:
                 html = chunk_template.render(context, chunk=chunk)
@@ -296,10 +308,16 @@ class Panel:
             return ()
         template = self._env.get_template("list_item.html")
         ids = list_item_ids([item.key for item in board.page_items])
-        return tuple(
-            Piece.of(item_id, template.render(context, item=item, item_id=item_id))
-            for item, item_id in zip(board.page_items, ids, strict=True)
-        )
+        session_id = str(context["session_id"])
+        pieces = []
+        for item, item_id in zip(board.page_items, ids, strict=True):
+            key = (Same(item), item_id, session_id)
+            piece = self._list_pieces.get(key)
+            if piece is None:
+                html = template.render(context, item=item, item_id=item_id)
+                piece = self._list_pieces.put(key, Piece.of(item_id, html), owner=session_id)
+            pieces.append(piece)
+        return tuple(pieces)
 
     def _lane_at(
         self, lane: LaneShape, row: LaneRow, lane_at: LaneAt, session_id: str

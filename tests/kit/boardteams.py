@@ -198,7 +198,10 @@ class TeamBuilder:
         lanes = []
         for lane in self.lanes.values():
             lane = dict(lane)
-            lane["spans"] = sorted(lane["spans"], key=lambda s: s["time"])
+            # Copies: a test changes a span in place (a message delivered), and a
+            # timeline's spans are never changed once built (timeline/spans.py; the
+            # board reuses what it drew for a span object it saw before).
+            lane["spans"] = sorted((dict(s) for s in lane["spans"]), key=lambda s: s["time"])
             lanes.append(lane)
         times = [s["time"] for lane in lanes for s in lane["spans"]]
         times += [s["end"] for lane in lanes for s in lane["spans"] if s["end"] is not None]

@@ -18,7 +18,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
+from ..memo import Memo
 from .geometry import seconds
 from .model import Cluster, LaneChunk, Mark, Tone, TurnBar, TurnGroup
 
@@ -193,9 +195,9 @@ def _in_rows(marks: Sequence[Mark], px_per_ms: float) -> tuple[list[Mark | Clust
     placed: list[Mark | Cluster] = []
     for members, row in zip(slots, slot_rows, strict=True):
         if len(members) == 1:
-            placed.append(replace(members[0], row=row))
+            placed.append(_on_row(members[0], row))
         else:
-            placed.append(_cluster(tuple(replace(m, row=row) for m in members), row))
+            placed.append(_cluster(tuple(_on_row(m, row) for m in members), row))
     return placed, max(len(row_last), 1)
 
 
@@ -207,11 +209,15 @@ def _one_row(marks: Sequence[Mark], px_per_ms: float, spacing_px: float) -> list
         else:
             runs.append([mark])
     return [
-        replace(run[0], row=0)
-        if len(run) == 1
-        else _cluster(tuple(replace(m, row=0) for m in run), 0)
+        _on_row(run[0], 0) if len(run) == 1 else _cluster(tuple(_on_row(m, 0) for m in run), 0)
         for run in runs
     ]
+
+
+def _on_row(mark: Mark, row: int) -> Mark:
+    """The mark on this row: itself when it is there already (marks are made on row 0,
+    and a copy of each of thousands at every layout showed up)."""
+    return mark if mark.row == row else replace(mark, row=row)
 
 
 def _cluster(marks: tuple[Mark, ...], row: int) -> Cluster:
@@ -231,6 +237,63 @@ def _cluster(marks: tuple[Mark, ...], row: int) -> Cluster:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _ChunkLaid:
+    """One chunk laid out: its turns and marks (held, so that the ids in its key stay
+    theirs), its marks with their rows, the rows used, and the chunk drawn."""
+
+    turns: tuple[TurnBar, ...]
+    marks: tuple[Mark, ...]
+    placed: tuple[Mark, ...]
+    rows: int
+    chunk: LaneChunk
+
+
+#: Chunks laid out, by their lane's element, index, origin and scale and the very bars
+#: and marks they hold: a lane that changed keeps its old bars and marks (see
+#: view_model._LaneRead), so an append lays out the chunk it lands in, not the lane.
+#: Bounded by entries, by the items held in all, and per chunk by its last few versions
+#: (a few views' scales; a live chunk's older versions are never asked for again).
+CHUNKS_KEPT = 1 << 13
+CHUNK_ITEMS_KEPT = 1 << 18
+CHUNK_VERSIONS_KEPT = 4
+_CHUNKS: Memo[tuple[Any, ...], _ChunkLaid] = Memo(
+    CHUNKS_KEPT,
+    max_weight=CHUNK_ITEMS_KEPT,
+    weight=lambda laid: len(laid.turns) + len(laid.marks) + 1,
+    lru=True,
+    per_slot=CHUNK_VERSIONS_KEPT,
+)
+
+
+def _lay_chunk(
+    dom_id: str,
+    index: int,
+    turns: Sequence[TurnBar],
+    marks: Sequence[Mark],
+    origin: int,
+    scale: Scale,
+    budgets: tuple[int, int],
+) -> _ChunkLaid:
+    key = (dom_id, index, origin, scale, budgets, tuple(map(id, turns)), tuple(map(id, marks)))
+    hit = _CHUNKS.get(key)
+    if hit is not None:
+        return hit
+    turn_budget, mark_budget = budgets
+    placed, rows = place_marks(marks, scale.px_per_ms, mark_budget)
+    flat: list[Mark] = []
+    for item in placed:
+        flat.extend(item.marks if isinstance(item, Cluster) else (item,))
+    chunk = LaneChunk(
+        dom_id=f"{dom_id}-k{index}",
+        index=index,
+        turns=tuple(group_turns(turns, scale.px_per_ms, origin, turn_budget)),
+        marks=tuple(placed),
+    )
+    laid = _ChunkLaid(tuple(turns), tuple(marks), tuple(flat), rows, chunk)
+    return _CHUNKS.put(key, laid, slot=(dom_id, index, origin))
+
+
 def chunk_lane(
     dom_id: str,
     turns: Sequence[TurnBar],
@@ -243,31 +306,25 @@ def chunk_lane(
     with its row, and the rows used."""
     chunk_ms = scale.chunk_ms
     by_chunk: dict[int, tuple[list[TurnBar], list[Mark]]] = {}
+    # chunk_index, inline: once per bar and mark of the lane's whole history.
     for bar in turns:
-        by_chunk.setdefault(chunk_index(bar.start, origin, chunk_ms), ([], []))[0].append(bar)
+        by_chunk.setdefault((bar.start - origin) // chunk_ms, ([], []))[0].append(bar)
     for mark in marks:
-        by_chunk.setdefault(chunk_index(mark.ms, origin, chunk_ms), ([], []))[1].append(mark)
+        by_chunk.setdefault((mark.ms - origin) // chunk_ms, ([], []))[1].append(mark)
     chunks: list[LaneChunk] = []
     placed_marks: list[Mark] = []
     rows_used = 1
-    turn_budget = chunk_budget(chunk_ms, scale.px_per_ms, TURN_BUDGET_PX)
-    mark_budget = chunk_budget(chunk_ms, scale.px_per_ms, MARK_BUDGET_PX)
+    budgets = (
+        chunk_budget(chunk_ms, scale.px_per_ms, TURN_BUDGET_PX),
+        chunk_budget(chunk_ms, scale.px_per_ms, MARK_BUDGET_PX),
+    )
     for index in sorted(by_chunk):
         chunk_turns, chunk_marks = by_chunk[index]
-        placed, rows = place_marks(chunk_marks, scale.px_per_ms, mark_budget)
-        for item in placed:
-            placed_marks.extend(item.marks if isinstance(item, Cluster) else (item,))
+        laid = _lay_chunk(dom_id, index, chunk_turns, chunk_marks, origin, scale, budgets)
+        placed_marks.extend(laid.placed)
         # The lane's height counts every chunk, drawn or not: it stays put while a
         # window scrolls or follows now.
-        rows_used = max(rows_used, rows)
-        if drawn is not None and index not in drawn:
-            continue
-        chunks.append(
-            LaneChunk(
-                dom_id=f"{dom_id}-k{index}",
-                index=index,
-                turns=tuple(group_turns(chunk_turns, scale.px_per_ms, origin, turn_budget)),
-                marks=tuple(placed),
-            )
-        )
+        rows_used = max(rows_used, laid.rows)
+        if drawn is None or index in drawn:
+            chunks.append(laid.chunk)
     return tuple(chunks), tuple(placed_marks), rows_used

@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from itertools import repeat
 from typing import Any
 
+from ..memo import Memo, Same
 from ..timetext import format_time
 from .model import DEFAULT_TRACK_PX, MIN_WINDOW_MS, Tick, View
 
@@ -223,38 +225,87 @@ def pct_width(a: int, b: int, start: int, end: int) -> float:
 # the board
 
 
-def board_extent(timeline: Mapping[str, Any], now: int | None) -> tuple[int, int] | None:
-    """``(start, end)`` of everything drawn; while live, ``end`` is the live edge."""
-    # The earliest and latest time seen (a running min/max: every live poll scans every
-    # span, and a list of them all cost more than the comparisons).
+#: The earliest and latest time of a lane's spans, by the very list: an unchanged lane
+#: holds the same span list from one build to the next (span dicts are never mutated,
+#: see timeline/spans.py), so a poll after an append scans the lanes that changed only.
+#: Bounded by entries and by the spans of the lists held (the dead versions of a
+#: changed lane go first: the lists in use are refreshed).
+BOUNDS_KEPT = 256
+BOUNDS_SPANS_KEPT = 1 << 17
+_Bounds = tuple[int, int] | None
+_SPAN_BOUNDS: Memo[Same[Sequence[Any]], tuple[_Bounds, int]] = Memo(
+    BOUNDS_KEPT, max_weight=BOUNDS_SPANS_KEPT, weight=lambda held: held[1] + 1, lru=True
+)
+
+
+def _lane_bounds(spans: Sequence[Any]) -> _Bounds:
+    key = Same(spans)
+    hit = _SPAN_BOUNDS.get(key)
+    if hit is None:
+        hit = _SPAN_BOUNDS.put(key, (_span_bounds(spans), len(spans)))
+    return hit[0]
+
+
+def _span_bounds(spans: Sequence[Any]) -> _Bounds:
+    """The earliest and latest time or end of these spans (``None``: none is dated)."""
+    if spans and set(map(type, spans)) == {dict}:
+        # Our builder's spans (dicts, int times, int or no ends): whole-list steps, as a
+        # lead's new list (thousands of spans) is scanned at each append.
+        times: list[Any] = list(map(dict.get, spans, repeat("time")))
+        ends: list[Any] = [end for end in map(dict.get, spans, repeat("end")) if end is not None]
+        if set(map(type, times)) == {int} and set(map(type, ends)) <= {int}:
+            lo_time, hi_time = min(times), max(times)
+            return min(lo_time, min(ends, default=lo_time)), max(
+                hi_time, max(ends, default=hi_time)
+            )
+    # Else a running min/max, exact types first.
     lo: int | None = None
     hi: int | None = None
-    for lane in as_seq(timeline.get("lanes")):
-        for span in as_seq(as_map(lane).get("spans")):
-            if type(span) is dict:  # our builder's spans: exact types first (a hot path)
-                time, end = span.get("time"), span.get("end")
-                if type(time) is int and (end is None or type(end) is int):
-                    first, last = (time, time) if end is None else (min(time, end), max(time, end))
-                    if lo is None or hi is None:
-                        lo, hi = first, last
-                    else:
-                        if first < lo:
-                            lo = first
-                        if last > hi:
-                            hi = last
-                    continue
-            span = as_map(span)
-            for key in ("time", "end"):
-                value = as_int(span.get(key))
-                if value is not None:
-                    lo = value if lo is None else min(lo, value)
-                    hi = value if hi is None else max(hi, value)
-    for task in as_seq(timeline.get("tasks")):
-        for entry in as_seq(as_map(task).get("history")):
-            value = as_int(as_map(entry).get("time"))
+    for span in spans:
+        if type(span) is dict:  # our builder's spans: exact types first (a hot path)
+            time, end = span.get("time"), span.get("end")
+            if type(time) is int and (end is None or type(end) is int):
+                first, last = (time, time) if end is None else (min(time, end), max(time, end))
+                if lo is None or hi is None:
+                    lo, hi = first, last
+                else:
+                    if first < lo:
+                        lo = first
+                    if last > hi:
+                        hi = last
+                continue
+        span = as_map(span)
+        for key in ("time", "end"):
+            value = as_int(span.get(key))
             if value is not None:
                 lo = value if lo is None else min(lo, value)
                 hi = value if hi is None else max(hi, value)
+    return None if lo is None or hi is None else (lo, hi)
+
+
+#: ``board_extent`` reads the tasks' moves itself.
+_SCAN: Any = object()
+
+
+def board_extent(
+    timeline: Mapping[str, Any], now: int | None, task_moves: _Bounds = _SCAN
+) -> tuple[int, int] | None:
+    """``(start, end)`` of everything drawn; while live, ``end`` is the live edge.
+    ``task_moves``: the earliest and latest task move, when the caller knows them."""
+    found = [
+        _lane_bounds(as_seq(as_map(lane).get("spans"))) for lane in as_seq(timeline.get("lanes"))
+    ]
+    if task_moves is _SCAN:
+        times = [
+            value
+            for task in as_seq(timeline.get("tasks"))
+            for entry in as_seq(as_map(task).get("history"))
+            if (value := as_int(as_map(entry).get("time"))) is not None
+        ]
+        task_moves = (min(times), max(times)) if times else None
+    found.append(task_moves)
+    lo = min((b[0] for b in found if b is not None), default=None)
+    hi = max((b[1] for b in found if b is not None), default=None)
     rng = as_map(timeline.get("range"))
     start = as_int(rng.get("start"))
     end = as_int(rng.get("end"))

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 
+from ..memo import Memo, Same
 from ..timeline import PALETTE
 from ..timetext import format_time
 from .detail import Drawn, Scale, chunk_index, chunk_lane
@@ -45,6 +47,7 @@ from .model import (
     TurnBar,
     View,
 )
+from .task_facts import TaskFacts, moves_span, task_facts
 from .task_graph import GraphContext, graph_fields
 from .tokens import TOKEN_KEYS, tokens_text, tokens_title
 from .where_time import where_time
@@ -187,6 +190,83 @@ def _with_tokens(bar: TurnBar, values: tuple[Any, ...] | None) -> TurnBar:
     return TurnBar(bar.start, bar.end, bar.open, bar.t, bar.d, bar.closed, values)
 
 
+#: What a span means to its lane's row, read once per span object (see _LaneRead):
+#: a closed turn's bar, an open turn's start and token counts (its bar runs to now, so
+#: it is made at each layout), a mark's time, or _SKIP (nothing drawn).
+_OpenTurn = tuple[int, tuple[Any, ...] | None]
+_SpanRead = TurnBar | _OpenTurn | int | str
+_SKIP = "skip"
+
+
+def _read_span(span: Mapping[str, Any], start: int) -> _SpanRead:
+    time = as_int(span.get("time"))
+    if time is None:
+        return _SKIP
+    kind = as_str(span.get("kind"))
+    if kind == "turn":
+        closed = as_int(span.get("end"))
+        spent = _token_values(span.get("tokens"))
+        if closed is not None:
+            return _closed_bar(time, closed, start, spent)
+        return (time, spent)
+    if kind in {"message", "user-prompt"}:
+        return time
+    return _SKIP
+
+
+def _bar_of(read: _SpanRead, start: int, end: int, clamp_to: int) -> TurnBar:
+    """A turn's bar: the closed one read, or an open one running to ``clamp_to``."""
+    if isinstance(read, TurnBar):
+        return read
+    assert isinstance(read, tuple)
+    time, spent = read
+    return _with_tokens(_turn_bar(time, min(max(clamp_to, time), end), start, None), spent)
+
+
+@dataclass(frozen=True, slots=True)
+class _LaneRead:
+    """A lane's spans as last laid out: what each span object read as, and each mark
+    (by its span, and by its span's value for the spans that were new objects then, such
+    as prompts drawn afresh at each build). After an append a changed lane holds mostly
+    the same span objects (they are never mutated, see timeline/spans.py): their reads
+    and marks are reused, and so, in detail.chunk_lane, are the chunks they fall in."""
+
+    #: The extent's start and the roster's key: what a read or a mark depends on
+    #: besides its span, and the extent's end (only a mark's ``left`` depends on it).
+    context: tuple[Any, ...]
+    end: int
+    #: The spans read, held: while they live no other object has their ids.
+    spans: Sequence[Any]
+    #: id(span) -> its read.
+    reads: dict[int, _SpanRead]
+    #: (id(span), its place among the lane's marks) -> its mark.
+    marks: dict[tuple[int, int], Mark]
+    #: (the span's bytes, its place) -> its mark, for the spans found by value.
+    by_value: dict[tuple[bytes, int], Mark]
+
+
+#: The last read of each lane, by its id, session and position: one entry per lane
+#: (its newest version; every view of that version reads it), bounded by lanes and by
+#: the spans the reads hold in all (a read holds every span of its lane).
+LANE_READS_KEPT = 256
+LANE_READ_SPANS = 1 << 17
+_LANE_READS: Memo[tuple[str, str, int], _LaneRead] = Memo(
+    LANE_READS_KEPT,
+    max_weight=LANE_READ_SPANS,
+    weight=lambda read: len(read.reads) + len(read.by_value) + 1,
+)
+
+
+def _value_key(item: Mapping[str, Any]) -> bytes | None:
+    """A span's or task's bytes (``None``: not JSON). Not key-sorted: equal bytes are
+    equal values, and the builder makes equal dicts in the same key order (a dict
+    built in another order only misses)."""
+    try:
+        return orjson.dumps(item)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
 def _lane_row(
     lane: Mapping[str, Any],
     position: int,
@@ -195,39 +275,71 @@ def _lane_row(
     clamp_to: int,
     scale: Scale,
     drawn: Drawn | None,
+    roster_key: tuple[Any, ...] | None = None,
 ) -> LaneRow:
     start, end = extent
-    turns: list[TurnBar] = []
-    raw_marks: list[tuple[int, Mapping[str, Any]]] = []
-    for span in as_seq(lane.get("spans")):
-        span = as_map(span)
-        time = as_int(span.get("time"))
-        if time is None:
-            continue
-        kind = as_str(span.get("kind"))
-        if kind == "turn":
-            closed = as_int(span.get("end"))
-            spent = _token_values(span.get("tokens"))
-            if closed is not None:
-                turns.append(_closed_bar(time, closed, start, spent))
-                continue
-            bar = _turn_bar(time, min(max(clamp_to, time), end), start, None)
-            turns.append(_with_tokens(bar, spent))
-        elif kind in {"message", "user-prompt"}:
-            raw_marks.append((time, span))
-    raw_marks.sort(key=lambda pair: pair[0])
-    dom_id = f"lane-{position}"
-    chunks, marks, used = chunk_lane(
-        dom_id,
-        turns,
-        [
-            _mark(span, time, 0, f"m{position}-{n}", roster, extent)
-            for n, (time, span) in enumerate(raw_marks)
-        ],
-        start,
-        scale,
-        drawn,
+    slot = (as_str(lane.get("id")), as_str(lane.get("sessionId")), position)
+    # Without a roster key the marks cannot be told apart from another roster's: no reuse.
+    context = (start, roster_key)
+    last = _LANE_READS.get(slot) if roster_key is not None else None
+    if last is not None and last.context != context:
+        last = None
+    spans = as_seq(lane.get("spans"))
+    # Whole-list steps where they can be (map, zip, dict): a lead's thousands of spans
+    # are looked up at each append, and only the new ones are read.
+    ids = list(map(id, spans))
+    got: list[_SpanRead | None] = (
+        list(map(last.reads.get, ids)) if last is not None else [None] * len(ids)
     )
+    for i in [i for i, read in enumerate(got) if read is None]:
+        got[i] = _read_span(as_map(spans[i]), start)
+    reads: list[_SpanRead] = got  # type: ignore[assignment]  # every None was read above
+    turns = [
+        read if type(read) is TurnBar else _bar_of(read, start, end, clamp_to)
+        for read in reads
+        if type(read) is TurnBar or type(read) is tuple
+    ]
+    # By time, ties in the lanes' order (as a stable sort by time would).
+    raw_marks = sorted((read, i) for i, read in enumerate(reads) if type(read) is int)
+    mark_keys = [(ids[i], n) for n, (_, i) in enumerate(raw_marks)]
+    found: list[Mark | None] = (
+        list(map(last.marks.get, mark_keys)) if last is not None else [None] * len(mark_keys)
+    )
+    by_value: dict[tuple[bytes, int], Mark] = {}
+    for n in [n for n, mark in enumerate(found) if mark is None]:
+        time, i = raw_marks[n]
+        span = as_map(spans[i])
+        # A span new as an object may be an old one drawn afresh (a prompt): found by
+        # its bytes, and kept by them for the next build.
+        value = _value_key(span)
+        mark = last.by_value.get((value, n)) if value is not None and last is not None else None
+        if mark is None:
+            mark = _mark(span, time, 0, f"m{position}-{n}", roster, extent)
+        if value is not None:
+            by_value[(value, n)] = mark
+        found[n] = mark
+    made: list[Mark] = found  # type: ignore[assignment]  # every None was made above
+    if last is not None and last.end != end:
+        # The extent's end moved (a live edge crossing a step): only ``left`` did.
+        made = [
+            mark if mark.left == (left := pct(mark.ms, start, end)) else replace(mark, left=left)
+            for mark in made
+        ]
+    if roster_key is not None:
+        _LANE_READS.put(
+            slot,
+            _LaneRead(
+                context,
+                end,
+                tuple(spans),  # a copy: the ids are theirs however the list is used
+                dict(zip(ids, reads, strict=True)),
+                dict(zip(mark_keys, made, strict=True)),
+                by_value,
+            ),
+            owner=as_str(lane.get("sessionId")) or None,
+        )
+    dom_id = f"lane-{position}"
+    chunks, placed, used = chunk_lane(dom_id, turns, made, start, scale, drawn)
     status = as_str(lane.get("status")) or None
     phase = as_str(lane.get("phase")) or None
     channel = as_str(lane.get("channel"))
@@ -245,7 +357,7 @@ def _lane_row(
         error=as_str(lane.get("error")) or None,
         state_text=state_text,
         turns=tuple(turns),
-        marks=marks,
+        marks=placed,
         rows=used,
         chunks=chunks,
         label=as_str(lane.get("label")) or None,
@@ -430,6 +542,85 @@ def _with_graph(
     return replace(row, label=", ".join(said), **fields)
 
 
+#: Task rows by the task's bytes (by value: a task dict is not promised to stay as it
+#: was, and a move of one task may give every task a new dict), its place, the extent,
+#: the roster and what the graph says of its blockers, with "now" for the rows that
+#: reach it (an unfinished task): a poll after an append rebuilds the rows of the tasks
+#: that moved or run on, not all of them. Bounded by entries (each a row of a few
+#: moves, and its task's bytes); the rows in use are refreshed.
+TASK_ROWS_KEPT = 1024
+_TASK_ROWS: Memo[tuple[Any, ...], tuple[TaskRow, int | None, int]] = Memo(TASK_ROWS_KEPT, lru=True)
+
+
+def _graph_key(task: Mapping[str, Any], graph: GraphContext) -> tuple[Any, ...] | None:
+    """What graph_fields reads of the board for this task (None: it is not called)."""
+    if "phases" not in task:
+        return None
+    blockers = tuple(
+        (b, graph.positions.get(b), graph.done_at.get(b))
+        for b in as_seq(task.get("blockedBy"))
+        if isinstance(b, str)
+    )
+    return blockers, as_str(task.get("id")) in graph.critical
+
+
+def _task_row_of(
+    task: Mapping[str, Any],
+    value: bytes | None,
+    position: int,
+    graph: GraphContext,
+    plan: BoardPlan,
+) -> TaskRow:
+    """The task's row, reused when the task (``value``: its bytes) and what the row
+    reads of the board are as before; when only the extent's end moved, moved to it."""
+    start, end = plan.extent
+    key = None
+    if value is not None:
+        key = (value, position, start, plan.roster_key, _graph_key(task, graph))
+        hit = _TASK_ROWS.get(key)
+        if hit is not None:
+            row, clamped, built_for = hit
+            if clamped is None or (clamped == plan.clamp_to and built_for == end):
+                if built_for == end:
+                    return row
+                moved = _moved_row(row, start, end)
+                if moved is not None:
+                    _TASK_ROWS.put(key, (moved, None, end))
+                    return moved
+    row = _task_row(task, position, plan.roster, plan.extent, plan.clamp_to)
+    row = _with_graph(row, task, position, graph, plan)
+    if key is not None:
+        # Only an unfinished life or an open run reaches "now" (clamp_to): the others'
+        # rows hold at every poll.
+        runs_on = row.life_open or any(segment.open for segment in row.segments)
+        _TASK_ROWS.put(key, (row, plan.clamp_to if runs_on else None, end))
+    return row
+
+
+def _moved_row(row: TaskRow, start: int, end: int) -> TaskRow | None:
+    """A finished row (no part reaching now) laid out for an extent ending at ``end``:
+    only its percentages move (the live edge crossed a step; every row would be built
+    again at once otherwise). ``None`` when a part lies past ``end`` (it was clamped)."""
+    moves = row.transitions
+    if any(s.end > end for s in row.segments) or (moves and moves[-1].ms > end):
+        return None
+    life_left, life_width = row.life_left, row.life_width
+    if moves:
+        # A finished life runs from its first move to its last (see _task_row).
+        first, last = moves[0].ms, moves[-1].ms
+        life_left, life_width = pct(first, start, end), pct_width(first, last, start, end)
+    return replace(
+        row,
+        segments=tuple(
+            replace(s, left=pct(s.start, start, end), width=pct_width(s.start, s.end, start, end))
+            for s in row.segments
+        ),
+        transitions=tuple(replace(m, left=pct(m.ms, start, end)) for m in moves),
+        life_left=life_left,
+        life_width=life_width,
+    )
+
+
 def task_row_key(row: TaskRow) -> tuple[Any, ...]:
     """What a task row's markup shows, as a key: not what moves with the clock or the
     extent's end and is not drawn (percentages; an open life's or run's length, which
@@ -464,16 +655,58 @@ def task_row_key(row: TaskRow) -> tuple[Any, ...]:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _LaneMessages:
+    """What one lane's marks say of the messages (see _message_count)."""
+
+    #: Each message's (or prompt's) key, and the kind of its first mark on the lane.
+    first: dict[str, str]
+    #: The keys with a sent mark on the lane, and those whose first mark is a prompt.
+    sent: frozenset[str]
+    prompts: frozenset[str]
+
+
+#: Each lane's messages by its very marks (an unchanged lane's row, marks and all, is
+#: reused from one poll to the next): the count reads the lanes that changed. Bounded
+#: by entries and by the marks they name in all.
+LANE_MESSAGES_KEPT = 256
+LANE_MESSAGE_MARKS = 1 << 17
+_LANE_MESSAGES: Memo[Same[tuple[Mark, ...]], _LaneMessages] = Memo(
+    LANE_MESSAGES_KEPT,
+    max_weight=LANE_MESSAGE_MARKS,
+    weight=lambda held: len(held.first) + 1,
+    lru=True,
+)
+
+
+def _lane_messages(marks: tuple[Mark, ...]) -> _LaneMessages:
+    key = Same(marks)
+    hit = _LANE_MESSAGES.get(key)
+    if hit is not None:
+        return hit
+    first: dict[str, str] = {}
+    sent: set[str] = set()
+    for mark in marks:
+        found = mark.msg_id or mark.dom_id
+        first.setdefault(found, mark.kind)
+        if mark.kind == "sent":
+            sent.add(found)
+    prompts = frozenset(k for k, kind in first.items() if kind == "prompt")
+    return _LANE_MESSAGES.put(key, _LaneMessages(first, frozenset(sent), prompts))
+
+
 def _message_count(lanes: Sequence[LaneRow]) -> int:
     """The messages the list holds (a message drawn on two lanes is one; prompts are not
-    messages), without building the list."""
-    kinds: dict[str, str] = {}
-    for lane in lanes:
-        for mark in lane.marks:
-            key = mark.msg_id or mark.dom_id
-            if key not in kinds or mark.kind == "sent":
-                kinds[key] = mark.kind
-    return sum(1 for kind in kinds.values() if kind != "prompt")
+    messages), without building the list. A key counts as its sent mark's kind when it
+    has one, else as its first mark's (the first lane's that draws it)."""
+    read = [_lane_messages(lane.marks) for lane in lanes]
+    first: dict[str, str] = {}
+    for lane in reversed(read):  # the earliest lane's first mark wins
+        first.update(lane.first)
+    sent = frozenset().union(*(lane.sent for lane in read))
+    prompts = frozenset().union(*(lane.prompts for lane in read))
+    only_prompts = sum(1 for k in prompts if first[k] == "prompt" and k not in sent)
+    return len(first) - only_prompts
 
 
 #: Items at the same millisecond: a message, then a task move, then a turn begun then
@@ -481,81 +714,141 @@ def _message_count(lanes: Sequence[LaneRow]) -> int:
 _MESSAGE_ORDER, _TASK_ORDER, _TURN_ORDER = 0, 1, 2
 
 
+#: A list item with what it sorts by: its time, then its order at that time.
+_Entry = tuple[int, int, ListItem]
+_BY_TIME = operator.itemgetter(0, 1)
+
+#: Each lane's list entries by its very marks (a message's key, whether it is the
+#: sender's copy, its entry), each task's by its very row, each lane's turns' by its
+#: very bars and its name and colour: an unchanged lane's row and a task's row that did
+#: not move are the same objects from one poll to the next, so the list view's items
+#: are made for what changed. Bounded by entries and by the items held in all.
+LIST_ENTRIES_KEPT = 1024
+LIST_ENTRY_ITEMS = 1 << 17
+_LIST_ENTRIES: Memo[tuple[Any, ...], tuple[Any, ...]] = Memo(
+    LIST_ENTRIES_KEPT,
+    max_weight=LIST_ENTRY_ITEMS,
+    weight=lambda entries: len(entries) + 1,
+    lru=True,
+)
+
+
+#: Each mark's list entry by the very mark: a changed lane's row holds mostly the marks
+#: of its last version (see _LaneRead), whose entries are kept. Bounded by entries
+#: (each an item of a few fields, ~0.5 kB; a big team's marks); the ones in use are
+#: refreshed, so the marks no lane holds any more go first.
+MARK_ENTRIES_KEPT = 1 << 14
+_MARK_ENTRIES: Memo[Same[Mark], tuple[str, bool, _Entry]] = Memo(MARK_ENTRIES_KEPT, lru=True)
+
+
+def _mark_entry(mark: Mark) -> tuple[str, bool, _Entry]:
+    key = Same(mark)
+    hit = _MARK_ENTRIES.get(key)
+    if hit is not None:
+        return hit
+    found = mark.msg_id or mark.dom_id
+    kind = {"prompt": "prompt", "system": "system"}.get(mark.kind, "message")
+    item = ListItem(
+        ms=mark.ms,
+        time_text=mark.time_text,
+        kind=kind,
+        text=mark.preview,
+        msg_id=mark.msg_id or None,
+        task_id=None,
+        sender=mark.sender,
+        recipient=mark.recipient,
+        pending=mark.pending,
+        key=f"m {found}",
+    )
+    return _MARK_ENTRIES.put(key, (found, mark.kind == "sent", (mark.ms, _MESSAGE_ORDER, item)))
+
+
+def _mark_entries(marks: tuple[Mark, ...]) -> tuple[tuple[str, bool, _Entry], ...]:
+    key = ("marks", Same(marks))
+    hit = _LIST_ENTRIES.get(key)
+    if hit is not None:
+        return hit
+    return _LIST_ENTRIES.put(key, tuple(map(_mark_entry, marks)))
+
+
+def _task_entries(task: TaskRow) -> tuple[_Entry, ...]:
+    key = ("task", Same(task))
+    hit = _LIST_ENTRIES.get(key)
+    if hit is not None:
+        return hit
+    made = tuple(
+        (
+            move.ms,
+            _TASK_ORDER,
+            ListItem(
+                ms=move.ms,
+                time_text=move.time_text,
+                kind="task",
+                text=f"{move.actor} {ACTION_PHRASES.get(move.action, move.action)} "
+                f"“{task.subject}”",
+                msg_id=None,
+                task_id=task.task_id,
+                sender=None,
+                recipient=None,
+                key=f"t {task.task_id} {n}",
+            ),
+        )
+        for n, move in enumerate(task.transitions)
+    )
+    return _LIST_ENTRIES.put(key, made)
+
+
+def _turn_entries(lane: LaneRow) -> tuple[_Entry, ...]:
+    key = ("turns", Same(lane.turns), lane.name, lane.tone, lane.lane_id)
+    hit = _LIST_ENTRIES.get(key)
+    if hit is not None:
+        return hit
+    party = Party(lane.name, lane.tone)
+    made = tuple(
+        (
+            bar.start,
+            _TURN_ORDER,
+            ListItem(
+                ms=bar.start,
+                time_text=format_time(bar.start),
+                kind="turn",
+                text="",
+                msg_id=None,
+                task_id=None,
+                sender=None,
+                recipient=None,
+                # Its lane and start: the same turn at the next poll.
+                key=f"u {lane.lane_id} {bar.start}",
+                lane=party,
+                turn=bar,
+            ),
+        )
+        for bar in lane.turns
+    )
+    return _LIST_ENTRIES.put(key, made)
+
+
 def _list_items(
     lanes: Sequence[LaneRow], tasks: Sequence[TaskRow], turns: bool = False
 ) -> tuple[ListItem, ...]:
-    """Messages once each (the sender's copy when drawn twice), prompts, task moves;
-    ``turns``: each lane's turns too, at their start."""
-    items: list[tuple[int, int, ListItem]] = []
+    """Messages once each (the sender's copy when drawn twice, in the place of the
+    first copy), prompts, task moves; ``turns``: each lane's turns too, at their start."""
+    items: list[_Entry] = []
     seen: dict[str, int] = {}
     for lane in lanes:
-        for mark in lane.marks:
-            key = mark.msg_id or mark.dom_id
-            if key in seen and mark.kind != "sent":
-                continue
-            kind = {"prompt": "prompt", "system": "system"}.get(mark.kind, "message")
-            item = ListItem(
-                ms=mark.ms,
-                time_text=mark.time_text,
-                kind=kind,
-                text=mark.preview,
-                msg_id=mark.msg_id or None,
-                task_id=None,
-                sender=mark.sender,
-                recipient=mark.recipient,
-                pending=mark.pending,
-                key=f"m {key}",
-            )
-            if key in seen:
-                items[seen[key]] = (mark.ms, _MESSAGE_ORDER, item)
-            else:
-                seen[key] = len(items)
-                items.append((mark.ms, _MESSAGE_ORDER, item))
+        for found, sent, entry in _mark_entries(lane.marks):
+            at = seen.get(found)
+            if at is None:
+                seen[found] = len(items)
+                items.append(entry)
+            elif sent:
+                items[at] = entry
     for task in tasks:
-        for n, move in enumerate(task.transitions):
-            items.append(
-                (
-                    move.ms,
-                    _TASK_ORDER,
-                    ListItem(
-                        ms=move.ms,
-                        time_text=move.time_text,
-                        kind="task",
-                        text=f"{move.actor} {ACTION_PHRASES.get(move.action, move.action)} "
-                        f"“{task.subject}”",
-                        msg_id=None,
-                        task_id=task.task_id,
-                        sender=None,
-                        recipient=None,
-                        key=f"t {task.task_id} {n}",
-                    ),
-                )
-            )
+        items.extend(_task_entries(task))
     if turns:
         for lane in lanes:
-            party = Party(lane.name, lane.tone)
-            for bar in lane.turns:
-                items.append(
-                    (
-                        bar.start,
-                        _TURN_ORDER,
-                        ListItem(
-                            ms=bar.start,
-                            time_text=format_time(bar.start),
-                            kind="turn",
-                            text="",
-                            msg_id=None,
-                            task_id=None,
-                            sender=None,
-                            recipient=None,
-                            # Its lane and start: the same turn at the next poll.
-                            key=f"u {lane.lane_id} {bar.start}",
-                            lane=party,
-                            turn=bar,
-                        ),
-                    )
-                )
-    items.sort(key=lambda item: (item[0], item[1]))
+            items.extend(_turn_entries(lane))
+    items.sort(key=_BY_TIME)
     return tuple(item for _, _, item in items)
 
 
@@ -579,6 +872,10 @@ class BoardPlan:
     drawn: Drawn | None
     roster: _Roster
     lanes_raw: tuple[Mapping[str, Any], ...]
+    #: The tasks, each one's bytes (None: not JSON) and what the board reads of it.
+    tasks_raw: tuple[Mapping[str, Any], ...]
+    task_values: tuple[bytes | None, ...]
+    task_facts: tuple[TaskFacts, ...]
     #: What _Roster resolves parties by (ids, session ids, names) and the colours: what a
     #: lane's marks say of the other parties.
     roster_key: tuple[tuple[str, str, str, str], ...]
@@ -602,7 +899,14 @@ class BoardPlan:
     def lane_row(self, position: int) -> LaneRow:
         lane = self.lanes_raw[position]
         return _lane_row(
-            lane, position, self.roster, self.extent, self.clamp_to, self.scale, self.drawn
+            lane,
+            position,
+            self.roster,
+            self.extent,
+            self.clamp_to,
+            self.scale,
+            self.drawn,
+            self.roster_key,
         )
 
 
@@ -624,7 +928,11 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
     live = bool(timeline.get("live"))
     now = as_int(timeline.get("generatedAt")) if live else None
     lanes_raw = tuple(as_map(lane) for lane in as_seq(timeline.get("lanes")))
-    extent = board_extent(timeline, now)
+    tasks_raw = tuple(as_map(task) for task in as_seq(timeline.get("tasks")))
+    # Each task's bytes, once per layout: what is read of it and its row are reused by.
+    values = tuple(_value_key(task) for task in tasks_raw)
+    of_tasks = tuple(task_facts(t, value) for t, value in zip(tasks_raw, values, strict=True))
+    extent = board_extent(timeline, now, moves_span(of_tasks))
     if extent is None:
         facts = _board_facts(timeline, live)
         anchor = now or facts["frozen_at"] or 0
@@ -675,6 +983,9 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
         drawn=drawn,
         roster=roster,
         lanes_raw=lanes_raw,
+        tasks_raw=tasks_raw,
+        task_values=values,
+        task_facts=of_tasks,
         roster_key=tuple(
             (
                 as_str(lane.get("id")),
@@ -699,13 +1010,10 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
     timeline, view = plan.timeline, plan.view
     start, end = plan.extent
     win_start, win_end = plan.window
-    tasks_raw = [as_map(task) for task in as_seq(timeline.get("tasks"))]
-    graph = GraphContext.build(timeline, tasks_raw)
+    graph = GraphContext.of_facts(timeline, plan.task_facts)
     tasks = tuple(
-        _with_graph(
-            _task_row(task, n, plan.roster, plan.extent, plan.clamp_to), task, n, graph, plan
-        )
-        for n, task in enumerate(tasks_raw)
+        _task_row_of(task, value, n, graph, plan)
+        for n, (task, value) in enumerate(zip(plan.tasks_raw, plan.task_values, strict=True))
     )
     drawn_from = None if plan.drawn is None else start + plan.drawn.first * plan.scale.chunk_ms
     drawn_to = None if plan.drawn is None else start + (plan.drawn.last + 1) * plan.scale.chunk_ms
@@ -755,7 +1063,7 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         task_page=view.task_page if shown_from or shown_to < len(tasks) else 0,
         drawn_from=drawn_from,
         drawn_to=drawn_to,
-        where=where_time(timeline),
+        where=where_time(timeline, plan.task_values),
         **_board_facts(timeline, plan.live),
     )
 

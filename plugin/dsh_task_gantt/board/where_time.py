@@ -9,16 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..memo import Memo
 from ..timeline.activity import span_summary
 from ..timetext import duration_text, format_time
 from .geometry import as_int, as_map, as_seq, as_str
 from .model import MemberTime, TaskTime, WhereTime
+from .task_facts import TaskFacts, task_facts
 
 #: Tasks listed (those that waited longest); the rest are counted.
 TASKS_LISTED = 8
 
 
-def _latest(timeline: Mapping[str, Any]) -> int | None:
+def _latest(timeline: Mapping[str, Any], facts: Sequence[TaskFacts]) -> int | None:
     end = as_int(as_map(timeline.get("range")).get("end"))
     if end is not None:
         return end
@@ -27,18 +29,30 @@ def _latest(timeline: Mapping[str, Any]) -> int | None:
         for lane in as_seq(timeline.get("lanes"))
         if (t := span_summary(as_seq(as_map(lane).get("spans"))).latest) is not None
     ]
-    times += [
-        t
-        for task in as_seq(timeline.get("tasks"))
-        for key, entries in (("time", "history"), ("start", "phases"))
-        for h in as_seq(as_map(task).get(entries))
-        if (t := as_int(as_map(h).get(key))) is not None
-    ]
+    times += [f.latest for f in facts if f.latest is not None]
     return max(times, default=None)
 
 
-def _phase_sums(task: Mapping[str, Any], upto: int) -> dict[str, int]:
+#: Each task's phase sums, by the task's bytes, with the moment from which they hold
+#: (its phases' last end; ``None``: a phase is open, the sums grow with ``upto``): a
+#: poll after an append sums the tasks that moved or run on. Bounded by entries (each
+#: three numbers and the task's bytes); the sums in use are refreshed.
+PHASE_SUMS_KEPT = 1024
+_PHASE_SUMS: Memo[bytes, tuple[Mapping[str, int], int | None]] = Memo(PHASE_SUMS_KEPT, lru=True)
+#: The sums of a task without counted phases hold at every moment.
+_ALWAYS = -(1 << 62)
+
+
+def _phase_sums(
+    task: Mapping[str, Any], upto: int, value: bytes | None = None
+) -> Mapping[str, int]:
+    """Time blocked, ready and in progress up to ``upto``; ``value``: the task's bytes,
+    by which the sums are reused while they hold."""
+    hit = _PHASE_SUMS.get(value) if value is not None else None
+    if hit is not None and hit[1] is not None and hit[1] <= upto:
+        return hit[0]
     sums = {"blocked": 0, "ready": 0, "in-progress": 0}
+    holds_from: int | None = _ALWAYS
     for raw in as_seq(task.get("phases")):
         p = as_map(raw)
         kind, start = as_str(p.get("kind")), as_int(p.get("start"))
@@ -46,6 +60,12 @@ def _phase_sums(task: Mapping[str, Any], upto: int) -> dict[str, int]:
             continue
         end = as_int(p.get("end"))
         sums[kind] += max(min(end if end is not None else upto, upto) - start, 0)
+        # A phase that ended by ``upto`` counts the same at any later moment.
+        holds_from = None if end is None or holds_from is None else max(holds_from, end)
+    if value is not None:
+        _PHASE_SUMS.put(
+            value, (sums, holds_from if holds_from is None or holds_from <= upto else None)
+        )
     return sums
 
 
@@ -58,13 +78,13 @@ def _turns_upto(spans: Sequence[Any], upto: int) -> list[tuple[int, int]]:
     ]
 
 
-def _members(timeline: Mapping[str, Any], upto: int) -> tuple[MemberTime, ...]:
+def _members(
+    timeline: Mapping[str, Any], upto: int, facts: Sequence[TaskFacts]
+) -> tuple[MemberTime, ...]:
     held: dict[str, set[str]] = {}
-    for task in (as_map(t) for t in as_seq(timeline.get("tasks"))):
-        for raw in as_seq(task.get("phases")):
-            p = as_map(raw)
-            if as_str(p.get("kind")) == "in-progress" and as_str(p.get("ownerId")):
-                held.setdefault(as_str(p.get("ownerId")), set()).add(as_str(task.get("id")))
+    for fact in facts:
+        for owner in fact.holders:
+            held.setdefault(owner, set()).add(fact.task_id)
     out = []
     for lane in (as_map(x) for x in as_seq(timeline.get("lanes"))):
         if as_str(lane.get("kind")) == "unassigned":
@@ -92,15 +112,25 @@ def _members(timeline: Mapping[str, Any], upto: int) -> tuple[MemberTime, ...]:
     return tuple(out)
 
 
-def where_time(timeline: Mapping[str, Any]) -> WhereTime | None:
-    """The section, or ``None`` for a timeline without phases (or without any time)."""
+def where_time(
+    timeline: Mapping[str, Any], values: Sequence[bytes | None] | None = None
+) -> WhereTime | None:
+    """The section, or ``None`` for a timeline without phases (or without any time).
+    ``values``: each task's bytes, by which what is read of it is reused."""
     tasks = [as_map(t) for t in as_seq(timeline.get("tasks"))]
     if not tasks or not any("phases" in t for t in tasks):
         return None
-    upto = _latest(timeline)
+    if values is None or len(values) != len(tasks):
+        values = [None] * len(tasks)
+    facts = [task_facts(t, value) for t, value in zip(tasks, values, strict=True)]
+    upto = _latest(timeline, facts)
     if upto is None:
         return None
-    sums = [(t, _phase_sums(t, upto)) for t in tasks if as_str(t.get("status")) != "deleted"]
+    sums = [
+        (t, _phase_sums(t, upto, value))
+        for t, value in zip(tasks, values, strict=True)
+        if as_str(t.get("status")) != "deleted"
+    ]
     # The ones that waited longest first: that is what the section is asked about.
     sums.sort(key=lambda ts: (-(ts[1]["blocked"] + ts[1]["ready"]), as_str(ts[0].get("id"))))
     listed = tuple(
@@ -121,7 +151,7 @@ def where_time(timeline: Mapping[str, Any]) -> WhereTime | None:
         upto_text=format_time(upto),
         tasks=listed,
         tasks_more=max(len(sums) - TASKS_LISTED, 0),
-        members=_members(timeline, upto),
+        members=_members(timeline, upto, facts),
         path=" → ".join(ids),
         path_length=duration_text(as_int(path.get("duration")) or 0) if ids else "",
         span=duration_text(upto - start) if start is not None else "",

@@ -1,0 +1,354 @@
+"""A poll after an append lays out what changed: what the board reuses (a lane's reads
+and marks by span object, chunks by the very bars and marks they hold, task rows and
+task facts by the task's bytes, lane bounds and message counts per lane) gives what a
+cold layout gives, and every memo keeps to its bounds."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from dsh_task_gantt import host, panel
+from dsh_task_gantt.board import detail, geometry, task_facts, view_model, where_time
+from dsh_task_gantt.board.model import TurnBar, View
+from dsh_task_gantt.board.view_model import layout_board
+from dsh_task_gantt.fixturegen import STORY_TEAM, LiveTeam, generate_team
+from dsh_task_gantt.logs.persistence import DirectorySessionPersistence
+from dsh_task_gantt.memo import Memo, clear_memos
+from dsh_task_gantt.provider import TimelineResult
+from dsh_task_gantt.service import TimelineService
+from dsh_task_gantt.timeline import activity
+from tests.kit.boardteams import PREFIX, make_app
+
+#: The board's own memos (module, name): swapped for empty ones, they give a cold layout.
+BOARD_MEMOS: list[tuple[Any, str]] = [
+    (view_model, "_LANE_READS"),
+    (view_model, "_TASK_ROWS"),
+    (view_model, "_LANE_MESSAGES"),
+    (view_model, "_LIST_ENTRIES"),
+    (view_model, "_MARK_ENTRIES"),
+    (detail, "_CHUNKS"),
+    (geometry, "_SPAN_BOUNDS"),
+    (where_time, "_PHASE_SUMS"),
+    (task_facts, "_FACTS"),
+    (activity, "_SUMMARIES"),
+]
+
+
+@contextmanager
+def cold_memos() -> Iterator[None]:
+    """Every board memo empty for the duration (the warm ones are put back after)."""
+    kept = [(module, name, getattr(module, name)) for module, name in BOARD_MEMOS]
+    try:
+        for module, name, memo in kept:
+            fresh: Memo[Any, Any] = Memo(
+                memo._max_entries,
+                max_weight=memo._max_weight,
+                weight=memo._weight,
+                lru=memo._lru,
+                per_slot=memo._per_slot,
+            )
+            setattr(module, name, fresh)
+        # The closed bars' cache too (a copy of it, so that the warm one keeps its bars).
+        bars = view_model._closed_bar
+        view_model._closed_bar = functools.lru_cache(maxsize=1 << 15)(bars.__wrapped__)  # type: ignore[assignment]
+        yield
+    finally:
+        for module, name, memo in kept:
+            setattr(module, name, memo)
+        view_model._closed_bar = bars  # type: ignore[assignment]
+
+
+class Replay:
+    """A provider answering with the result it is handed (the very build, so a warm
+    panel sees the same objects the service would give it)."""
+
+    def __init__(self) -> None:
+        self.result: TimelineResult | None = None
+
+    async def timeline(self, session_id: str) -> TimelineResult | None:
+        return self.result
+
+    async def message(self, session_id: str, message_id: str) -> Mapping[str, Any] | None:
+        return None
+
+    async def current_etag(self, session_id: str) -> str | None:
+        return self.result.etag if self.result is not None else None
+
+
+HOUR_MS = 3_600_000
+#: The views the pollers of benchmarks/bench_soak.py hold, a zoomed one following now,
+#: and the list with turns.
+VIEWS: list[dict[str, str]] = [
+    {"w": "280", "follow": "1"},
+    {"w": "1160", "follow": "1"},
+    {"w": "280", "at": "MIDDLE"},
+    {"w": "1160", "follow": "1", "list": "1"},
+    {"w": "1160", "list": "1", "turns": "1"},
+    {"w": "600", "follow": "1", "from": "ZOOM_FROM", "to": "NOW"},
+]
+
+
+def _untokened(html: str) -> str:
+    """The answer without what names it (its token, when it was drawn)."""
+    return re.sub(r'id="board-(token|drawn)" name="\w+" value="[^"]*"', "", html)
+
+
+def _views(result: TimelineResult, middle: int) -> list[dict[str, str]]:
+    now = int(result.data["generatedAt"])
+    fill = {"MIDDLE": str(middle), "ZOOM_FROM": str(now - 10 * 60_000), "NOW": str(now)}
+    return [{k: fill.get(v, v) for k, v in view.items()} for view in VIEWS]
+
+
+@pytest.fixture()
+def story(tmp_path: Path) -> tuple[LiveTeam, TimelineService, list[int], str, int]:
+    spec = generate_team(tmp_path, seed=11, shape="story", name=STORY_TEAM, live=True)
+    live = LiveTeam(tmp_path, spec)
+    clock = [spec.last_event_time + 1_000]
+    service = TimelineService(
+        {host.SESSION_PERSISTENCE: DirectorySessionPersistence(tmp_path)}.get,
+        clock=lambda: clock[0],
+    )
+    middle = (spec.start_ms + spec.last_event_time) // 2
+    return live, service, clock, spec.lead_id, middle
+
+
+def test_polls_after_appends_draw_what_a_cold_panel_draws(
+    story: tuple[LiveTeam, TimelineService, list[int], str, int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each append (a step, a message, a prompt, a task move, a teammate's turn), and
+    now and then a long gap (the live edge crosses a step: every percentage moves): a
+    warm panel's board, in every view, is byte for byte a cold panel's."""
+    live, service, clock, lead, middle = story
+    # The lanes' "in a turn for …" read the panel's clock: the team's, here.
+    monkeypatch.setattr(panel, "now_ms", lambda: clock[0])
+    replay = Replay()
+    warm = TestClient(make_app(replay))
+    clear_memos()
+    for n in range(14):
+        clock[0] += 5 * 60_000 if n % 5 == 4 else 2_000
+        live.tick(clock[0])
+        result = asyncio.run(service.timeline(lead))
+        assert result is not None
+        replay.result = result
+        views = _views(result, middle)
+        answers = [
+            warm.get(f"{PREFIX}/panel/board", params={"session": lead, **view}).text
+            for view in views
+        ]
+        with cold_memos():
+            cold = TestClient(make_app(replay))
+            for view, answer in zip(views, answers, strict=True):
+                fresh = cold.get(f"{PREFIX}/panel/board", params={"session": lead, **view})
+                assert _untokened(answer) == _untokened(fresh.text), (n, view)
+    clear_memos()
+
+
+def test_a_warm_layout_equals_a_cold_one_and_reuses_what_did_not_change(
+    story: tuple[LiveTeam, TimelineService, list[int], str, int],
+) -> None:
+    """The boards are equal values; the marks of spans seen before, the chunks they fall
+    in and the rows of tasks that did not move are the very objects of the last layout."""
+    live, service, clock, lead, _ = story
+    clear_memos()
+    last = None
+    reused_chunks = reused_rows = 0
+    for n in range(10):
+        clock[0] += 7 * 60_000 if n == 6 else 2_000
+        live.tick(clock[0])
+        result = asyncio.run(service.timeline(lead))
+        assert result is not None
+        now = int(result.data["generatedAt"])
+        zoomed = View(start=now - 600_000, end=now, follow=True, track_px=1160)
+        boards = [layout_board(result.data, view) for view in (View(track_px=280), zoomed)]
+        with cold_memos():
+            for view, warm in zip((View(track_px=280), zoomed), boards, strict=True):
+                assert warm == layout_board(result.data, view), (n, view)
+        board = boards[0]
+        if last is not None:
+            before = {c.dom_id: c for lane in last.lanes for c in lane.chunks}
+            reused_chunks += sum(
+                before.get(c.dom_id) is c for lane in board.lanes for c in lane.chunks
+            )
+            reused_rows += sum(a is b for a, b in zip(last.tasks, board.tasks, strict=False))
+        last = board
+    assert reused_chunks > 0 and reused_rows > 0
+    clear_memos()
+
+
+def _span(kind: str, time: int, end: int | None, n: int, **extra: Any) -> dict[str, Any]:
+    who = {"kind": "member", "id": "a", "name": "a"}
+    return {
+        "kind": kind,
+        "id": f"{kind}-{n}",
+        "time": time,
+        "end": end,
+        "from": who,
+        "to": {"kind": "member", "id": "b", "name": "b"} if kind == "message" else None,
+        "direction": "outgoing" if kind == "message" else None,
+        "preview": f"p{n}",
+        "sessionId": "s-a",
+        **extra,
+    }
+
+
+def _timeline(spans: list[dict[str, Any]], now: int) -> dict[str, Any]:
+    lanes = [
+        {"id": "a", "name": "a", "sessionId": "s-a", "kind": "lead", "index": 0,
+         "color": {"slot": 0}, "spans": spans},
+        {"id": "b", "name": "b", "sessionId": "s-b", "kind": "teammate", "index": 1,
+         "color": {"slot": 1}, "spans": []},
+    ]  # fmt: skip
+    return {
+        "live": True,
+        "generatedAt": now,
+        "range": {"start": 0, "end": None},
+        "lanes": lanes,
+        "tasks": [],
+    }
+
+
+def test_a_lane_read_again_takes_new_spans_a_closed_turn_and_a_prompt_drawn_afresh() -> None:
+    """The same span objects keep their marks; an open turn that closed (a new object)
+    and a prompt drawn afresh (an equal new object) are read as what they now are."""
+    clear_memos()
+    spans = [_span("turn", 1_000 * n, 1_000 * n + 500, n) for n in range(0, 40, 2)]
+    spans += [_span("message", 1_000 * n + 100, None, n, deliveredAt=None) for n in range(40)]
+    spans += [_span("user-prompt", 30_500, None, 99), _span("turn", 41_000, None, 100)]
+    first = layout_board(_timeline(spans, 42_000), View())
+    again = [dict(s) if s["kind"] == "user-prompt" else s for s in spans[:-1]]
+    again += [_span("turn", 41_000, 41_900, 100), _span("message", 41_950, None, 101)]
+    # A message delivered: a new span, the same id.
+    at = next(i for i, span in enumerate(again) if span["id"] == "message-39")
+    again[at] = dict(again[at], deliveredAt=40_000)
+    # Read at the same "now" (the extent is the same: the marks' positions hold).
+    second = layout_board(_timeline(again, 42_000), View())
+    assert (second.extent_start, second.extent_end) == (first.extent_start, first.extent_end)
+    with cold_memos():
+        assert second == layout_board(_timeline(again, 42_000), View())
+    lane_before, lane = first.lanes[0], second.lanes[0]
+    kept = {m.msg_id: m for m in lane_before.marks}
+    assert sum(kept.get(m.msg_id) is m for m in lane.marks) > 30
+    assert [t.open for t in lane.turns][-1] is False
+    delivered = "message-39"
+    was = next(m for m in lane_before.marks if m.msg_id == delivered)
+    assert was.pending and not next(m for m in lane.marks if m.msg_id == delivered).pending
+    clear_memos()
+
+
+def test_a_row_reused_after_the_extent_end_moved_is_a_fresh_one() -> None:
+    """A finished task's row laid out for an earlier extent end is moved (only its
+    percentages), and equals the row laid out afresh."""
+    clear_memos()
+    spans = [_span("turn", 1_000, 2_000, 0)]
+    timeline = _timeline(spans, 60_000)
+    timeline["tasks"] = [
+        {"id": "t1", "subject": "one", "status": "completed", "ownerName": "a",
+         "history": [
+             {"time": 1_500, "action": "created", "status": "pending", "actor": "a"},
+             {"time": 2_500, "action": "claimed", "status": "in_progress", "actor": "a"},
+             {"time": 9_000, "action": "completed", "status": "completed", "actor": "a"},
+         ]},
+    ]  # fmt: skip
+    early = layout_board(timeline, View())
+    later = layout_board(dict(timeline, generatedAt=600_000), View())
+    assert early.extent_end != later.extent_end
+    with cold_memos():
+        assert later == layout_board(dict(timeline, generatedAt=600_000), View())
+    clear_memos()
+
+
+# ---------------------------------------------------------------------------
+# bounds
+
+
+def _read(n: int) -> Any:
+    return view_model._LaneRead((0, ()), 0, (), dict.fromkeys(range(n), "skip"), {}, {})
+
+
+def _laid(n: int) -> Any:
+    bar = TurnBar(0, 1, False, 0.0, 0.001, 1)
+    chunk = detail.LaneChunk("c", 0, (), ())
+    return detail._ChunkLaid((bar,) * n, (), (), 1, chunk)
+
+
+#: The memos whose values grow with a lane's history, and a value of weight ``n``.
+WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
+    ("lane reads", view_model._LANE_READS, _read),
+    ("chunks", detail._CHUNKS, _laid),
+    ("lane bounds", geometry._SPAN_BOUNDS, lambda n: (None, n)),
+    ("list entries", view_model._LIST_ENTRIES, lambda n: (None,) * n),
+    (
+        "lane messages",
+        view_model._LANE_MESSAGES,
+        lambda n: view_model._LaneMessages(
+            dict.fromkeys(map(str, range(n)), "sent"), frozenset(), frozenset()
+        ),
+    ),
+]
+#: The memos of small values, bounded by entries.
+COUNTED: list[tuple[str, Memo[Any, Any]]] = [
+    ("task rows", view_model._TASK_ROWS),
+    ("list entries of marks", view_model._MARK_ENTRIES),
+    ("phase sums", where_time._PHASE_SUMS),
+    ("task facts", task_facts._FACTS),
+]
+
+
+@pytest.mark.parametrize(("name", "m", "value"), WEIGHED, ids=[w[0] for w in WEIGHED])
+def test_each_board_memo_of_history_sized_values_keeps_its_weight(
+    name: str, m: Memo[Any, Any], value: Callable[[int], Any]
+) -> None:
+    assert m._max_weight is not None
+    clear_memos()
+    try:
+        heavy = max(m._max_weight // 8, 1)
+        for n in range(m._max_entries + 20):
+            m.put(("key", n), value(heavy), slot=("slot", n % 50))
+            assert len(m) <= m._max_entries and m.weight <= m._max_weight
+        assert len(m) <= 8
+    finally:
+        clear_memos()
+
+
+@pytest.mark.parametrize(("name", "m"), COUNTED, ids=[c[0] for c in COUNTED])
+def test_each_board_memo_of_small_values_keeps_its_entries(name: str, m: Memo[Any, Any]) -> None:
+    clear_memos()
+    try:
+        for n in range(m._max_entries + 50):
+            m.put(("key", n), n)
+        assert len(m) == m._max_entries
+    finally:
+        clear_memos()
+
+
+def test_a_chunk_keeps_its_last_versions_only() -> None:
+    """A live chunk (its open turn grows at every poll) is laid out again each time: its
+    older versions go, whatever room the memo has."""
+    clear_memos()
+    try:
+        scale = detail.Scale(-10)
+        for n in range(40):
+            bar = TurnBar(0, 10 * n, True, 0.0, n / 100, None)
+            detail.chunk_lane("lane-0", [bar], [], 0, scale, None)
+        assert len(detail._CHUNKS) == detail.CHUNK_VERSIONS_KEPT
+    finally:
+        clear_memos()
+
+
+def test_the_panels_list_items_memo_keeps_its_entries() -> None:
+    """The list's rendered items, by the very item: a day of polls keeps at most its
+    bound (the items of pages no view shows any more go first)."""
+    m = make_app(Replay()).panel._list_pieces
+    for n in range(m._max_entries + 50):
+        m.put(n, n)  # type: ignore[arg-type]
+    assert len(m) == m._max_entries
