@@ -1,6 +1,6 @@
 """A timeline built after appends, from the memos the builds before it left, is the
-timeline built from scratch (issue 24: a delta poll resumes pairings, counts and
-drawings instead of redoing a lane's whole history)."""
+timeline built from scratch: a delta poll resumes pairings, counts and drawings
+instead of redoing a lane's whole history (docs/interfaces.md: the timeline JSON)."""
 
 from __future__ import annotations
 

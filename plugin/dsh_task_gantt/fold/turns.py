@@ -19,14 +19,12 @@ from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
-from itertools import islice
 from operator import attrgetter
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 from ..memo import Memo, Same
+from .appends import appended_seqs
 from .records import LaneFold, TurnMark
-
-_V = TypeVar("_V")
 
 
 class TurnSpan(NamedTuple):
@@ -164,30 +162,15 @@ def _top(fold: LaneFold) -> int:
     )
 
 
-def _appended(old: Mapping[int, _V], new: Mapping[int, _V], top: int) -> list[int] | None:
-    """The seqs ``new`` added to ``old`` (both insertion-ordered, as a fold copies
-    them), or ``None`` unless ``new`` kept every entry of ``old`` and only added seqs
-    above ``top``. C-level passes: identical records compare by identity."""
-    if new is old:
-        return []
-    grown = len(new) - len(old)
-    if grown < 0 or not old.items() <= new.items():
-        return None
-    added = list(islice(new, len(old), None))
-    if len(added) != grown or (added and min(added) <= top):
-        return None
-    return added
-
-
 def _resume(held: _Paired, fold: LaneFold) -> _Paired | None:
     """``held`` advanced to ``fold``, when ``fold`` only appended marks to its fold;
     ``None``: pair the fold whole."""
     if not held.resumable:
         return None
     old = held.fold
-    new_starts = _appended(old.turn_starts, fold.turn_starts, held.top)
-    new_ends = _appended(old.turn_ends, fold.turn_ends, held.top)
-    new_seeds = _appended(old.end_seeds, fold.end_seeds, held.top)
+    new_starts = appended_seqs(old.turn_starts, fold.turn_starts, held.top)
+    new_ends = appended_seqs(old.turn_ends, fold.turn_ends, held.top)
+    new_seeds = appended_seqs(old.end_seeds, fold.end_seeds, held.top)
     if new_starts is None or new_ends is None or new_seeds is None:
         return None
     if not (new_starts or new_ends or new_seeds):

@@ -9,13 +9,14 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from itertools import compress, islice, repeat
+from itertools import compress, repeat
 from operator import attrgetter, is_, not_
-from typing import Any, TypeVar
+from typing import Any
 
 from ..fold import LaneFold
+from ..fold.appends import appended
 from ..fold.messages import MessagePairing, PairedMessage, pair_messages
-from ..fold.records import DeliveredRec, PromptRec, QueuedRec
+from ..fold.records import PromptRec
 from ..fold.text import preview
 from ..memo import Memo, Same
 from .counts import Counts
@@ -147,23 +148,6 @@ def paired_messages(
     return paired
 
 
-_R = TypeVar("_R", QueuedRec, DeliveredRec)
-
-
-def _appended(old: Mapping[int, _R], new: Mapping[int, _R]) -> list[tuple[int, _R]] | None:
-    """The records ``new`` appended to ``old`` (seqs above all of its), or ``None``
-    unless it kept every one of them (C-level passes: the records are shared)."""
-    if new is old:
-        return []
-    grown = len(new) - len(old)
-    if grown < 0 or not old.items() <= new.items():
-        return None
-    seqs = list(islice(new, len(old), None))
-    if len(seqs) != grown or (seqs and old and min(seqs) <= max(old)):
-        return None
-    return [(seq, new[seq]) for seq in seqs]
-
-
 def _paired_on(
     held: tuple[tuple[Any, ...], MessagePairing, Mapping[str, int]],
     fold: LaneFold,
@@ -179,8 +163,8 @@ def _paired_on(
     (old_queued, old_delivered, old_cut, old_ids), was, was_foreign = held
     if old_cut != cut or old_ids != ids:
         return None
-    queued = _appended(old_queued, fold.queued)
-    delivered = _appended(old_delivered, fold.delivered)
+    queued = appended(old_queued, fold.queued)
+    delivered = appended(old_delivered, fold.delivered)
     if queued is None or delivered is None:
         return None
     foreign = dict(was_foreign)

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, replace
-from itertools import groupby, islice
+from itertools import groupby
 from operator import attrgetter
 from typing import Any
 
+from ..fold.appends import appended
 from ..fold.records import LaneFold, UsageRec
 from ..fold.usage import ZERO, Counts, add
 from ..memo import Memo, Same
@@ -111,22 +112,6 @@ def _summed(fold: LaneFold, cut: int) -> bool:
     )
 
 
-def _added(
-    old: Mapping[int, UsageRec], new: Mapping[int, UsageRec]
-) -> list[tuple[int, UsageRec]] | None:
-    """The records ``new`` appended to ``old`` (above all of its seqs), or ``None``
-    unless it kept every one of them (C-level passes: the records are shared)."""
-    if new is old:
-        return []
-    grown = len(new) - len(old)
-    if grown < 0 or not old.items() <= new.items():
-        return None
-    seqs = list(islice(new, len(old), None))
-    if len(seqs) != grown or (seqs and old and min(seqs) <= max(old)):
-        return None
-    return [(seq, new[seq]) for seq in seqs]
-
-
 def _counted_on(held: _Counted, fold: LaneFold, cut: int) -> LaneTokens | None:
     """``held``'s count plus the usage records ``fold`` appended to its fold, when it
     is still counted by plain sums and nothing was dropped or replaced (a message whose
@@ -135,8 +120,8 @@ def _counted_on(held: _Counted, fold: LaneFold, cut: int) -> LaneTokens | None:
     old, was = held.fold, held.tokens
     if held.cut != cut:
         return None
-    chunks = _added(old.usage_chunks, fold.usage_chunks)
-    messages = _added(old.usage_messages, fold.usage_messages)
+    chunks = appended(old.usage_chunks, fold.usage_chunks)
+    messages = appended(old.usage_messages, fold.usage_messages)
     if chunks is None or messages is None:
         return None
     if len(fold.usage_chunk_steps) != len(fold.usage_chunks):
@@ -242,8 +227,8 @@ def _stepped_on(held: _Counted, fold: LaneFold, cut: int) -> _Counted | None:
     exact); ``None`` when records were dropped or replaced (count the fold whole)."""
     assert held.latest is not None
     old_chunks, old_messages = held.latest
-    new_chunks = _added(held.fold.usage_chunks, fold.usage_chunks)
-    new_messages = _added(held.fold.usage_messages, fold.usage_messages)
+    new_chunks = appended(held.fold.usage_chunks, fold.usage_chunks)
+    new_messages = appended(held.fold.usage_messages, fold.usage_messages)
     if new_chunks is None or new_messages is None:
         return None
     if not new_chunks and not new_messages:
