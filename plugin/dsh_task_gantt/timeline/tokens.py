@@ -10,7 +10,7 @@ disjoint (``fold.usage``), so every total is a plain sum.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from itertools import groupby
 from operator import attrgetter
@@ -163,14 +163,25 @@ _Latest = dict[tuple[str, ...], tuple[int, UsageRec]]
 def _latest(records: Mapping[int, UsageRec], cut: int) -> _Latest:
     """Each step's record with the highest seq (at or after ``cut``), with its seq."""
     best: _Latest = {}
-    for seq, rec in records.items():
+    _keep_latest(best, records.items(), cut)
+    return best
+
+
+def _keep_latest(
+    best: _Latest, records: Iterable[tuple[int, UsageRec]], cut: int
+) -> set[tuple[str, ...]]:
+    """``best`` with each of ``records`` (at or after ``cut``) that is its step's latest;
+    returns the steps whose record changed."""
+    touched: set[tuple[str, ...]] = set()
+    for seq, rec in records:
         if seq < cut:
             continue
         k = _step_key(seq, rec)
         held = best.get(k)
         if held is None or seq > held[0]:
             best[k] = (seq, rec)
-    return best
+            touched.add(k)
+    return touched
 
 
 def _step(
@@ -238,16 +249,7 @@ def _stepped_on(held: _Counted, fold: LaneFold, cut: int) -> _Counted | None:
             tokens = replace(tokens, provider=provider, model=model)
         return _Counted(fold, cut, tokens, False, held.latest)
     chunks, messages = dict(old_chunks), dict(old_messages)
-    touched: set[tuple[str, ...]] = set()
-    for added, best in ((new_chunks, chunks), (new_messages, messages)):
-        for seq, rec in added:
-            if seq < cut:
-                continue
-            k = _step_key(seq, rec)
-            was = best.get(k)
-            if was is None or seq > was[0]:
-                best[k] = (seq, rec)
-                touched.add(k)
+    touched = _keep_latest(chunks, new_chunks, cut) | _keep_latest(messages, new_messages, cut)
     t = held.tokens
     by_turn = dict(t.by_turn)
     total, skipped, bad_chunks = t.total, t.skipped, t.bad_chunks
