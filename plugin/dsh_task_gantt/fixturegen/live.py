@@ -209,7 +209,7 @@ class LiveTeam:
         active_ids = {m.id for m in active}
         working = [t for t in sim.tasks if t.status == "in_progress" and t.owner_id in active_ids]
         ripe = [t for t in working if self._now - self._claimed_at.get(t.id, 0) >= MIN_WORK_MS]
-        ready = [t for t in sim.tasks if sim.ready(t)]  # DSH lets only a ready task be claimed
+        ready = sim.ready_tasks()  # DSH lets only a ready task be claimed
         if ripe and (not ready or rng.random() < 0.5):
             task = rng.choice(ripe)
             owner = task.owner_id

@@ -194,7 +194,19 @@ class Sim:
     def ready(self, task: TaskState) -> bool:
         """DSH's *ready* (docs/host-contract.md §7): pending, every blocker completed. Only a ready
         task can be claimed or assigned."""
-        done = {t.id for t in self.tasks if t.status == "completed"}
+        return self._ready(task, self._completed())
+
+    def ready_tasks(self) -> list[TaskState]:
+        """Every ready task, in the order filed (one pass over the board: a day-long live
+        team files hundreds of tasks, and asking :meth:`ready` of each was quadratic)."""
+        done = self._completed()
+        return [t for t in self.tasks if self._ready(t, done)]
+
+    def _completed(self) -> set[str]:
+        return {t.id for t in self.tasks if t.status == "completed"}
+
+    @staticmethod
+    def _ready(task: TaskState, done: set[str]) -> bool:
         return task.status == "pending" and all(b in done for b in task.blocked_by)
 
     def _snapshot(self, task: TaskState) -> dict[str, Any]:
