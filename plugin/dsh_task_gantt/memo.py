@@ -28,6 +28,23 @@ _K = TypeVar("_K")
 _V = TypeVar("_V")
 _T = TypeVar("_T")
 
+#: What the history-sized bounds are sized for: the teams the service keeps built, each
+#: with a working day of the biggest real team's history. A day at the real rate (a step
+#: and a message every 2 s, bench_soak.py --prewritten-hours 24) is about 66k turns,
+#: 34k message marks, 3k prompts and 1.4k tasks. A bound below what the teams in use
+#: hold evicts their current versions, and then every poll rebuilds the whole history
+#: (measured: 4 s of CPU per delta poll after a day, with bounds sized for an hour).
+TEAMS_SIZED_FOR = 4
+#: A day of one team's spans (turns, message marks and prompts), rounded up.
+DAY_OF_SPANS = 1 << 17
+#: A day of one team's tasks, rounded up.
+DAY_OF_TASKS = 1 << 11
+#: The items (spans, marks, turns) a history-sized memo holds in all: every kept team's
+#: day, at its current version and the one before (a per-lane memo keeps two).
+HISTORY_ITEMS_KEPT = 2 * TEAMS_SIZED_FOR * DAY_OF_SPANS
+#: The entries of a per-task memo: every kept team's day of tasks.
+TASK_ENTRIES_KEPT = TEAMS_SIZED_FOR * DAY_OF_TASKS
+
 #: Every memo alive (weakly: a panel's own memos go with it).
 _ALL: weakref.WeakSet[Memo[Any, Any]] = weakref.WeakSet()
 

@@ -63,7 +63,7 @@ from .layout import (
     parties,
     plan_board,
 )
-from .memo import Memo, Same
+from .memo import TASK_ENTRIES_KEPT, Memo, Same
 from .provider import ColdStartProbe, TimelineProvider, TimelineResult
 from .static_files import StaticFiles
 from .templating import template_environment
@@ -103,7 +103,7 @@ CHUNK_VERSIONS_KEPT = 4
 #: the memory, not only the characters.
 _CHUNK_ITEM_CHARS = 1000
 #: Rendered task rows kept for reuse, and their markup in all.
-TASK_CACHE_SIZE = 1024
+TASK_CACHE_SIZE = TASK_ENTRIES_KEPT
 TASK_CACHE_CHARS = 4 << 20
 #: Lane name cells at a replayed moment kept for reuse (a drag revisits moments);
 #: bounded by entries (a name cell is small).

@@ -39,7 +39,7 @@ from .events import SessionHeader, as_str, coerce_header, field_of
 from .fold import EMPTY_FOLD, RUN_MARKS, UNREAD_DATA, LaneFold, fold_lane
 from .ids import valid_session_id
 from .logs.channels import LaneRead, read_lane
-from .memo import forget_owners
+from .memo import TEAMS_SIZED_FOR, forget_owners
 from .provider import TimelineResult
 from .timeline import LaneSource, TeamSnapshot, build_timeline, member_order, message_detail
 from .wire import Encoder
@@ -51,7 +51,7 @@ MAX_PARENT_DEPTH = 32
 #: must be bounded by this, not by the teams ever opened (README: Hours). A few panels open
 #: side by side stay warm; a team asked for again after eviction reads its logs again
 #: (from the lane cache, when there is one).
-TEAMS_KEPT = 4
+TEAMS_KEPT = TEAMS_SIZED_FOR
 
 
 @dataclass(slots=True)

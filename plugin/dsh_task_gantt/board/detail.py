@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..memo import Memo
+from ..memo import HISTORY_ITEMS_KEPT, Memo
 from .geometry import seconds
 from .model import Cluster, LaneChunk, Mark, Tone, TurnBar, TurnGroup
 
@@ -255,7 +255,7 @@ class _ChunkLaid:
 #: Bounded by entries, by the items held in all, and per chunk by its last few versions
 #: (a few views' scales; a live chunk's older versions are never asked for again).
 CHUNKS_KEPT = 1 << 13
-CHUNK_ITEMS_KEPT = 1 << 18
+CHUNK_ITEMS_KEPT = HISTORY_ITEMS_KEPT
 CHUNK_VERSIONS_KEPT = 4
 _CHUNKS: Memo[tuple[Any, ...], _ChunkLaid] = Memo(
     CHUNKS_KEPT,

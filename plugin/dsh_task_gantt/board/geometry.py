@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from itertools import repeat
 from typing import Any
 
-from ..memo import Memo, Same
+from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from ..timetext import format_time
 from .model import DEFAULT_TRACK_PX, MIN_WINDOW_MS, Tick, View
 
@@ -231,7 +231,7 @@ def pct_width(a: int, b: int, start: int, end: int) -> float:
 #: Bounded by entries and by the spans of the lists held (the dead versions of a
 #: changed lane go first: the lists in use are refreshed).
 BOUNDS_KEPT = 256
-BOUNDS_SPANS_KEPT = 1 << 17
+BOUNDS_SPANS_KEPT = HISTORY_ITEMS_KEPT
 _Bounds = tuple[int, int] | None
 _SPAN_BOUNDS: Memo[Same[Sequence[Any]], tuple[_Bounds, int]] = Memo(
     BOUNDS_KEPT, max_weight=BOUNDS_SPANS_KEPT, weight=lambda held: held[1] + 1, lru=True

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..memo import Memo
+from ..memo import TASK_ENTRIES_KEPT, Memo
 from .geometry import as_int, as_map, as_seq, as_str
 
 
@@ -28,7 +28,7 @@ class TaskFacts:
 #: Each task's facts by its bytes (a task dict is not promised to stay as it was, and a
 #: move of one task may give every task a new dict). Bounded by entries (each a few
 #: numbers and the task's bytes); the facts in use are refreshed.
-TASK_FACTS_KEPT = 1024
+TASK_FACTS_KEPT = TASK_ENTRIES_KEPT
 _FACTS: Memo[bytes, TaskFacts] = Memo(TASK_FACTS_KEPT, lru=True)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from ..memo import Memo, Same
+from ..memo import HISTORY_ITEMS_KEPT, TASK_ENTRIES_KEPT, Memo, Same
 from ..timeline import PALETTE
 from ..timetext import format_time
 from .detail import Drawn, Scale, chunk_index, chunk_lane
@@ -249,7 +249,8 @@ class _LaneRead:
 #: (its newest version; every view of that version reads it), bounded by lanes and by
 #: the spans the reads hold in all (a read holds every span of its lane).
 LANE_READS_KEPT = 256
-LANE_READ_SPANS = 1 << 17
+#: (A read holds a span's read and its mark by value: two items per span.)
+LANE_READ_SPANS = 2 * HISTORY_ITEMS_KEPT
 _LANE_READS: Memo[tuple[str, str, int], _LaneRead] = Memo(
     LANE_READS_KEPT,
     max_weight=LANE_READ_SPANS,
@@ -548,7 +549,7 @@ def _with_graph(
 #: reach it (an unfinished task): a poll after an append rebuilds the rows of the tasks
 #: that moved or run on, not all of them. Bounded by entries (each a row of a few
 #: moves, and its task's bytes); the rows in use are refreshed.
-TASK_ROWS_KEPT = 1024
+TASK_ROWS_KEPT = TASK_ENTRIES_KEPT
 _TASK_ROWS: Memo[tuple[Any, ...], tuple[TaskRow, int | None, int]] = Memo(TASK_ROWS_KEPT, lru=True)
 
 
@@ -670,7 +671,7 @@ class _LaneMessages:
 #: reused from one poll to the next): the count reads the lanes that changed. Bounded
 #: by entries and by the marks they name in all.
 LANE_MESSAGES_KEPT = 256
-LANE_MESSAGE_MARKS = 1 << 17
+LANE_MESSAGE_MARKS = HISTORY_ITEMS_KEPT
 _LANE_MESSAGES: Memo[Same[tuple[Mark, ...]], _LaneMessages] = Memo(
     LANE_MESSAGES_KEPT,
     max_weight=LANE_MESSAGE_MARKS,

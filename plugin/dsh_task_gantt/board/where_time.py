@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..memo import Memo
+from ..memo import TASK_ENTRIES_KEPT, Memo
 from ..timeline.activity import span_summary
 from ..timetext import duration_text, format_time
 from .geometry import as_int, as_map, as_seq, as_str
@@ -37,7 +37,7 @@ def _latest(timeline: Mapping[str, Any], facts: Sequence[TaskFacts]) -> int | No
 #: (its phases' last end; ``None``: a phase is open, the sums grow with ``upto``): a
 #: poll after an append sums the tasks that moved or run on. Bounded by entries (each
 #: three numbers and the task's bytes); the sums in use are refreshed.
-PHASE_SUMS_KEPT = 1024
+PHASE_SUMS_KEPT = TASK_ENTRIES_KEPT
 _PHASE_SUMS: Memo[bytes, tuple[Mapping[str, int], int | None]] = Memo(PHASE_SUMS_KEPT, lru=True)
 #: The sums of a task without counted phases hold at every moment.
 _ALWAYS = -(1 << 62)

@@ -22,7 +22,7 @@ from functools import partial
 from operator import attrgetter
 from typing import NamedTuple
 
-from ..memo import Memo, Same
+from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .appends import appended_seqs
 from .records import LaneFold, TurnMark
 
@@ -59,7 +59,7 @@ class TurnPairing:
 
 
 #: Turn spans the pairing memo holds in all (~100 bytes each).
-PAIRED_SPANS_KEPT = 1 << 15
+PAIRED_SPANS_KEPT = HISTORY_ITEMS_KEPT
 
 
 def _rank(item: tuple[int, TurnMark]) -> tuple[bool, int, int]:
@@ -146,7 +146,8 @@ def _unresumable(pairing: TurnPairing) -> _Paired:
 
 _NOT_RESUMABLE = _unresumable(TurnPairing((), 0, 0, 0, 0, 0))
 #: Turn marks the resume states hold in all (their dicts, one entry per turn id).
-RESUME_MARKS_KEPT = 1 << 15
+#: (Two marks per turn, a start and an end, at one version per lane.)
+RESUME_MARKS_KEPT = HISTORY_ITEMS_KEPT
 #: Each lane's last pairing and its working state, by lane: the next append resumes
 #: from it. One entry per lane (its last version), bounded by lanes and by marks.
 _RESUMABLE: Memo[Hashable, _Paired] = Memo(

@@ -18,7 +18,7 @@ from ..fold.appends import appended
 from ..fold.messages import MessagePairing, PairedMessage, pair_messages
 from ..fold.records import PromptRec
 from ..fold.text import preview
-from ..memo import Memo, Same
+from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .counts import Counts
 from .roster import Lane, Roster, is_ours
 from .spans import message_detail_json
@@ -26,7 +26,7 @@ from .spans import message_detail_json
 _UNKNOWN_SENDER = {"kind": "system", "id": "system", "name": "unknown sender"}
 
 #: Messages the per-team memos hold in all (a team's pairing grows with its history).
-MESSAGES_KEPT = 1 << 15
+MESSAGES_KEPT = HISTORY_ITEMS_KEPT
 #: The last pairing of each lead's messages, with the records it was made from: most
 #: appends add no message, and comparing the records (the same objects from one fold
 #: to the next) costs far less than pairing a long run's thousands again. One entry per

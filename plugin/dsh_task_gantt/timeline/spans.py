@@ -17,7 +17,7 @@ from ..fold import seqs_below
 from ..fold.records import PromptRec
 from ..fold.text import MESSAGE_BODY_CAP, preview
 from ..fold.turns import TurnPairing, TurnSpan, pair_turns
-from ..memo import Memo, Same
+from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .briefs import child_briefs
 from .counts import Counts
 from .roster import Lane, Roster
@@ -33,7 +33,7 @@ _TurnSpans = tuple[list[dict[str, Any]], frozenset[tuple[str, str]]]
 _LaneKey = tuple[str, str, str, str]
 #: Spans the lane-sized memos below hold in all (a lane's list grows with its history;
 #: the spans themselves are shared with _TURN_SPAN and the timeline).
-SPANS_KEPT = 1 << 16
+SPANS_KEPT = HISTORY_ITEMS_KEPT
 #: Turn spans drawn recently, by pairing identity and the lane they are drawn for. A
 #: poll after an append redraws every lane; unchanged lanes reuse their spans. Bounded
 #: by entries and by spans (an old pairing is never asked for again after an append).

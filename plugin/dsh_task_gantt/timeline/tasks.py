@@ -9,7 +9,7 @@ from typing import Any
 
 from ..fold.records import TaskCallRec
 from ..fold.tasks import CallIndex, TaskReplay, TaskView, replay_tasks
-from ..memo import Memo
+from ..memo import TASK_ENTRIES_KEPT, Memo
 from .inputs import TeamSnapshot
 from .roster import Lane, Roster
 from .task_graph import TaskGraph, analyse
@@ -28,7 +28,7 @@ class TeamTasks:
 
 
 #: Task JSON the memo below holds in all (a big team has a few hundred tasks).
-TASKS_KEPT = 1 << 12
+TASKS_KEPT = TASK_ENTRIES_KEPT
 
 
 @dataclass(frozen=True, slots=True)
