@@ -85,16 +85,19 @@ PANEL_CSP = (
 )
 #: Rendered lanes kept for reuse (a few teams' worth of lanes, each at a few zooms),
 #: and their markup in all: a lane's markup grows with its history, and after an
-#: append its old version is never asked for again (benchmarks/bench_soak.py).
+#: append its old version is never asked for again (benchmarks/bench_soak.py). After
+#: a working day (memo.DAY_OF_SPANS) the big team's lanes weigh about 16 M at one view:
+#: the bound holds four views of such a team, or far more of an hour-long one; below
+#: what the views in use hold, each poll lays out and renders every lane again.
 LANE_CACHE_SIZE = 256
-LANE_CACHE_CHARS = 12 << 20
+LANE_CACHE_CHARS = 64 << 20
 #: Versions of one lane kept (a few views, e.g. 400 px, 1280 px, a replay, the list,
 #: each at its current version and the one before).
 LANE_VIEWS_KEPT = 8
 #: Rendered chunks kept for reuse (every chunk the kept lanes draw, at a few zooms),
-#: and their markup in all.
+#: and their markup in all (a day-long big team's chunks weigh about 4 M at one view).
 CHUNK_CACHE_SIZE = 8192
-CHUNK_CACHE_CHARS = 8 << 20
+CHUNK_CACHE_CHARS = 32 << 20
 #: Versions of one chunk kept (a few views of its lane at different scales).
 CHUNK_VERSIONS_KEPT = 4
 #: What a drawn mark or bar costs besides its markup (its labels, preview and note
