@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+import orjson
+
 if TYPE_CHECKING:
     from .wire import WireTimeline
 
@@ -19,14 +21,24 @@ if TYPE_CHECKING:
 class TimelineResult:
     #: The timeline JSON (docs/interfaces.md) as a dict (camelCase keys).
     data: Mapping[str, Any]
-    #: The same, serialised once (orjson); served as is by the API.
-    body: bytes
     #: Strong validator: equal exactly when ``body`` would be equal (no time in it).
     etag: str
     live: bool
-    #: ``body`` with the parts it was assembled from (lanes, tasks), when the provider
-    #: keeps them: it can then answer ``?since=<etag>`` with what changed.
+    #: The parts ``body`` is assembled from (lanes, tasks), when the provider keeps
+    #: them: it can then answer ``?since=<etag>`` with what changed.
     wire: WireTimeline | None = None
+    #: ``body`` when the provider serialised it up front.
+    encoded: bytes | None = None
+
+    @property
+    def body(self) -> bytes:
+        """The timeline serialised (orjson), served as is by the API; made when first
+        asked for (a panel's poll never asks)."""
+        if self.encoded is not None:
+            return self.encoded
+        if self.wire is not None:
+            return self.wire.body
+        return orjson.dumps(self.data)
 
 
 class TimelineProvider(Protocol):

@@ -251,9 +251,7 @@ class TimelineService:
         data = build_timeline(snapshot)
         etag = '"' + hashlib.blake2b(key, digest_size=16).hexdigest() + '"'
         wire = self._wire.encode(cache_key, data, etag)
-        result = TimelineResult(
-            data=data, body=wire.body, etag=etag, live=bool(data.get("live")), wire=wire
-        )
+        result = TimelineResult(data=data, etag=etag, live=bool(data.get("live")), wire=wire)
         built = _TeamCache(key=key, result=result, snapshot=snapshot)
         self._teams[cache_key] = built
         if len(self._teams) > TEAMS_KEPT:

@@ -6,7 +6,9 @@ used to be serialised again (3.5 MB on a big team). :class:`Encoder` keeps, per 
 the last lane and task objects with their bytes and a generation number; a lane equal
 to the kept one reuses both (equality is cheap: unchanged lanes hold the very same
 span objects). The body is assembled from the parts and is byte-identical to
-``orjson.dumps(data)``.
+``orjson.dumps(data)``. Bytes are made when first asked for: a panel's poll needs
+only the generations (which lanes changed), and after a day of history the whole body
+is tens of megabytes that only an API client reads.
 
 Versions: the encoder remembers, for the last :data:`VERSIONS_KEPT` etags it encoded,
 each lane's and task's generation. ``?since=<etag>`` answers with the lanes and tasks
@@ -42,13 +44,24 @@ _ETAG_CORE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _GENERATIONS = itertools.count(1)
 
 
-@dataclass(frozen=True, slots=True)
 class Part:
-    """One lane or task: its id, its bytes, and the generation those bytes belong to."""
+    """One lane or task: its id, the generation of its value, and its bytes (serialised
+    when first asked for, then kept: a part is reused while its value does not change)."""
 
-    id: str
-    body: bytes
-    generation: int
+    __slots__ = ("_body", "_item", "generation", "id")
+
+    def __init__(self, part_id: str, item: Mapping[str, Any], generation: int) -> None:
+        self.id = part_id
+        self.generation = generation
+        self._item: Mapping[str, Any] | None = item
+        self._body: bytes | None = None
+
+    @property
+    def body(self) -> bytes:
+        if self._body is None:
+            self._body = orjson.dumps(self._item)
+            self._item = None  # the bytes stand for it now
+        return self._body
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,19 +72,35 @@ class Version:
     tasks: Mapping[str, int]
 
 
-@dataclass(frozen=True, slots=True)
 class WireTimeline:
-    """One timeline, serialised: the body and the parts it was assembled from."""
+    """One timeline, serialised: the parts it is assembled from, and the body (assembled
+    when first asked for, then kept)."""
 
-    etag: str
-    body: bytes
-    #: Every top-level field in the data's order with its value's bytes; ``None`` for
-    #: the listed ones (their parts are below).
-    fields: tuple[tuple[str, bytes | None], ...]
-    lanes: tuple[Part, ...]
-    tasks: tuple[Part, ...]
-    #: The versions the encoder remembers (shared, newest last).
-    history: Mapping[str, Version]
+    __slots__ = ("_body", "etag", "fields", "history", "lanes", "tasks")
+
+    def __init__(
+        self,
+        etag: str,
+        fields: tuple[tuple[str, bytes | None], ...],
+        lanes: tuple[Part, ...],
+        tasks: tuple[Part, ...],
+        history: Mapping[str, Version],
+    ) -> None:
+        self.etag = etag
+        #: Every top-level field in the data's order with its value's bytes; ``None``
+        #: for the listed ones (their parts are below).
+        self.fields = fields
+        self.lanes = lanes
+        self.tasks = tasks
+        #: The versions the encoder remembers (shared, newest last).
+        self.history = history
+        self._body: bytes | None = None
+
+    @property
+    def body(self) -> bytes:
+        if self._body is None:
+            self._body = _assemble(self.fields, {"lanes": self.lanes, "tasks": self.tasks})
+        return self._body
 
     def since(self, since_etag: str) -> bytes:
         """The answer to ``?since=since_etag``: only the changed lanes and tasks when the
@@ -125,8 +154,7 @@ class Encoder:
         )
         while len(self._history) > VERSIONS_KEPT:
             self._history.pop(next(iter(self._history)))
-        body = _assemble(fields, parts)
-        return WireTimeline(etag, body, tuple(fields), lanes, tasks, self._history)
+        return WireTimeline(etag, tuple(fields), lanes, tasks, self._history)
 
 
 def parse_since(raw: str) -> str | None:
@@ -178,7 +206,7 @@ def _parts(
         if old is not None and old[0] == item:
             part = old[1]
         else:
-            part = Part(item_id, orjson.dumps(item), next(_GENERATIONS))
+            part = Part(item_id, item, next(_GENERATIONS))
         parts.append(part)
         keep.setdefault(item_id, (item, part))
     return tuple(parts), keep

@@ -188,7 +188,7 @@ class HostileNotes:
         data = dict(result.data)
         data["notes"] = ["note " + EVIL]
         data["lanes"] = [dict(lane, error="error " + EVIL) for lane in data["lanes"]]
-        return TimelineResult(data=data, body=result.body, etag=result.etag, live=result.live)
+        return TimelineResult(data=data, encoded=result.body, etag=result.etag, live=result.live)
 
     async def message(self, session_id: str, message_id: str) -> Any:
         return await self.inner.message(session_id, message_id)

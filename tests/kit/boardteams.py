@@ -293,7 +293,7 @@ class FakeProvider:
         stable.pop("generatedAt")
         body = orjson.dumps(data)
         etag = hashlib.sha256(orjson.dumps(stable, option=orjson.OPT_SORT_KEYS)).hexdigest()[:20]
-        return TimelineResult(data=data, body=body, etag=f'"{etag}"', live=bool(data["live"]))
+        return TimelineResult(data=data, encoded=body, etag=f'"{etag}"', live=bool(data["live"]))
 
     async def timeline(self, session_id: str) -> TimelineResult | None:
         self.timeline_calls += 1
