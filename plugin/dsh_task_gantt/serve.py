@@ -16,6 +16,7 @@ from types import FrameType
 import uvicorn
 from uvicorn.lifespan.on import LifespanOn
 
+from .collector import pace_for_serving
 from .embedded import (
     PROXY_SECRET_ENV,
     PROXY_SECRET_MIN_CHARS,
@@ -97,6 +98,7 @@ def run_server(
                     f"dsh-task-gantt: open {url}{'?token=' + token if token else ''}",
                     file=sys.stderr,
                 )
+            pace_for_serving()
             config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
             server = _Server(config)
             if proxy_secret is not None:
