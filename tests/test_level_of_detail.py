@@ -14,6 +14,8 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from dsh_task_gantt.board import detail
@@ -159,3 +161,54 @@ def test_aggregates_hold_every_turn_and_mark_they_do_not_draw(heavy: TeamBuilder
         turn_elements, turns, mark_elements, marks = _drawn_items(board)
         assert (turns, marks) == (all_turns, all_marks)  # fit-all draws them all, held or not
         assert turn_elements < all_turns / 4 and mark_elements < all_marks / 4
+
+
+def _bar(start: int, length: int) -> Any:
+    from dsh_task_gantt.board.model import TurnBar
+
+    return TurnBar(start, start + length, False, start / 1000, length / 1000, start + length)
+
+
+def _mark(ms: int, n: int) -> Any:
+    from dsh_task_gantt.board.model import Mark, Party, Tone
+
+    tone = Tone("c0", 0)
+    party = Party("lead", tone)
+    return Mark(f"m-{n}", f"msg-{n}", "sent", "▲", 0.0, 0, ms, "", tone, ms / 1000, party, None,
+                "message", "")  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    turn_starts=st.lists(st.integers(-5_000, 200_000), max_size=60),
+    mark_times=st.lists(st.integers(-5_000, 200_000), max_size=60),
+    exponent=st.integers(-14, -6),
+    origin=st.integers(-3_000, 3_000),
+    in_order=st.booleans(),
+)
+def test_a_lane_in_time_order_is_chunked_as_one_grouped_item_by_item(
+    turn_starts: list[int], mark_times: list[int], exponent: int, origin: int, in_order: bool
+) -> None:
+    """Our builder's lanes come in time order, and are chunked by bisecting at the
+    chunks' edges; the chunks (their bars, marks and rows) are those of grouping each
+    bar and mark one by one, as a lane in any order is."""
+    if in_order:
+        turn_starts, mark_times = sorted(turn_starts), sorted(mark_times)
+    turns = [_bar(s, 1_000 + s % 7_000) for s in turn_starts]
+    marks = [_mark(ms, n) for n, ms in enumerate(mark_times)]
+    scale = Scale(exponent)
+    detail._CHUNKS.clear()
+    fast = detail.chunk_lane("lane-0", turns, marks, origin, scale, None)
+    expected: dict[int, tuple[list[Any], list[Any]]] = {}
+    for bar in turns:
+        expected.setdefault((bar.start - origin) // scale.chunk_ms, ([], []))[0].append(bar)
+    for mark in marks:
+        expected.setdefault((mark.ms - origin) // scale.chunk_ms, ([], []))[1].append(mark)
+    chunks, _, _ = fast
+    assert [c.index for c in chunks] == sorted(expected)
+    detail._CHUNKS.clear()
+    laid = [
+        detail._lay_chunk("lane-0", i, *expected[i], origin, scale, detail._budgets(scale))
+        for i in sorted(expected)
+    ]
+    assert chunks == tuple(lay.chunk for lay in laid)

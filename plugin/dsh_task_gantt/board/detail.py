@@ -16,8 +16,11 @@ changes rarely while a live extent grows.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import islice
+from operator import attrgetter, le
 from typing import Any
 
 from ..memo import HISTORY_ITEMS_KEPT, Memo
@@ -294,6 +297,55 @@ def _lay_chunk(
     return _CHUNKS.put(key, laid, slot=(dom_id, index, origin))
 
 
+def _budgets(scale: Scale) -> tuple[int, int]:
+    """A chunk's most turn elements and mark elements at this scale."""
+    return (
+        chunk_budget(scale.chunk_ms, scale.px_per_ms, TURN_BUDGET_PX),
+        chunk_budget(scale.chunk_ms, scale.px_per_ms, MARK_BUDGET_PX),
+    )
+
+
+_START = attrgetter("start")
+_MS = attrgetter("ms")
+
+
+def _by_chunk_in_order(
+    turns: Sequence[TurnBar], marks: Sequence[Mark], origin: int, chunk_ms: int
+) -> dict[int, tuple[list[TurnBar], list[Mark]]] | None:
+    """Each chunk's turns and marks as slices, when both come in time order (our
+    builder's lanes do: their spans are sorted by time), found by bisecting at the
+    chunks' edges: a day-long lane's thousands of bars and marks are not visited one by
+    one at each append. ``None``: not in order (then they are grouped one by one)."""
+    starts = list(map(_START, turns))
+    times = list(map(_MS, marks))
+    if not all(map(le, starts, islice(starts, 1, None))):
+        return None
+    if not all(map(le, times, islice(times, 1, None))):
+        return None
+    turn_slices = _chunk_slices(starts, origin, chunk_ms)
+    mark_slices = _chunk_slices(times, origin, chunk_ms)
+    nothing = (0, 0)
+    return {
+        index: (
+            list(turns[slice(*turn_slices.get(index, nothing))]),
+            list(marks[slice(*mark_slices.get(index, nothing))]),
+        )
+        for index in sorted(turn_slices.keys() | mark_slices.keys())
+    }
+
+
+def _chunk_slices(values: Sequence[int], origin: int, chunk_ms: int) -> dict[int, tuple[int, int]]:
+    """Each non-empty chunk's ``(first, past)`` positions in ``values`` (ascending)."""
+    slices: dict[int, tuple[int, int]] = {}
+    first, count = 0, len(values)
+    while first < count:
+        index = (values[first] - origin) // chunk_ms
+        past = bisect_left(values, origin + (index + 1) * chunk_ms, first)
+        slices[index] = (first, past)
+        first = past
+    return slices
+
+
 def chunk_lane(
     dom_id: str,
     turns: Sequence[TurnBar],
@@ -305,19 +357,18 @@ def chunk_lane(
     """The lane's chunks (only those in ``drawn``, chunk indexes, when given), every mark
     with its row, and the rows used."""
     chunk_ms = scale.chunk_ms
-    by_chunk: dict[int, tuple[list[TurnBar], list[Mark]]] = {}
-    # chunk_index, inline: once per bar and mark of the lane's whole history.
-    for bar in turns:
-        by_chunk.setdefault((bar.start - origin) // chunk_ms, ([], []))[0].append(bar)
-    for mark in marks:
-        by_chunk.setdefault((mark.ms - origin) // chunk_ms, ([], []))[1].append(mark)
+    by_chunk = _by_chunk_in_order(turns, marks, origin, chunk_ms)
+    if by_chunk is None:
+        by_chunk = {}
+        # chunk_index, inline: once per bar and mark of the lane's whole history.
+        for bar in turns:
+            by_chunk.setdefault((bar.start - origin) // chunk_ms, ([], []))[0].append(bar)
+        for mark in marks:
+            by_chunk.setdefault((mark.ms - origin) // chunk_ms, ([], []))[1].append(mark)
     chunks: list[LaneChunk] = []
     placed_marks: list[Mark] = []
     rows_used = 1
-    budgets = (
-        chunk_budget(chunk_ms, scale.px_per_ms, TURN_BUDGET_PX),
-        chunk_budget(chunk_ms, scale.px_per_ms, MARK_BUDGET_PX),
-    )
+    budgets = _budgets(scale)
     for index in sorted(by_chunk):
         chunk_turns, chunk_marks = by_chunk[index]
         laid = _lay_chunk(dom_id, index, chunk_turns, chunk_marks, origin, scale, budgets)
