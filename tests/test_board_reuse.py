@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from dsh_task_gantt import host, panel
@@ -245,6 +247,57 @@ def test_a_lane_read_again_takes_new_spans_a_closed_turn_and_a_prompt_drawn_afre
     clear_memos()
 
 
+_EDITS = st.sampled_from(("append", "copy", "change", "insert", "close", "drop", "shuffle"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    edits=st.lists(st.tuples(_EDITS, st.integers(0, 10_000)), min_size=1, max_size=8),
+    now_steps=st.lists(st.sampled_from((0, 0, 500, 400_000)), min_size=8, max_size=8),
+)
+def test_a_lane_laid_out_after_any_edits_equals_one_laid_out_cold(
+    edits: list[tuple[str, int]], now_steps: list[int]
+) -> None:
+    """After each change to a lane's spans (new ones appended, one drawn afresh as an
+    equal copy, one changed, an earlier message inserted, an open turn closed, one gone,
+    the spans out of time order), with the extent's end moving or not, the warm layout
+    (reusing the last one's reads, bars and marks) is the cold one."""
+    clear_memos()
+    spans = [_span("turn", 1_000 * n, 1_000 * n + 500, n) for n in range(0, 20, 2)]
+    spans += [_span("message", 1_000 * n + 100, None, n) for n in range(20)]
+    spans += [_span("user-prompt", 15_500, None, 99), _span("turn", 21_000, None, 100)]
+    spans.sort(key=lambda span: span["time"])
+    now, fresh = 22_000, 200
+    layout_board(_timeline(spans, now), View())
+    for (edit, at), step in zip(edits, now_steps, strict=False):
+        spans = list(spans)
+        place = at % len(spans) if spans else 0
+        now += step
+        fresh += 1
+        if edit == "append":
+            spans.append(_span("message", now - 100, None, fresh))
+        elif edit == "copy" and spans:
+            spans[place] = dict(spans[place])
+        elif edit == "change" and spans:
+            spans[place] = dict(spans[place], preview=f"changed {fresh}")
+        elif edit == "insert":
+            time = spans[place]["time"] if spans else 0
+            spans.insert(place, _span("message", time, None, fresh))
+        elif edit == "close":
+            spans = [
+                dict(s, end=now - 50) if s["end"] is None and s["kind"] == "turn" else s
+                for s in spans
+            ]
+        elif edit == "drop" and spans:
+            del spans[place]
+        elif edit == "shuffle" and len(spans) > 2:
+            spans[0], spans[-1] = spans[-1], spans[0]
+        warm = layout_board(_timeline(spans, now), View())
+        with cold_memos():
+            assert warm == layout_board(_timeline(spans, now), View()), edit
+    clear_memos()
+
+
 def test_a_row_reused_after_the_extent_end_moved_is_a_fresh_one() -> None:
     """A finished task's row laid out for an earlier extent end is moved (only its
     percentages), and equals the row laid out afresh."""
@@ -272,7 +325,7 @@ def test_a_row_reused_after_the_extent_end_moved_is_a_fresh_one() -> None:
 
 
 def _read(n: int) -> Any:
-    return view_model._LaneRead((0, ()), 0, (), dict.fromkeys(range(n), "skip"), {}, {})
+    return view_model._LaneRead((0, ()), 0, (), ["skip"] * n, [], [], (), [], [], True, {})
 
 
 def _laid(n: int) -> Any:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import operator
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import compress, count
 from typing import Any
 
 import orjson
@@ -225,36 +227,56 @@ def _bar_of(read: _SpanRead, start: int, end: int, clamp_to: int) -> TurnBar:
 
 @dataclass(frozen=True, slots=True)
 class _LaneRead:
-    """A lane's spans as last laid out: what each span object read as, and each mark
-    (by its span, and by its span's value for the spans that were new objects then, such
-    as prompts drawn afresh at each build). After an append a changed lane holds mostly
-    the same span objects (they are never mutated, see timeline/spans.py): their reads
-    and marks are reused, and so, in detail.chunk_lane, are the chunks they fall in."""
+    """A lane's spans as last laid out: what each span object read as, its turn bars and
+    its marks (found again by their span, or by their span's value for the spans that
+    were new objects then, such as prompts drawn afresh at each build). After an append
+    a changed lane holds mostly the same span objects (they are never mutated, see
+    timeline/spans.py), most of them in an unchanged prefix: its reads, bars and marks
+    are reused as they are, and so, in detail.chunk_lane, are the chunks they fall in."""
 
     #: The extent's start and the roster's key: what a read or a mark depends on
     #: besides its span, and the extent's end (only a mark's ``left`` depends on it).
     context: tuple[Any, ...]
     end: int
     #: The spans read, held: while they live no other object has their ids.
-    spans: Sequence[Any]
-    #: id(span) -> its read.
-    reads: dict[int, _SpanRead]
-    #: (id(span), its place among the lane's marks) -> its mark.
-    marks: dict[tuple[int, int], Mark]
-    #: (the span's bytes, its place) -> its mark, for the spans found by value.
+    spans: tuple[Any, ...]
+    #: Each span's read, by its place.
+    reads: list[_SpanRead]
+    #: The place of the span of each turn bar, ascending, and the bars.
+    turn_at: list[int]
+    turns: list[TurnBar]
+    #: The bars (by their place in ``turns``) of open turns: they run to now, so they
+    #: are made again at each layout.
+    open_turns: tuple[int, ...]
+    #: The place of the span of each mark, in the marks' order, and the marks.
+    mark_at: list[int]
+    made: list[Mark]
+    #: The marks were in their spans' order (``mark_at`` ascends).
+    marks_in_order: bool
+    #: (the span's bytes, its place among the marks) -> its mark, for the marks made
+    #: from spans that were new objects.
     by_value: dict[tuple[bytes, int], Mark]
+
+    def read_of(self) -> dict[int, _SpanRead]:
+        """id(span) -> its read."""
+        return dict(zip(map(id, self.spans), self.reads, strict=True))
+
+    def mark_of(self, first: int = 0) -> dict[tuple[int, int], Mark]:
+        """(id(span), its place among the marks) -> its mark, from the ``first`` mark on."""
+        spans = self.spans
+        return {(id(spans[self.mark_at[n]]), n): self.made[n] for n in range(first, len(self.made))}
 
 
 #: The last read of each lane, by its id, session and position: one entry per lane
 #: (its newest version; every view of that version reads it), bounded by lanes and by
 #: the spans the reads hold in all (a read holds every span of its lane).
 LANE_READS_KEPT = 256
-#: (A read holds a span's read and its mark by value: two items per span.)
+#: (A read holds a span's read and its bar or mark: two items per span.)
 LANE_READ_SPANS = 2 * HISTORY_ITEMS_KEPT
 _LANE_READS: Memo[tuple[str, str, int], _LaneRead] = Memo(
     LANE_READS_KEPT,
     max_weight=LANE_READ_SPANS,
-    weight=lambda read: len(read.reads) + len(read.by_value) + 1,
+    weight=lambda read: len(read.reads) + len(read.made) + len(read.by_value) + 1,
 )
 
 
@@ -285,60 +307,15 @@ def _lane_row(
     last = _LANE_READS.get(slot) if roster_key is not None else None
     if last is not None and last.context != context:
         last = None
-    spans = as_seq(lane.get("spans"))
-    # Whole-list steps where they can be (map, zip, dict): a lead's thousands of spans
-    # are looked up at each append, and only the new ones are read.
-    ids = list(map(id, spans))
-    got: list[_SpanRead | None] = (
-        list(map(last.reads.get, ids)) if last is not None else [None] * len(ids)
-    )
-    for i in [i for i, read in enumerate(got) if read is None]:
-        got[i] = _read_span(as_map(spans[i]), start)
-    reads: list[_SpanRead] = got  # type: ignore[assignment]  # every None was read above
-    turns = [
-        read if type(read) is TurnBar else _bar_of(read, start, end, clamp_to)
-        for read in reads
-        if type(read) is TurnBar or type(read) is tuple
-    ]
-    # By time, ties in the lanes' order (as a stable sort by time would).
-    raw_marks = sorted((read, i) for i, read in enumerate(reads) if type(read) is int)
-    mark_keys = [(ids[i], n) for n, (_, i) in enumerate(raw_marks)]
-    found: list[Mark | None] = (
-        list(map(last.marks.get, mark_keys)) if last is not None else [None] * len(mark_keys)
-    )
-    by_value: dict[tuple[bytes, int], Mark] = {}
-    for n in [n for n, mark in enumerate(found) if mark is None]:
-        time, i = raw_marks[n]
-        span = as_map(spans[i])
-        # A span new as an object may be an old one drawn afresh (a prompt): found by
-        # its bytes, and kept by them for the next build.
-        value = _value_key(span)
-        mark = last.by_value.get((value, n)) if value is not None and last is not None else None
-        if mark is None:
-            mark = _mark(span, time, 0, f"m{position}-{n}", roster, extent)
-        if value is not None:
-            by_value[(value, n)] = mark
-        found[n] = mark
-    made: list[Mark] = found  # type: ignore[assignment]  # every None was made above
-    if last is not None and last.end != end:
-        # The extent's end moved (a live edge crossing a step): only ``left`` did.
-        made = [
-            mark if mark.left == (left := pct(mark.ms, start, end)) else replace(mark, left=left)
-            for mark in made
-        ]
+    spans = tuple(as_seq(lane.get("spans")))  # a copy: the ids are theirs however used
+    read = None
+    if last is not None:
+        read = _read_after(last, spans, position, roster, extent, clamp_to)
+    if read is None:
+        read = _read_whole(last, spans, position, roster, extent, clamp_to, context)
     if roster_key is not None:
-        _LANE_READS.put(
-            slot,
-            _LaneRead(
-                context,
-                end,
-                tuple(spans),  # a copy: the ids are theirs however the list is used
-                dict(zip(ids, reads, strict=True)),
-                dict(zip(mark_keys, made, strict=True)),
-                by_value,
-            ),
-            owner=as_str(lane.get("sessionId")) or None,
-        )
+        _LANE_READS.put(slot, read, owner=as_str(lane.get("sessionId")) or None)
+    turns, made = _bars_now(read, start, end, clamp_to), read.made
     dom_id = f"lane-{position}"
     chunks, placed, used = chunk_lane(dom_id, turns, made, start, scale, drawn)
     status = as_str(lane.get("status")) or None
@@ -364,6 +341,151 @@ def _lane_row(
         label=as_str(lane.get("label")) or None,
         tokens_text=tokens_text(lane.get("tokens")),
     )
+
+
+def _read_whole(
+    last: _LaneRead | None,
+    spans: tuple[Any, ...],
+    position: int,
+    roster: _Roster,
+    extent: tuple[int, int],
+    clamp_to: int,
+    context: tuple[Any, ...],
+) -> _LaneRead:
+    """Every span looked up (by its object in ``last``, else read), in whole-list steps
+    where they can be (map, zip, dict): a lane whose spans changed anywhere."""
+    start, end = extent
+    ids = list(map(id, spans))
+    got: list[_SpanRead | None] = (
+        list(map(last.read_of().get, ids)) if last is not None else [None] * len(ids)
+    )
+    for i in [i for i, read in enumerate(got) if read is None]:
+        got[i] = _read_span(as_map(spans[i]), start)
+    reads: list[_SpanRead] = got  # type: ignore[assignment]  # every None was read above
+    turn_at = [i for i, read in enumerate(reads) if type(read) is TurnBar or type(read) is tuple]
+    turns = [_bar_of(reads[i], start, end, clamp_to) for i in turn_at]
+    # By time, ties in the lanes' order (as a stable sort by time would).
+    raw_marks = sorted((read, i) for i, read in enumerate(reads) if type(read) is int)
+    mark_at = [i for _, i in raw_marks]
+    old_marks = last.mark_of() if last is not None else {}
+    made, by_value = _marks_of(spans, raw_marks, 0, old_marks, last, position, roster, extent)
+    return _LaneRead(
+        context,
+        end,
+        spans,
+        reads,
+        turn_at,
+        turns,
+        tuple(n for n, i in enumerate(turn_at) if type(reads[i]) is tuple),
+        mark_at,
+        made,
+        all(map(operator.lt, mark_at, mark_at[1:])),
+        by_value,
+    )
+
+
+def _read_after(
+    last: _LaneRead,
+    spans: tuple[Any, ...],
+    position: int,
+    roster: _Roster,
+    extent: tuple[int, int],
+    clamp_to: int,
+) -> _LaneRead | None:
+    """``last`` with what follows the spans it shares with ``spans`` (the same objects
+    at the same places: after an append, all but the newest few) read again, the rest
+    reused as it is; ``None`` when that does not hold (the extent's end moved, the
+    marks were not in their spans' order, or a new mark comes before a kept one)."""
+    start, end = extent
+    if last.end != end or not last.marks_in_order:
+        return None
+    old = last.spans
+    keep = next(compress(count(), map(operator.is_not, spans, old)), min(len(spans), len(old)))
+    kept_turns = bisect_left(last.turn_at, keep)
+    kept_marks = bisect_left(last.mark_at, keep)
+    # The reads of the spans after the prefix, by their object (a span that moved keeps
+    # its read), else read.
+    old_reads = dict(zip(map(id, old[keep:]), last.reads[keep:], strict=True))
+    tail: list[_SpanRead] = []
+    for span in spans[keep:]:
+        got = old_reads.get(id(span))
+        tail.append(got if got is not None else _read_span(as_map(span), start))
+    raw_marks = sorted((read, i) for i, read in enumerate(tail, keep) if type(read) is int)
+    if raw_marks and kept_marks and raw_marks[0][0] < last.made[kept_marks - 1].ms:
+        return None
+    new_turn_at = [
+        i for i, read in enumerate(tail, keep) if type(read) is TurnBar or type(read) is tuple
+    ]
+    reads = last.reads[:keep] + tail
+    turn_at = last.turn_at[:kept_turns] + new_turn_at
+    turns = last.turns[:kept_turns] + [_bar_of(reads[i], start, end, clamp_to) for i in new_turn_at]
+    tail_made, by_value = _marks_of(
+        spans, raw_marks, kept_marks, last.mark_of(kept_marks), last, position, roster, extent
+    )
+    mark_at = last.mark_at[:kept_marks] + [i for _, i in raw_marks]
+    return _LaneRead(
+        last.context,
+        end,
+        spans,
+        reads,
+        turn_at,
+        turns,
+        tuple(n for n in last.open_turns if n < kept_turns)
+        + tuple(n for n, i in enumerate(new_turn_at, kept_turns) if type(reads[i]) is tuple),
+        mark_at,
+        last.made[:kept_marks] + tail_made,
+        all(map(operator.lt, mark_at[kept_marks:], mark_at[kept_marks + 1 :])),
+        by_value,
+    )
+
+
+def _marks_of(
+    spans: Sequence[Any],
+    raw_marks: Sequence[tuple[int, int]],
+    first: int,
+    old_marks: Mapping[tuple[int, int], Mark],
+    last: _LaneRead | None,
+    position: int,
+    roster: _Roster,
+    extent: tuple[int, int],
+) -> tuple[list[Mark], dict[tuple[bytes, int], Mark]]:
+    """The marks of ``raw_marks`` (time, place of the span), the ``first`` of them at
+    place ``first`` among the lane's marks: each found by its span and place in
+    ``old_marks``, else by its span's bytes and place in ``last``, else made; and the
+    marks found or made by bytes."""
+    start, end = extent
+    by_value: dict[tuple[bytes, int], Mark] = {}
+    made: list[Mark] = []
+    moved = last is not None and last.end != end
+    for n, (time, i) in enumerate(raw_marks, first):
+        span = spans[i]
+        mark = old_marks.get((id(span), n))
+        if mark is None:
+            # A span new as an object may be an old one drawn afresh (a prompt): found
+            # by its bytes, and kept by them for the next build.
+            fields = as_map(span)
+            value = _value_key(fields)
+            if value is not None and last is not None:
+                mark = last.by_value.get((value, n))
+            if mark is None:
+                mark = _mark(fields, time, 0, f"m{position}-{n}", roster, extent)
+            if value is not None:
+                by_value[(value, n)] = mark
+        if moved and mark.left != (left := pct(mark.ms, start, end)):
+            # The extent's end moved (a live edge crossing a step): only ``left`` did.
+            mark = replace(mark, left=left)
+        made.append(mark)
+    return made, by_value
+
+
+def _bars_now(read: _LaneRead, start: int, end: int, clamp_to: int) -> list[TurnBar]:
+    """The lane's bars, its open turns' running to ``clamp_to``."""
+    if not read.open_turns:
+        return read.turns
+    turns = list(read.turns)
+    for n in read.open_turns:
+        turns[n] = _bar_of(read.reads[read.turn_at[n]], start, end, clamp_to)
+    return turns
 
 
 def _mark(
