@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from starlette.testclient import TestClient
 
 from dsh_task_gantt import host, panel
 from dsh_task_gantt.board import detail, geometry, task_facts, view_model, where_time
-from dsh_task_gantt.board.model import TurnBar, View
+from dsh_task_gantt.board.model import Party, Tone, TurnBar, View
 from dsh_task_gantt.board.view_model import layout_board
 from dsh_task_gantt.fixturegen import STORY_TEAM, LiveTeam, generate_team
 from dsh_task_gantt.logs.persistence import DirectorySessionPersistence
@@ -405,3 +406,40 @@ def test_the_panels_list_items_memo_keeps_its_entries() -> None:
     for n in range(m._max_entries + 50):
         m.put(n, n)  # type: ignore[arg-type]
     assert len(m) == m._max_entries
+
+
+_TONE = Tone("c0", 0)
+_PARTY = Party("a", _TONE)
+_MARK_KINDS = st.sampled_from(("sent", "received", "prompt", "system"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lanes=st.lists(
+        st.lists(st.tuples(st.sampled_from("abcdefg"), _MARK_KINDS), max_size=12), max_size=5
+    )
+)
+def test_the_message_count_is_each_message_once_and_no_prompt(
+    lanes: list[list[tuple[str, str]]],
+) -> None:
+    """A message drawn on two lanes counts once; a key counts as its sent mark's kind
+    when it has one, else as its first mark's (the earliest lane's): a prompt is no
+    message."""
+    clear_memos()
+    rows = []
+    for marks in lanes:
+        made = tuple(
+            view_model.Mark(f"m{n}", key, kind, "", 0.0, 0, 0, "", _TONE, 0.0, _PARTY, None, "", "")
+            for n, (key, kind) in enumerate(marks)
+        )
+        rows.append(SimpleNamespace(marks=made))
+    first: dict[str, str] = {}
+    for marks in reversed(lanes):
+        seen: dict[str, str] = {}
+        for key, kind in marks:
+            seen.setdefault(key, kind)
+        first.update(seen)
+    sent = {key for marks in lanes for key, kind in marks if kind == "sent"}
+    expected = sum(1 for key, kind in first.items() if kind != "prompt" or key in sent)
+    assert view_model._message_count(rows) == expected  # type: ignore[arg-type]
+    clear_memos()

@@ -823,13 +823,15 @@ def _message_count(lanes: Sequence[LaneRow]) -> int:
     messages), without building the list. A key counts as its sent mark's kind when it
     has one, else as its first mark's (the first lane's that draws it)."""
     read = [_lane_messages(lane.marks) for lane in lanes]
-    first: dict[str, str] = {}
-    for lane in reversed(read):  # the earliest lane's first mark wins
-        first.update(lane.first)
-    sent = frozenset().union(*(lane.sent for lane in read))
-    prompts = frozenset().union(*(lane.prompts for lane in read))
-    only_prompts = sum(1 for k in prompts if first[k] == "prompt" and k not in sent)
-    return len(first) - only_prompts
+    # Set unions in C (a day-long team's lanes name tens of thousands of keys); only the
+    # prompts' keys are looked up one by one, in the earliest lane that draws them.
+    keys = set().union(*(lane.first for lane in read))
+    sent = set().union(*(lane.sent for lane in read))
+    only_prompts = 0
+    for key in set().union(*(lane.prompts for lane in read)) - sent:
+        first = next(kind for lane in read if (kind := lane.first.get(key)) is not None)
+        only_prompts += first == "prompt"
+    return len(keys) - only_prompts
 
 
 #: Items at the same millisecond: a message, then a task move, then a turn begun then
