@@ -460,6 +460,7 @@ def _marks_of(
     for n, (time, i) in enumerate(raw_marks, first):
         span = spans[i]
         mark = old_marks.get((id(span), n))
+        value = None
         if mark is None:
             # A span new as an object may be an old one drawn afresh (a prompt): found
             # by its bytes, and kept by them for the next build.
@@ -469,11 +470,12 @@ def _marks_of(
                 mark = last.by_value.get((value, n))
             if mark is None:
                 mark = _mark(fields, time, 0, f"m{position}-{n}", roster, extent)
-            if value is not None:
-                by_value[(value, n)] = mark
         if moved and mark.left != (left := pct(mark.ms, start, end)):
             # The extent's end moved (a live edge crossing a step): only ``left`` did.
             mark = replace(mark, left=left)
+        if value is not None:
+            # Kept as placed now: a mark found by its bytes next time is used as it is.
+            by_value[(value, n)] = mark
         made.append(mark)
     return made, by_value
 
