@@ -263,3 +263,61 @@ def test_runs_come_only_from_a_handle_that_offers_them(tmp_path: Path) -> None:
     assert fold_lane(runs.events) == fold_lane(plain.events)
     again = lane(Agents(None), ours, since=12, runs=True)
     assert again.events == [] and again.total_events == 12
+
+
+class SlowHandle(Handle):
+    async def read(self, offset: int = 0, length: int | None = None) -> list[Any]:
+        await asyncio.sleep(0.5)  # longer than the lane() helper's 0.2 s
+        return self.events[offset:]
+
+
+class SlowPersistence(Persistence):
+    async def open(self, session_id: str, mode: str) -> Handle:
+        handle = SlowHandle(self.events or [], None, None)
+        self.handles.append(handle)
+        return handle
+
+
+class SlowOwnPersistence(SlowPersistence):
+    #: What our own persistence says: its reads are local work, slow is not hung.
+    call_timeout_s = 5.0
+
+
+def test_a_host_persistence_answering_late_is_given_up_on() -> None:
+    read = lane(Agents(None), SlowPersistence(DISK))
+    assert read.channel == "unreadable" and "did not answer within 0.2 s" in (read.error or "")
+
+
+def test_a_persistence_that_says_its_calls_take_longer_is_waited_for() -> None:
+    """Our own persistence decodes local logs one at a time: a read that waits for the
+    others (a day-long team on a loaded machine) is work in progress, and its lane is
+    drawn, not left empty."""
+    read = lane(Agents(None), SlowOwnPersistence(DISK))
+    assert read.channel == "persisted" and origins(read) == {"disk"}
+
+
+def test_the_directory_persistence_waits_longer_than_a_host() -> None:
+    from dsh_task_gantt import host
+
+    assert host.call_timeout(DirectorySessionPersistence(Path("."))) > host.HOST_CALL_TIMEOUT_S * 10
+
+
+@pytest.mark.parametrize("said", [0.1, True, "600", None, float("nan")])
+def test_a_timeout_a_host_object_says_is_taken_only_when_longer_and_a_number(said: Any) -> None:
+    from dsh_task_gantt import host
+
+    class Service:
+        call_timeout_s = said
+
+    assert host.call_timeout(Service(), 1.0) == 1.0
+
+
+def test_a_timeout_property_that_raises_is_the_default() -> None:
+    from dsh_task_gantt import host
+
+    class Service:
+        @property
+        def call_timeout_s(self) -> float:
+            raise RuntimeError("no")
+
+    assert host.call_timeout(Service(), 1.0) == 1.0

@@ -718,3 +718,30 @@ def test_a_lanes_versions_share_the_chunks_an_append_left_unchanged() -> None:
     assert all(c is by_id[c.dom_id] for c in kept)
     pieces = {p.id: p for p in old_shape.chunks}
     assert all(p is pieces[p.id] for p in new_shape.chunks if p.id in {c.dom_id for c in kept})
+
+
+def test_a_team_whose_log_could_not_be_read_keeps_polling_until_it_is_read() -> None:
+    """A member's log that could not be read (slow or locked just then) makes no frozen
+    board: the panel keeps polling, and once every log is read a frozen team's board
+    stops the polling (htmx's 286) as any frozen team's does."""
+    from dsh_task_gantt.service import TimelineService
+    from tests.kit.fakehost import FakeContext, FakePersistence, ev, header
+
+    now = T0 + 10 * 60_000
+    persistence = FakePersistence()
+    lead = [ev("turn/start", 0, T0, {"turn": "t0"}), ev("turn/end", 1, T0 + 5_000, {"turn": "t0"})]
+    persistence.put("lead", header("lead"), lead)
+    mate = [ev("turn/start", 0, T0 + 1_000, {"turn": "a"})]
+    persistence.put("m1", header("m1", parent="lead"), mate)
+    persistence.fail_read.add("lead")
+    service = TimelineService(FakeContext(sessionPersistence=persistence).get, clock=lambda: now)
+    client = TestClient(make_app(service))
+    page = client.get(f"{PREFIX}/panel", params={"session": "lead"})
+    assert page.status_code == 200 and 'hx-trigger="every' in page.text
+    board = client.get(f"{PREFIX}/panel/board", params={"session": "lead"})
+    assert board.status_code == 200 and "could not read the log" in board.text
+    persistence.fail_read.clear()
+    read = client.get(f"{PREFIX}/panel/board", params={"session": "lead"})
+    assert read.status_code == 286 and "could not read the log" not in read.text
+    page = client.get(f"{PREFIX}/panel", params={"session": "lead"})
+    assert 'hx-trigger="every' not in page.text

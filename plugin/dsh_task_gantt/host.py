@@ -30,6 +30,9 @@ RouteKind = Literal["exact", "prefix"]
 #: How long one call into a host service may take before the plugin gives up on it.
 #: Read at call time (not bound as a default), so a host or a test may change it.
 HOST_CALL_TIMEOUT_S = 5.0
+#: The attribute a service may carry to say how long its own calls may take, when that
+#: is longer (our own persistence: see ``call_timeout``).
+CALL_TIMEOUT_ATTR = "call_timeout_s"
 
 
 class Route(TypedDict):
@@ -166,6 +169,24 @@ async def call_host(
     except Exception as exc:  # the host is untrusted: any failure is one reason
         raise HostCallError(f"{what} failed: {type(exc).__name__}") from exc
     return result
+
+
+def call_timeout(service: object, default: float | None = None) -> float:
+    """How long a call into ``service`` may take: ``default`` (else
+    :data:`HOST_CALL_TIMEOUT_S`, read now), or the service's own ``call_timeout_s``
+    when it says longer. A host's service answering late is hung or gone; our own
+    persistence decodes local files in threads, one log at a time, and a slow answer
+    there is work in progress (a day-long team's logs take seconds of CPU, more on a
+    loaded machine): given up on after 5 s, every lane of such a team read as empty and
+    the team as frozen."""
+    base = HOST_CALL_TIMEOUT_S if default is None else default
+    try:
+        own = getattr(service, CALL_TIMEOUT_ATTR, None)
+    except Exception:  # the host is untrusted: a property that raises says nothing
+        return base
+    if isinstance(own, int | float) and not isinstance(own, bool) and own > base:
+        return float(own)
+    return base
 
 
 async def _as_coroutine(awaitable: Awaitable[T]) -> T:

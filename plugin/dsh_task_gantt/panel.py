@@ -475,8 +475,9 @@ class Panel:
         view = parse_view(params)
         board, lanes, moment = self._replayed(result, view, session_id)
         pieces = self._board_pieces(board, lanes, session_id, moment, result.data)
-        held = self._shown.get(params.get("b")) if shown and result.live else None
-        return self._answer(result, session_id, view, board, pieces, moment, held, not result.live)
+        polling = result.live or board.unread  # a log not read yet may show a live team
+        held = self._shown.get(params.get("b")) if shown and polling else None
+        return self._answer(result, session_id, view, board, pieces, moment, held, not polling)
 
     async def moment(self, request: Request, session_id: str) -> Response:
         """The board at the moment ``at`` (or the present without it), as the pieces that

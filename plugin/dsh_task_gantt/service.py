@@ -325,7 +325,10 @@ class TimelineService:
             else:
                 try:
                     services.stats[session_id] = await host.call_host(
-                        stat, session_id, what="sessionPersistence.stat"
+                        stat,
+                        session_id,
+                        timeout=host.call_timeout(services.persistence),
+                        what="sessionPersistence.stat",
                     )
                 except host.HostCallError as exc:
                     services.stats[session_id] = exc
@@ -399,13 +402,20 @@ class TimelineService:
         children_of = host.service_method(persistence, "children_of")
         try:
             if children_of is not None:
-                rows: Any = await host.call_host(children_of, root, what="finding child sessions")
+                rows: Any = await host.call_host(
+                    children_of,
+                    root,
+                    timeout=host.call_timeout(persistence),
+                    what="finding child sessions",
+                )
                 ids = [r for r in host.iter_or_empty(rows) if isinstance(r, str)]
             else:
                 list_fn = host.service_method(persistence, "list")
                 if list_fn is None:
                     return []
-                rows = await host.call_host(list_fn, what="sessionPersistence.list")
+                rows = await host.call_host(
+                    list_fn, timeout=host.call_timeout(persistence), what="sessionPersistence.list"
+                )
                 ids = []
                 for row in host.iter_or_empty(rows):
                     header = coerce_header(field_of(row, "header") or {})

@@ -360,6 +360,9 @@ class Board:
     empty: bool
     live: bool
     partial: bool
+    #: A member's log could not be read (it may be slow or locked now): the panel keeps
+    #: polling, frozen or not, and draws the team once its logs are read.
+    unread: bool
     extent_start: int
     extent_end: int
     window_start: int

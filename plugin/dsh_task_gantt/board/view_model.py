@@ -1042,6 +1042,10 @@ def _board_facts(timeline: Mapping[str, Any], live: bool) -> dict[str, Any]:
     frozen_at = None if live else as_int(as_map(timeline.get("range")).get("end"))
     return {
         "partial": timeline.get("source") == "partial",
+        "unread": any(
+            lane.get("channel") == "unreadable" and lane.get("phase") != "failed"
+            for lane in map(as_map, as_seq(timeline.get("lanes")))
+        ),
         "frozen_at": frozen_at,
         "frozen_text": format_time(frozen_at, "full") if frozen_at is not None else None,
         "notes": tuple(n for n in as_seq(timeline.get("notes")) if isinstance(n, str)),

@@ -40,6 +40,7 @@ from dsh_task_gantt.host import (
     HostCallError,
     SessionPersistence,
     call_host,
+    call_timeout,
     service_method,
 )
 from dsh_task_gantt.logs.persistence import SessionLogError, SessionNotFound
@@ -234,6 +235,7 @@ async def _read_persisted(
     session_id: str, persistence: SessionPersistence, since: int, timeout: float, runs: bool = False
 ) -> _Channel:
     out = _Channel()
+    timeout = call_timeout(persistence, timeout)
     stat = service_method(persistence, "stat")
     counted: int | None = None
     if stat is not None:

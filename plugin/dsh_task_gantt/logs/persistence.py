@@ -65,6 +65,9 @@ _HEADER_PROBE_BYTES = 64 * 1024
 #: never does (a host's own service, a script reading every log of a big root). Several
 #: big teams' lanes fit; a dropped reader only costs its next read starting afresh.
 READERS_KEPT = 256
+#: A call into this persistence may take this long (a day-long team's logs decoded
+#: one after the other on a loaded machine), not a host's 5 s.
+LOCAL_CALL_TIMEOUT_S = 300.0
 
 
 class SessionLogError(Exception):
@@ -258,6 +261,11 @@ class DirectorySessionPersistence:
     ``skip_types`` is handed to every reader (see ``LogReader``); events of those
     types then come back with ``data=None``.
     """
+
+    #: How long a call may take (``host.call_timeout``): reads are local decoding work,
+    #: one log at a time, so a call waits for the logs decoded before it; it is bounded
+    #: only against a file system that hangs.
+    call_timeout_s = LOCAL_CALL_TIMEOUT_S
 
     def __init__(
         self,
