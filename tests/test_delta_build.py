@@ -233,3 +233,60 @@ def test_forgetting_a_teams_sessions_drops_what_building_on_kept_for_it() -> Non
     forget_owners([LEAD, *MEMBERS])
     assert [len(m) for m in kept] == [0] * len(kept)
     clear_memos()
+
+
+_SUMMARY_SPAN = st.fixed_dictionaries(
+    {
+        "kind": st.sampled_from(["turn", "message", "user-prompt"]),
+        "time": st.one_of(st.none(), st.integers(0, 20)),
+        "end": st.one_of(st.none(), st.integers(0, 20)),
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_SUMMARY_SPAN, max_size=12),
+    st.lists(
+        st.tuples(
+            st.lists(st.booleans(), min_size=12, max_size=12),
+            st.lists(_SUMMARY_SPAN, max_size=4),
+            st.integers(0, 12),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_a_lanes_summary_read_on_after_a_change_is_the_one_read_from_scratch(
+    first: list[dict[str, Any]],
+    changes: list[tuple[list[bool], list[dict[str, Any]], int]],
+) -> None:
+    """The "now" and "where the time went" of a lane whose list lost and gained spans
+    (the others the very same dicts) are its whole list's."""
+    from dsh_task_gantt.timeline.activity import span_summary
+
+    clear_memos()
+    versions = [first]
+    for keep, new, at in changes:
+        kept = [s for s, k in zip(versions[-1], keep, strict=False) if k]
+        kept += versions[-1][len(keep) :]
+        versions.append([*kept[:at], *(dict(s) for s in new), *kept[at:]])
+    warm = [span_summary(list(spans), ("m1", "s1")) for spans in versions]
+    cold = []
+    for spans in versions:
+        clear_memos()
+        cold.append(span_summary(list(spans)))
+    clear_memos()
+    assert warm == cold
+
+
+def test_the_lane_summaries_kept_to_read_on_are_bounded() -> None:
+    """A summary kept per lane holds its list: past the lanes' bound the oldest go."""
+    from dsh_task_gantt.timeline import activity
+
+    clear_memos()
+    for n in range(300):
+        activity.span_summary([{"kind": "turn", "time": n, "end": n + 1}], (f"m{n}", "s"))
+    assert len(activity._LAST_SUMMARY) == 256
+    assert activity._LAST_SUMMARY.items()[-1][0] == ("m299", "s")
+    clear_memos()
