@@ -35,6 +35,17 @@ _OP = st.one_of(
     st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("prompt"), _MSG, _AT),
     st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("seed"), st.none(), _AT),
     st.tuples(st.just("lead"), st.just("member"), st.sampled_from(MEMBERS), st.none()),
+    st.tuples(
+        st.just("lead"),
+        st.just("task"),
+        st.sampled_from(["task-1", "task-2", "task-10"]),
+        st.tuples(
+            st.integers(1, 4),
+            st.sampled_from(["pending", "in_progress", "completed"]),
+            st.sampled_from([None, *MEMBERS]),
+            _AT,
+        ),
+    ),
 )
 
 
@@ -57,6 +68,9 @@ def _apply(log: Log, op: tuple[Any, ...], n: int) -> None:
         log.prompt(f"prompt {n}", b, id_=f"p-{a}")
     elif what == "seed":
         log.add("session/end-seed", {"inherited": False}, b)
+    elif what == "task":
+        revision, status, owner, at = b
+        log.task(a, revision, status, at, owner)
     else:
         log.member(a, f"name of {a}", n)
 
@@ -278,15 +292,3 @@ def test_a_lanes_summary_read_on_after_a_change_is_the_one_read_from_scratch(
         cold.append(span_summary(list(spans)))
     clear_memos()
     assert warm == cold
-
-
-def test_the_lane_summaries_kept_to_read_on_are_bounded() -> None:
-    """A summary kept per lane holds its list: past the lanes' bound the oldest go."""
-    from dsh_task_gantt.timeline import activity
-
-    clear_memos()
-    for n in range(300):
-        activity.span_summary([{"kind": "turn", "time": n, "end": n + 1}], (f"m{n}", "s"))
-    assert len(activity._LAST_SUMMARY) == 256
-    assert activity._LAST_SUMMARY.items()[-1][0] == ("m299", "s")
-    clear_memos()

@@ -12,7 +12,7 @@ from ..fold.tasks import CallIndex, TaskReplay, TaskView, replay_tasks
 from ..memo import TASK_ENTRIES_KEPT, Memo
 from .inputs import TeamSnapshot
 from .roster import Lane, Roster
-from .task_graph import TaskGraph, analyse
+from .task_graph import Overlap, Phase, TaskGraph, analyse
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +107,7 @@ def _place(
     )
     graph = analyse(replay.tasks)
     positions = {id(lane): n for n, lane in enumerate(roster.lanes)}
+    token = roster.token()
     tasks: list[dict[str, Any]] = []
     owned: list[tuple[int, str]] = []
     orphaned_owner = 0
@@ -125,7 +126,7 @@ def _place(
             owned.append((positions[id(owner)], view.id))
         else:
             needs_unassigned = True
-        tasks.append(_task_json(view, owner, lane_id, graph, roster))
+        tasks.append(_task_json(view, owner, lane_id, graph, roster, token))
     return _Placed(replay, graph, tasks, deleted, orphaned_owner, tuple(owned), needs_unassigned)
 
 
@@ -134,8 +135,44 @@ def _name_of(roster: Roster, owner_id: str | None) -> str | None:
     return lane.name if lane else None
 
 
+#: Each task's JSON by everything it is made of (its view, owner, lane, phases and
+#: overlaps, and the roster that names its history's owners): a replay after an append
+#: moves a task or two, and the others keep their JSON (no new dicts per task, which
+#: the collector would then traverse). Bounded by entries, and per task by its last two
+#: versions (the older are never asked for again).
+_TASK_JSON: Memo[tuple[Any, ...], dict[str, Any]] = Memo(TASKS_KEPT, per_slot=2)
+
+
 def _task_json(
-    view: TaskView, owner: Lane | None, lane_id: str, graph: TaskGraph, roster: Roster
+    view: TaskView,
+    owner: Lane | None,
+    lane_id: str,
+    graph: TaskGraph,
+    roster: Roster,
+    token: int,
+) -> dict[str, Any]:
+    phases = graph.phases.get(view.id, ())
+    overlaps = tuple(graph.overlaps.get(view.id, ()))
+    owner_key = (owner.name, owner.session_id) if owner is not None else None
+    memo_key = (view, owner_key, lane_id, phases, overlaps, token)
+    held = _TASK_JSON.get(memo_key)
+    if held is None:
+        held = _TASK_JSON.put(
+            memo_key,
+            _fresh_task_json(view, owner, lane_id, phases, overlaps, roster),
+            slot=(roster.lead_session, view.id),
+            owner=roster.lead_session,
+        )
+    return held
+
+
+def _fresh_task_json(
+    view: TaskView,
+    owner: Lane | None,
+    lane_id: str,
+    phases: Sequence[Phase],
+    overlaps: Sequence[Overlap],
+    roster: Roster,
 ) -> dict[str, Any]:
     owner_id = view.owner_id
     if owner_id is None and owner is not None:
@@ -165,6 +202,6 @@ def _task_json(
             }
             for h in view.history
         ],
-        "phases": [p.json() for p in graph.phases.get(view.id, ())],
-        "overlaps": [o.json() for o in graph.overlaps.get(view.id, ())],
+        "phases": [p.json() for p in phases],
+        "overlaps": [o.json() for o in overlaps],
     }
