@@ -90,6 +90,7 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("timeline.messages drawn", messages._LAST_DRAWN, lambda n: SimpleNamespace(drawn=(None,) * n)),
     ("timeline.messages ids", messages._MESSAGE_IDS, lambda n: ["m"] * n),
     ("timeline.tasks placements", tasks._PLACED, lambda n: ((), _placed(n))),
+    ("timeline.spans last prompts", spans._LAST_PROMPTS, lambda n: SimpleNamespace(weight=n)),
     ("timeline.activity last summaries", activity._LAST_SUMMARY, lambda n: ([{}] * n, None, None)),
 ]
 #: The memos whose values are small and alike: bounded by entries.

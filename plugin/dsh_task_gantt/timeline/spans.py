@@ -9,11 +9,13 @@ from __future__ import annotations
 from bisect import insort
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from itertools import compress, count, repeat
 from operator import attrgetter, ne, not_, or_
 from typing import Any
 
 from ..fold import seqs_below
+from ..fold.appends import appended
 from ..fold.records import PromptRec
 from ..fold.text import MESSAGE_BODY_CAP, preview
 from ..fold.turns import TurnPairing, TurnSpan, pair_turns
@@ -216,41 +218,215 @@ def _turn_span(
     return span
 
 
+#: A prompt's identity across the team's logs: its id, else its time and text.
+_Ident = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _DrawnPrompts:
+    """A team's prompts as drawn, with what drawing them read and found: the next
+    poll holds the same records (often the same maps' contents), and a new prompt on
+    a lane is drawn onto this (see ``_drawn_on``)."""
+
+    token: int
+    #: Per lane, in roster order: what its prompts and briefs are read from.
+    inputs: tuple[tuple[Any, ...], ...]
+    #: Per lane: its prompt spans in the order drawn, and their keys.
+    spans: tuple[tuple[tuple[dict[str, Any], ...], frozenset[tuple[str, str]]], ...]
+    details: dict[str, dict[str, Any]]
+    #: The briefs: (lane position, seq, brief).
+    briefs: tuple[tuple[int, int, PromptRec], ...]
+    #: Each drawn prompt's lane position; the undated ones not drawn.
+    drawn_at: dict[_Ident, int]
+    undated: frozenset[_Ident]
+    copies: int
+    prompts: int
+    undated_count: int
+
+    @property
+    def weight(self) -> int:
+        return len(self.drawn_at) + len(self.details) + 1
+
+
+#: Each team's prompts as last drawn, by lead session: most polls find the same
+#: records, and comparing them (the very same objects) costs far less than sorting and
+#: drawing a day's thousands again. One entry per team (its last version), bounded by
+#: teams and by prompts.
+_LAST_PROMPTS: Memo[str, _DrawnPrompts] = Memo(
+    64, max_weight=HISTORY_ITEMS_KEPT, weight=lambda held: held.weight
+)
+
+
+def _prompt_inputs(lane: Lane) -> tuple[Any, ...]:
+    """Everything of a lane that drawing its prompts and briefs reads (its parent's
+    spawns are in the parent's own inputs; the roster's names in its token)."""
+    header = lane.source.header if lane.source else None
+    parent = header.parent_session if header is not None else None
+    fold = lane.fold
+    return (
+        lane.id,
+        lane.kind,
+        lane.name,
+        lane.session_id,
+        lane.cut,
+        lane.label,
+        lane.is_child_session(),
+        parent,
+        fold.prompts,
+        fold.spawns,
+    )
+
+
 def draw_prompts(
     roster: Roster, counts: Counts, details: dict[str, dict[str, Any]]
 ) -> list[tuple[Lane, int, PromptRec]]:
     """Each human prompt once, on the first lane whose log carries it; returns the
     parent agents' briefs (lane, seq, prompt), which are drawn as messages."""
+    token = roster.token()
+    inputs = tuple(map(_prompt_inputs, roster.lanes))
+    held = _LAST_PROMPTS.get(roster.lead_session)
+    drawn = None
+    if held is not None and held.token == token:
+        drawn = held if held.inputs == inputs else _drawn_on(held, inputs, roster)
+    if drawn is None:
+        drawn = _drawn_afresh(roster, token, inputs)
+    if drawn is not held:
+        _LAST_PROMPTS.put(roster.lead_session, drawn, owner=roster.lead_session)
+    for lane, (spans, keys) in zip(roster.lanes, drawn.spans, strict=True):
+        # A lane holds its turns only (another kind of key): its prompts all go in.
+        if lane.span_keys.isdisjoint(keys):
+            lane.add_unique(spans, keys)
+        else:
+            for span in spans:
+                lane.add(span)
+    details.update(drawn.details)
     c = counts
-    drawn: set[tuple[Any, ...]] = set()
-    undated: set[tuple[Any, ...]] = set()
-    briefs: list[tuple[Lane, int, PromptRec]] = []
-    for lane in roster.lanes:
+    c.prompt_copies += drawn.copies
+    c.prompts += drawn.prompts
+    c.undated_prompts = drawn.undated_count
+    lanes = roster.lanes
+    return [(lanes[n], seq, brief) for n, seq, brief in drawn.briefs]
+
+
+def _ident(prompt: PromptRec) -> _Ident:
+    return ("id", prompt.id) if prompt.id else ("text", prompt.time, prompt.body)
+
+
+def _drawn_afresh(roster: Roster, token: int, inputs: tuple[tuple[Any, ...], ...]) -> _DrawnPrompts:
+    drawn: dict[_Ident, int] = {}
+    undated: set[_Ident] = set()
+    briefs: list[tuple[int, int, PromptRec]] = []
+    details: dict[str, dict[str, Any]] = {}
+    per_lane: list[tuple[tuple[dict[str, Any], ...], frozenset[tuple[str, str]]]] = []
+    copies = prompts = 0
+    for n, lane in enumerate(roster.lanes):
         session = lane.session_id or roster.lead_session
         own = sorted(item for item in lane.fold.prompts.items() if item[0] >= lane.cut)
         # A child's parent's brief is logged as a "user" message: a message, not a prompt.
         from_parent = child_briefs(roster, lane, own)
-        briefs.extend((lane, seq, brief) for seq, brief in sorted(from_parent.briefs.items()))
+        briefs.extend((n, seq, brief) for seq, brief in sorted(from_parent.briefs.items()))
+        spans: list[dict[str, Any]] = []
+        keys: set[tuple[str, str]] = set()
         for seq, prompt in own:
             if seq in from_parent.seqs:
                 continue
-            ident: tuple[Any, ...] = (
-                ("id", prompt.id) if prompt.id else ("text", prompt.time, prompt.body)
-            )
+            ident = _ident(prompt)
             if ident in drawn:
-                c.prompt_copies += 1
+                copies += 1
                 continue
             if prompt.time is None:
                 undated.add(ident)
                 continue
-            drawn.add(ident)
+            drawn[ident] = n
             prompt_id = prompt.id or f"prompt-{seq}@{session}"
             span, detail = _prompt_span(lane, prompt_id, prompt, session)
-            lane.add(span)
-            c.prompts += 1
+            mark = (span["kind"], span["id"])
+            if mark not in keys:  # as Lane.add: one span per key
+                keys.add(mark)
+                spans.append(span)
+            prompts += 1
             details.setdefault(prompt_id, detail)
-    c.undated_prompts = len(undated - drawn)
-    return briefs
+        per_lane.append((tuple(spans), frozenset(keys)))
+    return _DrawnPrompts(
+        token,
+        inputs,
+        tuple(per_lane),
+        details,
+        tuple(briefs),
+        drawn,
+        frozenset(undated),
+        copies,
+        prompts,
+        len(undated - drawn.keys()),
+    )
+
+
+def _drawn_on(
+    held: _DrawnPrompts, inputs: tuple[tuple[Any, ...], ...], roster: Roster
+) -> _DrawnPrompts | None:
+    """``held`` with the prompts appended to some lanes' logs drawn on, or ``None``
+    (draw them all) when anything else changed. A new prompt is later than its lane's
+    others, so it is drawn after them, as a fresh drawing would: a copy when an
+    earlier-or-same lane drew its identity, else drawn; when a later lane drew it (it
+    moves) or it was seen undated, or a child's prompts changed (briefs), redraw."""
+    if len(inputs) != len(held.inputs):
+        return None
+    added: list[tuple[int, list[tuple[int, PromptRec]]]] = []
+    for n, (now, was) in enumerate(zip(inputs, held.inputs, strict=True)):
+        if now == was:
+            continue
+        if now[:-2] != was[:-2] or now[-1] != was[-1] or now[6]:
+            return None  # not only its prompts changed, or a child's (briefs)
+        new = appended(was[-2], now[-2])
+        if new is None:
+            return None
+        cut = now[4]
+        added.append((n, [(seq, p) for seq, p in new if seq >= cut]))
+    drawn_at = dict(held.drawn_at)
+    undated = set(held.undated)
+    details = dict(held.details)
+    spans = list(held.spans)
+    copies, prompts, undated_count = held.copies, held.prompts, held.undated_count
+    for n, new_prompts in added:
+        lane = roster.lanes[n]
+        session = lane.session_id or roster.lead_session
+        lane_spans, keys = list(spans[n][0]), set(spans[n][1])
+        for seq, prompt in new_prompts:
+            ident = _ident(prompt)
+            at = drawn_at.get(ident)
+            if at is not None and at <= n:
+                copies += 1
+                continue
+            if at is not None or ident in undated:
+                return None
+            if prompt.time is None:
+                undated.add(ident)
+                undated_count += 1
+                continue
+            prompt_id = prompt.id or f"prompt-{seq}@{session}"
+            if prompt_id in details:
+                return None  # the first prompt of an id gives its detail: maybe this one
+            drawn_at[ident] = n
+            span, detail = _prompt_span(lane, prompt_id, prompt, session)
+            mark = (span["kind"], span["id"])
+            if mark not in keys:
+                keys.add(mark)
+                lane_spans.append(span)
+            prompts += 1
+            details[prompt_id] = detail
+        spans[n] = (tuple(lane_spans), frozenset(keys))
+    return _DrawnPrompts(
+        held.token,
+        inputs,
+        tuple(spans),
+        details,
+        held.briefs,
+        drawn_at,
+        frozenset(undated),
+        copies,
+        prompts,
+        undated_count,
+    )
 
 
 #: Each prompt's span and detail, by value and lane: a poll draws every prompt again,
