@@ -292,3 +292,25 @@ def test_a_lanes_summary_read_on_after_a_change_is_the_one_read_from_scratch(
         cold.append(span_summary(list(spans)))
     clear_memos()
     assert warm == cold
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(0, 30),
+    st.lists(st.booleans(), max_size=30),
+    st.lists(st.integers(0, 30), max_size=5),
+)
+def test_what_changed_between_two_versions_of_a_list_is_found_by_identity(
+    size: int, keep: list[bool], inserts: list[int]
+) -> None:
+    from dsh_task_gantt.timeline.identity import identity_changes
+
+    was = [{"n": n} for n in range(size)]
+    now = [item for item, k in zip(was, keep, strict=False) if k] + was[len(keep) :]
+    for n, at in enumerate(inserts):
+        now.insert(min(at, len(now)), {"n": n})  # equal to an old one, but new
+    found = identity_changes(was, now)
+    assert found is not None
+    gone, came = found
+    assert [id(x) for x in gone] == [id(x) for x in was if all(x is not y for y in now)]
+    assert [id(x) for x in came] == [id(x) for x in now if all(x is not y for y in was)]

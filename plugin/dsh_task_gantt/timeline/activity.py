@@ -10,11 +10,10 @@ from __future__ import annotations
 from bisect import insort
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, count
-from operator import is_not
 from typing import Any
 
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
+from .identity import identity_changes
 
 #: What a lane can be doing at a moment (``none``: nothing on it yet).
 IN_TURN, IDLE, NOTHING = "turn", "idle", "none"
@@ -161,31 +160,17 @@ def _tally(spans: Sequence[Any]) -> _Tally:
     return _Tally(latest, first, ended, last_end, tuple(sorted(open_starts)))
 
 
-def _changed_window(was: Sequence[Any], now: Sequence[Any]) -> tuple[int, int, int]:
-    """Where ``now`` differs from ``was`` by identity: the common head's length and
-    the ends of the two middles (``was[head:was_end]`` became ``now[head:now_end]``)."""
-    short = min(len(was), len(now))
-    head = next(compress(count(), map(is_not, was, now)), short)
-    tail = next(compress(count(), map(is_not, reversed(was), reversed(now))), short)
-    tail = min(tail, short - head)
-    return head, len(was) - tail, len(now) - tail
-
-
 def _patched(was: Sequence[Any], tally: _Tally, now: Sequence[Any]) -> _Tally | None:
     """``was``'s tally moved on to ``now``, or ``None`` (read ``now`` afresh) when too
     much changed or a span that went held an extreme no new span reaches."""
     if not isinstance(was, list | tuple) or not isinstance(now, list | tuple):
         return None
-    head, was_end, now_end = _changed_window(was, now)
-    if was_end - head + now_end - head > _PATCHED_AT_MOST:
-        return None
-    middle_now = now[head:now_end]
-    still = set(map(id, middle_now))
-    gone = [r for r in was[head:was_end] if id(r) not in still]
-    before = set(map(id, was[head:was_end]))
-    if len(still) != len(middle_now) or len(before) != was_end - head:
+    changes = identity_changes(was, now)
+    if changes is None:
         return None  # a span twice: not a lane's list
-    came = [r for r in middle_now if id(r) not in before]
+    gone, came = changes
+    if len(gone) + len(came) > _PATCHED_AT_MOST:
+        return None
     latest, first, ended, last_end = tally.latest, tally.first, tally.ended, tally.last_end
     open_starts = list(tally.open_starts)
     for raw in came:

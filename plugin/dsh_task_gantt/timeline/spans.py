@@ -6,12 +6,12 @@ objects from one build to the next, which the wire uses to reuse its bytes.
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import compress, count, repeat
-from operator import attrgetter, ne, not_, or_
+from operator import attrgetter, ne, or_
 from typing import Any
 
 from ..fold import seqs_below
@@ -22,6 +22,7 @@ from ..fold.turns import TurnPairing, TurnSpan, pair_turns
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .briefs import child_briefs
 from .counts import Counts
+from .identity import identity_changes
 from .roster import Lane, Roster
 from .tokens import Totals, lane_tokens, tokens_json
 
@@ -499,18 +500,18 @@ def _resorted(
     identity: an unchanged span is the very same dict), or ``None`` when most are new.
     A lane's ``(kind, id)`` are distinct, so the order is total and this is ``sorted``'s."""
     was, ordered = held
-    before = set(map(id, was))
-    added = list(compress(spans, map(not_, map(before.__contains__, map(id, spans)))))
-    if len(added) > _INSERTED_AT_MOST:
-        return None
-    now = set(map(id, spans))
-    if len(now) != len(spans) or len(before) != len(was):
+    changes = identity_changes(was, spans)
+    if changes is None:
         return None  # a span twice: not a lane's list
-    if len(was) + len(added) != len(spans):
-        kept = map(now.__contains__, map(id, ordered))
-        ordered = list(compress(ordered, kept))
-    else:
-        ordered = list(ordered)
+    gone, added = changes
+    if len(gone) + len(added) > _INSERTED_AT_MOST:
+        return None
+    ordered = list(ordered)
+    for span in gone:
+        at = bisect_left(ordered, _span_order(span), key=_span_order)
+        if at == len(ordered) or ordered[at] is not span:
+            return None
+        del ordered[at]
     for span in added:
         insort(ordered, span, key=_span_order)
     return ordered
