@@ -35,6 +35,7 @@ _OP = st.one_of(
     st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("prompt"), _MSG, _AT),
     st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("seed"), st.none(), _AT),
     st.tuples(st.just("lead"), st.just("member"), st.sampled_from(MEMBERS), st.none()),
+    st.tuples(st.just("lead"), st.just("foreign task"), st.just("task-3"), _AT),
     st.tuples(
         st.just("lead"),
         st.just("task"),
@@ -71,6 +72,9 @@ def _apply(log: Log, op: tuple[Any, ...], n: int) -> None:
     elif what == "task":
         revision, status, owner, at = b
         log.task(a, revision, status, at, owner)
+    elif what == "foreign task":  # another team's, in the lead's log: counted only
+        task = {"id": a, "revision": 1, "subject": "s", "status": "pending"}
+        log.add("team/task", {"version": 2, "teamId": "other-team", "task": task}, b)
     else:
         log.member(a, f"name of {a}", n)
 

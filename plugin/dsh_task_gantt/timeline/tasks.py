@@ -11,7 +11,7 @@ from ..fold.records import TaskCallRec
 from ..fold.tasks import CallIndex, TaskReplay, TaskView, replay_tasks
 from ..memo import TASK_ENTRIES_KEPT, Memo
 from .inputs import TeamSnapshot
-from .roster import Lane, Roster
+from .roster import Lane, Roster, is_ours
 from .task_graph import Overlap, Phase, TaskGraph, analyse
 
 
@@ -43,6 +43,8 @@ class _Placed:
     #: (the owner's position in the roster's lanes, task id), in the tasks' order.
     owned: tuple[tuple[int, str], ...]
     needs_unassigned: bool
+    #: Another team's snapshots in the lead's log, by team id (counted on each build).
+    foreign: tuple[tuple[str, int], ...]
 
 
 #: Each team's last placement, with the inputs it was made from: most appends move no
@@ -57,30 +59,25 @@ _PLACED: Memo[str, tuple[tuple[Any, ...], _Placed]] = Memo(
 def place_tasks(roster: Roster, team: TeamSnapshot) -> TeamTasks:
     """Replay the tasks and put each on its owner's lane; adds the ``unassigned`` lane
     when an open task has no owner on the team."""
-    calls: list[tuple[str, int, TaskCallRec]] = []
-    for lane in roster.lanes:
-        session = lane.session_id or roster.lead_session
-        calls.extend(
-            (session, s, call) for s, call in lane.fold.task_calls.items() if s >= lane.cut
-        )
     lead = roster.lead
-    snapshots = [
-        (s, t) for s, t in lead.fold.tasks.items() if s >= lead.cut and roster.ours(t.team_id)
-    ]
     live = team.live_tasks if isinstance(team.live_tasks, Sequence) else None
+    # The fold's own maps, compared by value (their records are the very same objects
+    # from one fold to the next: C-level passes), not lists of a day's records.
     inputs = (
         roster.token(),
-        tuple((lane.id, lane.session_id) for lane in roster.lanes),
-        calls,
-        snapshots,
+        tuple((lane.id, lane.session_id, lane.cut, lane.fold.task_calls) for lane in roster.lanes),
+        lead.cut,
+        lead.fold.tasks,
         None if live is None else tuple(live),
     )
     held = _PLACED.get(roster.lead_session)
     if held is not None and held[0] == inputs:
         placed = held[1]
     else:
-        placed = _place(roster, calls, snapshots, live)
+        placed = _place(roster, live)
         _PLACED.put(roster.lead_session, (inputs, placed), owner=roster.lead_session)
+    for team_id, n in placed.foreign:  # another team's snapshots: counted, not used
+        roster.foreign[team_id] = roster.foreign.get(team_id, 0) + n
     for position, task_id in placed.owned:
         roster.lanes[position].task_ids.append(task_id)
     if placed.needs_unassigned:
@@ -96,12 +93,20 @@ def place_tasks(roster: Roster, team: TeamSnapshot) -> TeamTasks:
     )
 
 
-def _place(
-    roster: Roster,
-    calls: list[tuple[str, int, TaskCallRec]],
-    snapshots: list[tuple[int, Any]],
-    live: Sequence[Any] | None,
-) -> _Placed:
+def _place(roster: Roster, live: Sequence[Any] | None) -> _Placed:
+    calls: list[tuple[str, int, TaskCallRec]] = []
+    for lane in roster.lanes:
+        session = lane.session_id or roster.lead_session
+        calls.extend(
+            (session, s, call) for s, call in lane.fold.task_calls.items() if s >= lane.cut
+        )
+    lead = roster.lead
+    foreign: dict[str, int] = {}
+    snapshots = [
+        (s, t)
+        for s, t in lead.fold.tasks.items()
+        if s >= lead.cut and is_ours(t.team_id, roster.lead_ids, foreign)
+    ]
     replay = replay_tasks(
         snapshots, CallIndex.build(calls), roster.actor_of, live, roster.lead_session
     )
@@ -127,7 +132,16 @@ def _place(
         else:
             needs_unassigned = True
         tasks.append(_task_json(view, owner, lane_id, graph, roster, token))
-    return _Placed(replay, graph, tasks, deleted, orphaned_owner, tuple(owned), needs_unassigned)
+    return _Placed(
+        replay,
+        graph,
+        tasks,
+        deleted,
+        orphaned_owner,
+        tuple(owned),
+        needs_unassigned,
+        tuple(foreign.items()),
+    )
 
 
 def _name_of(roster: Roster, owner_id: str | None) -> str | None:
