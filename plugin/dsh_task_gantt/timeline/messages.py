@@ -300,7 +300,7 @@ def _summed_up(pairing: MessagePairing, token: int, drawn: tuple[_DrawnMessage, 
     )
 
 
-def _keys(ids: list[str]) -> frozenset[tuple[str, str]]:
+def _keys(ids: Iterable[str]) -> frozenset[tuple[str, str]]:
     return frozenset(zip(repeat("message"), ids))
 
 
@@ -324,13 +324,14 @@ def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawin
     tally = dict(held.tally)
     pending = held.pending
     lanes = dict(held.lanes)
-    copied: set[str] = set()
+    #: Each changed lane's keys before, and the ids taken out and put in.
+    copied: dict[str, tuple[frozenset[tuple[str, str]], set[str], set[str]]] = {}
 
     def lane_lists(lane_id: str) -> tuple[list[str], list[dict[str, Any]]]:
         if lane_id not in copied:  # copied once, then changed in place
-            ids, spans, _k = lanes.get(lane_id, ([], [], frozenset()))
+            ids, spans, keys = lanes.get(lane_id, ([], [], frozenset()))
             lanes[lane_id] = (list(ids), list(spans), frozenset())
-            copied.add(lane_id)
+            copied[lane_id] = (keys, set(), set())
         ids, spans, _k = lanes[lane_id]
         return ids, spans
 
@@ -343,6 +344,7 @@ def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawin
             ids, spans = lane_lists(lane_id)
             at = bisect_left(ids, msg.id)
             del ids[at], spans[at]
+            copied[lane_id][1].add(msg.id)
     token = held.token
     for i in fresh:
         msg = new_msgs[i]
@@ -355,10 +357,13 @@ def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawin
             at = bisect_left(ids, msg.id)
             ids.insert(at, msg.id)
             spans.insert(at, span)
-    for lane_id in copied:
+            copied[lane_id][2].add(msg.id)
+    for lane_id, (keys, out, came) in copied.items():
         ids, spans, _k = lanes[lane_id]
         if ids:
-            lanes[lane_id] = (ids, spans, _keys(ids))
+            # The keys moved on by what changed, not made anew for a day of messages.
+            keys = (keys - _keys(out - came)) | _keys(came - out)
+            lanes[lane_id] = (ids, spans, keys if len(keys) == len(ids) else _keys(ids))
         else:
             del lanes[lane_id]
     complete: list[_DrawnMessage] = [d for d in drawn if d is not None]
