@@ -9,9 +9,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import compress, count, repeat
 from operator import attrgetter, is_, not_
-from typing import Any
+from typing import Any, cast
 
 from ..fold import LaneFold
 from ..fold.appends import appended
@@ -20,6 +20,7 @@ from ..fold.records import PromptRec
 from ..fold.text import preview
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .counts import Counts
+from .identity import changed_window
 from .roster import Lane, Roster, is_ours
 from .spans import message_detail_json
 
@@ -309,15 +310,17 @@ def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawin
     resumed pairing keeps every unchanged message object) drawn and put in, and the
     ones it no longer has taken out; ``None`` when that is most of them."""
     old_msgs, new_msgs = held.pairing.messages, pairing.messages
-    by_object = dict(zip(map(id, old_msgs), held.drawn, strict=True))
-    drawn = list(map(by_object.get, map(id, new_msgs)))
-    fresh = list(compress(range(len(drawn)), map(is_, drawn, repeat(None))))
+    # Only between the common head and tail (the very same messages) can they differ.
+    head, old_end, new_end = changed_window(old_msgs, new_msgs)
+    old_mid, new_mid = old_msgs[head:old_end], new_msgs[head:new_end]
+    by_object = dict(zip(map(id, old_mid), held.drawn[head:old_end], strict=True))
+    mid_drawn = list(map(by_object.get, map(id, new_mid)))
+    drawn = [*held.drawn[:head], *mid_drawn, *held.drawn[old_end:]]
+    fresh = list(compress(count(head), map(is_, mid_drawn, repeat(None))))
     if len(fresh) > _PATCHED_AT_MOST:
         return None
-    kept = set(map(id, new_msgs))
-    gone = list(
-        compress(range(len(old_msgs)), map(not_, map(kept.__contains__, map(id, old_msgs))))
-    )
+    kept = set(map(id, new_mid))
+    gone = list(compress(count(head), map(not_, map(kept.__contains__, map(id, old_mid)))))
     if len(gone) > _PATCHED_AT_MOST:
         return None
     details = dict(held.details)
@@ -366,8 +369,8 @@ def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawin
             lanes[lane_id] = (ids, spans, keys if len(keys) == len(ids) else _keys(ids))
         else:
             del lanes[lane_id]
-    complete: list[_DrawnMessage] = [d for d in drawn if d is not None]
-    return _Drawing(pairing, token, tuple(complete), details, pending, tally, lanes)
+    complete = cast("tuple[_DrawnMessage, ...]", tuple(drawn))  # every fresh one drawn now
+    return _Drawing(pairing, token, complete, details, pending, tally, lanes)
 
 
 def _draw_message(roster: Roster, msg: PairedMessage) -> _DrawnMessage:
