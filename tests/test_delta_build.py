@@ -34,6 +34,12 @@ _OP = st.one_of(
     st.tuples(st.just("lead"), st.just("delivered"), _MSG, st.tuples(_WHO, _AT)),
     st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("prompt"), _MSG, _AT),
     st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("seed"), st.none(), _AT),
+    st.tuples(
+        st.sampled_from(["lead", *MEMBERS]),
+        st.just("injected"),
+        st.sampled_from(["time-context", "schedule"]),
+        _AT,
+    ),
     st.tuples(st.just("lead"), st.just("member"), st.sampled_from(MEMBERS), st.none()),
     st.tuples(st.just("lead"), st.just("foreign task"), st.just("task-3"), _AT),
     st.tuples(
@@ -67,6 +73,8 @@ def _apply(log: Log, op: tuple[Any, ...], n: int) -> None:
         log.delivered(a, target, at)
     elif what == "prompt":
         log.prompt(f"prompt {n}", b, id_=f"p-{a}")
+    elif what == "injected":
+        log.prompt(f"runtime {n}", b, kind=a)
     elif what == "seed":
         log.add("session/end-seed", {"inherited": False}, b)
     elif what == "task":

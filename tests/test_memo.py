@@ -101,6 +101,7 @@ COUNTED: list[tuple[str, Memo[Any, Any]]] = [
     ("timeline.roster tokens", roster._ROSTER_TOKENS),
     ("timeline.activity span summaries", activity._SUMMARIES),
     ("timeline.tasks task json", tasks._TASK_JSON),
+    ("timeline.spans injected kinds", spans._INJECTED),
     ("timeline.liveness earliest task times", liveness._EARLIEST_HISTORY),
 ]
 

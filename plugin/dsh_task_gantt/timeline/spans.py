@@ -119,10 +119,35 @@ def draw_turns(roster: Roster, counts: Counts) -> None:
         c.idless_turn_events += pairing.idless_events
         c.closed_by_idless_end += pairing.closed_by_idless_end
         c.closed_by_restore += pairing.closed_by_restore
-        # Counted in C (Counter of the kinds at or after the cut): a lane has hundreds.
-        injected = lane.fold.injected
-        for kind, n in Counter(compress(injected.values(), map(lane.cut.__le__, injected))).items():
+        for kind, n in _injected_kinds(lane, which).items():
             c.injected[kind] = c.injected.get(kind, 0) + n
+
+
+#: Each lane's count of runtime-injected messages by kind, with the map and cut it
+#: was counted from: a lane's map grows by an append's few (a day holds thousands).
+#: One entry per lane (its last version), bounded by lanes.
+_INJECTED: Memo[tuple[str, str | None], tuple[Mapping[int, str], int, dict[str, int]]] = Memo(256)
+
+
+def _injected_kinds(lane: Lane, which: tuple[str, str | None]) -> Mapping[str, int]:
+    """The lane's injected messages at or after its cut, by kind (first seen first)."""
+    injected, cut = lane.fold.injected, lane.cut
+    held = _INJECTED.get(which)
+    if held is not None and held[1] == cut:
+        if held[0] is injected:
+            return held[2]
+        new = appended(held[0], injected)
+        if new is not None:
+            kinds = dict(held[2])
+            for seq, kind in new:
+                if seq >= cut:
+                    kinds[kind] = kinds.get(kind, 0) + 1
+            _INJECTED.put(which, (injected, cut, kinds), owner=which[1])
+            return kinds
+    # Counted in C (Counter of the kinds at or after the cut): a lane has thousands.
+    kinds = dict(Counter(compress(injected.values(), map(cut.__le__, injected))))
+    _INJECTED.put(which, (injected, cut, kinds), owner=which[1])
+    return kinds
 
 
 def turn_spans(
