@@ -22,6 +22,7 @@ _WHO = st.sampled_from([LEAD, *MEMBERS, "outsider", None])
 _TURN = st.sampled_from(["t1", "t2", "t3", "t4", "t5", None])
 _MSG = st.sampled_from([f"msg-{n}" for n in range(8)])
 _AT = st.one_of(st.integers(0, 40), st.none())
+_TASK = st.sampled_from(["task-1", "task-2", "task-10"])
 _USAGE = st.fixed_dictionaries(
     {"inputTokens": st.integers(0, 9), "outputTokens": st.integers(0, 9)}
 )
@@ -43,9 +44,13 @@ _OP = st.one_of(
     st.tuples(st.just("lead"), st.just("member"), st.sampled_from(MEMBERS), st.none()),
     st.tuples(st.just("lead"), st.just("foreign task"), st.just("task-3"), _AT),
     st.tuples(
+        st.sampled_from(["lead", *MEMBERS]), st.just("update call"), _TASK, st.integers(0, 3)
+    ),
+    st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("create call"), _TASK, st.none()),
+    st.tuples(
         st.just("lead"),
         st.just("task"),
-        st.sampled_from(["task-1", "task-2", "task-10"]),
+        _TASK,
         st.tuples(
             st.integers(1, 4),
             st.sampled_from(["pending", "in_progress", "completed"]),
@@ -80,6 +85,10 @@ def _apply(log: Log, op: tuple[Any, ...], n: int) -> None:
     elif what == "task":
         revision, status, owner, at = b
         log.task(a, revision, status, at, owner)
+    elif what == "update call":
+        log.update_call(a, b, "claim", n)
+    elif what == "create call":
+        log.create_call(f"subject of {a}", n)
     elif what == "foreign task":  # another team's, in the lead's log: counted only
         task = {"id": a, "revision": 1, "subject": "s", "status": "pending"}
         log.add("team/task", {"version": 2, "teamId": "other-team", "task": task}, b)

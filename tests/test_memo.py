@@ -91,6 +91,7 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("timeline.messages ids", messages._MESSAGE_IDS, lambda n: ["m"] * n),
     ("timeline.tasks placements", tasks._PLACED, lambda n: ((), _placed(n))),
     ("timeline.spans last prompts", spans._LAST_PROMPTS, lambda n: SimpleNamespace(weight=n)),
+    ("timeline.tasks replays", tasks._REPLAYED, lambda n: SimpleNamespace(parts=[None] * n)),
     ("timeline.activity last summaries", activity._LAST_SUMMARY, lambda n: ([{}] * n, None, None)),
 ]
 #: The memos whose values are small and alike: bounded by entries.
