@@ -335,3 +335,30 @@ def test_what_changed_between_two_versions_of_a_list_is_found_by_identity(
     gone, came = found
     assert [id(x) for x in gone] == [id(x) for x in was if all(x is not y for y in now)]
     assert [id(x) for x in came] == [id(x) for x in now if all(x is not y for y in was)]
+
+
+_CALL = st.tuples(
+    st.sampled_from(["s-a", "s-b", "s-c"]),
+    st.sampled_from(["update", "create"]),
+    st.sampled_from(["task-1", "task-2", None]),
+    st.one_of(st.none(), st.integers(0, 2)),
+    st.sampled_from(["subject 1", "subject 2", None]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_CALL, max_size=20), st.integers(0, 20))
+def test_a_call_index_with_an_appends_calls_is_the_one_built_from_all(
+    made: list[tuple[Any, ...]], old: int
+) -> None:
+    """Task calls appended to the lanes' logs go into the index where building it from
+    every call puts them (each session's calls by seq)."""
+    from dsh_task_gantt.fold.records import TaskCallRec
+    from dsh_task_gantt.fold.tasks import CallIndex
+
+    calls = [
+        (session, n, TaskCallRec(tool, task_id, revision, subject, None, n))
+        for n, (session, tool, task_id, revision, subject) in enumerate(made)
+    ]
+    before, after = calls[:old], calls[old:]
+    assert CallIndex.build(before).with_calls(after) == CallIndex.build(calls)

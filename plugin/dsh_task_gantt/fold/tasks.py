@@ -15,10 +15,12 @@ but the log lacks is dated by its tool calls. "Now" is never a time.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from operator import itemgetter
+from typing import Any, TypeVar
 
 from ..events import as_int
 from .records import TaskCallRec, TaskRec
@@ -177,6 +179,24 @@ class CallIndex:
             {k: tuple(v) for k, v in updates.items()}, {k: tuple(v) for k, v in creates.items()}
         )
 
+    def with_calls(self, calls: Iterable[tuple[str, int, TaskCallRec]]) -> CallIndex:
+        """This index with ``calls`` added, each later in its session's log than every
+        call already in (an append's): what ``build`` of all of them gives."""
+        updates = dict(self.updates)
+        creates = dict(self.creates)
+        for session_id, _seq, call in sorted(calls, key=lambda c: (c[0], c[1])):
+            if call.tool == "update" and call.task_id is not None:
+                if call.expected_revision is not None:
+                    slot = (call.task_id, call.expected_revision)
+                    updates[slot] = _after_session(
+                        updates.get(slot, ()), (session_id, call.time, call.action)
+                    )
+            elif call.tool == "create" and call.subject is not None:
+                creates[call.subject] = _after_session(
+                    creates.get(call.subject, ()), (session_id, call.time)
+                )
+        return CallIndex(updates, creates)
+
     def maker(
         self, task_id: str, revision: int, subject: str | None
     ) -> tuple[tuple[str, int | None] | None, int]:
@@ -258,6 +278,15 @@ def assembled(
         out.live_only_tasks.append(row_id)
     out.tasks.sort(key=_natural_id)
     return out
+
+
+_E = TypeVar("_E", bound=tuple[Any, ...])
+
+
+def _after_session(entries: tuple[_E, ...], entry: _E) -> tuple[_E, ...]:
+    """``entries`` (by session, then seq) with ``entry`` after its session's others."""
+    at = bisect_right(entries, entry[0], key=itemgetter(0))
+    return (*entries[:at], entry, *entries[at:])
 
 
 def replay_tasks(

@@ -113,8 +113,7 @@ class _Replayed:
     #: The lead's snapshot map, and each lane's (session, cut, task-call map).
     snapshots: Mapping[int, TaskRec]
     calls_from: tuple[tuple[str, int, Mapping[int, TaskCallRec]], ...]
-    #: Every call after its lane's cut, as ``CallIndex.build`` takes them, and the index.
-    calls: tuple[tuple[str, int, TaskCallRec], ...]
+    #: The index of every call after its lane's cut.
     index: CallIndex
     #: Each task's snapshots (by seq) and part, in the order tasks are first seen.
     groups: Mapping[str, tuple[tuple[int, TaskRec], ...]]
@@ -181,7 +180,6 @@ def _replayed_afresh(
         lead.cut,
         lead.fold.tasks,
         calls_from,
-        calls,
         index,
         groups,
         parts,
@@ -203,6 +201,8 @@ def _replayed_on(
     new_snaps = appended(held.snapshots, snapshot_map)
     if new_snaps is None or len(calls_from) != len(held.calls_from):
         return None
+    if len({session for session, _cut, _calls in calls_from}) != len(calls_from):
+        return None  # two lanes of one session: its calls' order is not by lane
     new_calls: list[tuple[str, int, TaskCallRec]] = []
     for (session, cut, task_calls), (was_session, was_cut, was_calls) in zip(
         calls_from, held.calls_from, strict=True
@@ -229,8 +229,7 @@ def _replayed_on(
             touched.add(call.task_id)
         elif call.tool == "create" and call.subject is not None:
             touched |= by_subject.get(call.subject, frozenset())
-    calls = (*held.calls, *new_calls) if new_calls else held.calls
-    index = CallIndex.build(calls) if new_calls else held.index
+    index = held.index.with_calls(new_calls) if new_calls else held.index
     groups = dict(held.groups)
     for s, snap in fresh:
         groups[snap.id] = (*groups.get(snap.id, ()), (s, snap))
@@ -250,7 +249,6 @@ def _replayed_on(
         held.cut,
         snapshot_map,
         calls_from,
-        calls,
         index,
         groups,
         parts,
