@@ -22,6 +22,7 @@ _WHO = st.sampled_from([LEAD, *MEMBERS, "outsider", None])
 _TURN = st.sampled_from(["t1", "t2", "t3", "t4", "t5", None])
 _MSG = st.sampled_from([f"msg-{n}" for n in range(8)])
 _AT = st.one_of(st.integers(0, 40), st.none())
+_TASK = st.sampled_from(["task-1", "task-2", "task-10"])
 _USAGE = st.fixed_dictionaries(
     {"inputTokens": st.integers(0, 9), "outputTokens": st.integers(0, 9)}
 )
@@ -34,7 +35,29 @@ _OP = st.one_of(
     st.tuples(st.just("lead"), st.just("delivered"), _MSG, st.tuples(_WHO, _AT)),
     st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("prompt"), _MSG, _AT),
     st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("seed"), st.none(), _AT),
+    st.tuples(
+        st.sampled_from(["lead", *MEMBERS]),
+        st.just("injected"),
+        st.sampled_from(["time-context", "schedule"]),
+        _AT,
+    ),
     st.tuples(st.just("lead"), st.just("member"), st.sampled_from(MEMBERS), st.none()),
+    st.tuples(st.just("lead"), st.just("foreign task"), st.just("task-3"), _AT),
+    st.tuples(
+        st.sampled_from(["lead", *MEMBERS]), st.just("update call"), _TASK, st.integers(0, 3)
+    ),
+    st.tuples(st.sampled_from(["lead", *MEMBERS]), st.just("create call"), _TASK, st.none()),
+    st.tuples(
+        st.just("lead"),
+        st.just("task"),
+        _TASK,
+        st.tuples(
+            st.integers(1, 4),
+            st.sampled_from(["pending", "in_progress", "completed"]),
+            st.sampled_from([None, *MEMBERS]),
+            _AT,
+        ),
+    ),
 )
 
 
@@ -55,8 +78,20 @@ def _apply(log: Log, op: tuple[Any, ...], n: int) -> None:
         log.delivered(a, target, at)
     elif what == "prompt":
         log.prompt(f"prompt {n}", b, id_=f"p-{a}")
+    elif what == "injected":
+        log.prompt(f"runtime {n}", b, kind=a)
     elif what == "seed":
         log.add("session/end-seed", {"inherited": False}, b)
+    elif what == "task":
+        revision, status, owner, at = b
+        log.task(a, revision, status, at, owner)
+    elif what == "update call":
+        log.update_call(a, b, "claim", n)
+    elif what == "create call":
+        log.create_call(f"subject of {a}", n)
+    elif what == "foreign task":  # another team's, in the lead's log: counted only
+        task = {"id": a, "revision": 1, "subject": "s", "status": "pending"}
+        log.add("team/task", {"version": 2, "teamId": "other-team", "task": task}, b)
     else:
         log.member(a, f"name of {a}", n)
 
@@ -233,3 +268,97 @@ def test_forgetting_a_teams_sessions_drops_what_building_on_kept_for_it() -> Non
     forget_owners([LEAD, *MEMBERS])
     assert [len(m) for m in kept] == [0] * len(kept)
     clear_memos()
+
+
+_SUMMARY_SPAN = st.fixed_dictionaries(
+    {
+        "kind": st.sampled_from(["turn", "message", "user-prompt"]),
+        "time": st.one_of(st.none(), st.integers(0, 20)),
+        "end": st.one_of(st.none(), st.integers(0, 20)),
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_SUMMARY_SPAN, max_size=12),
+    st.lists(
+        st.tuples(
+            st.lists(st.booleans(), min_size=12, max_size=12),
+            st.lists(_SUMMARY_SPAN, max_size=4),
+            st.integers(0, 12),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_a_lanes_summary_read_on_after_a_change_is_the_one_read_from_scratch(
+    first: list[dict[str, Any]],
+    changes: list[tuple[list[bool], list[dict[str, Any]], int]],
+) -> None:
+    """The "now" and "where the time went" of a lane whose list lost and gained spans
+    (the others the very same dicts) are its whole list's."""
+    from dsh_task_gantt.timeline.activity import span_summary
+
+    clear_memos()
+    versions = [first]
+    for keep, new, at in changes:
+        kept = [s for s, k in zip(versions[-1], keep, strict=False) if k]
+        kept += versions[-1][len(keep) :]
+        versions.append([*kept[:at], *(dict(s) for s in new), *kept[at:]])
+    warm = [span_summary(list(spans), ("m1", "s1")) for spans in versions]
+    cold = []
+    for spans in versions:
+        clear_memos()
+        cold.append(span_summary(list(spans)))
+    clear_memos()
+    assert warm == cold
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(0, 30),
+    st.lists(st.booleans(), max_size=30),
+    st.lists(st.integers(0, 30), max_size=5),
+)
+def test_what_changed_between_two_versions_of_a_list_is_found_by_identity(
+    size: int, keep: list[bool], inserts: list[int]
+) -> None:
+    from dsh_task_gantt.timeline.identity import identity_changes
+
+    was = [{"n": n} for n in range(size)]
+    now = [item for item, k in zip(was, keep, strict=False) if k] + was[len(keep) :]
+    for n, at in enumerate(inserts):
+        now.insert(min(at, len(now)), {"n": n})  # equal to an old one, but new
+    found = identity_changes(was, now)
+    assert found is not None
+    gone, came = found
+    assert [id(x) for x in gone] == [id(x) for x in was if all(x is not y for y in now)]
+    assert [id(x) for x in came] == [id(x) for x in now if all(x is not y for y in was)]
+
+
+_CALL = st.tuples(
+    st.sampled_from(["s-a", "s-b", "s-c"]),
+    st.sampled_from(["update", "create"]),
+    st.sampled_from(["task-1", "task-2", None]),
+    st.one_of(st.none(), st.integers(0, 2)),
+    st.sampled_from(["subject 1", "subject 2", None]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_CALL, max_size=20), st.integers(0, 20))
+def test_a_call_index_with_an_appends_calls_is_the_one_built_from_all(
+    made: list[tuple[Any, ...]], old: int
+) -> None:
+    """Task calls appended to the lanes' logs go into the index where building it from
+    every call puts them (each session's calls by seq)."""
+    from dsh_task_gantt.fold.records import TaskCallRec
+    from dsh_task_gantt.fold.tasks import CallIndex
+
+    calls = [
+        (session, n, TaskCallRec(tool, task_id, revision, subject, None, n))
+        for n, (session, tool, task_id, revision, subject) in enumerate(made)
+    ]
+    before, after = calls[:old], calls[old:]
+    assert CallIndex.build(before).with_calls(after) == CallIndex.build(calls)

@@ -13,7 +13,7 @@ import pytest
 from dsh_task_gantt import memo
 from dsh_task_gantt.fold import turns
 from dsh_task_gantt.memo import Memo, Same, clear_memos
-from dsh_task_gantt.timeline import activity, messages, roster, spans, tasks
+from dsh_task_gantt.timeline import activity, liveness, messages, roster, spans, tasks
 
 
 def test_a_memo_keeps_at_most_its_entries_oldest_put_forgotten_first() -> None:
@@ -90,6 +90,9 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("timeline.messages drawn", messages._LAST_DRAWN, lambda n: SimpleNamespace(drawn=(None,) * n)),
     ("timeline.messages ids", messages._MESSAGE_IDS, lambda n: ["m"] * n),
     ("timeline.tasks placements", tasks._PLACED, lambda n: ((), _placed(n))),
+    ("timeline.spans last prompts", spans._LAST_PROMPTS, lambda n: SimpleNamespace(weight=n)),
+    ("timeline.tasks replays", tasks._REPLAYED, lambda n: SimpleNamespace(parts=[None] * n)),
+    ("timeline.activity last summaries", activity._LAST_SUMMARY, lambda n: ([{}] * n, None, None)),
 ]
 #: The memos whose values are small and alike: bounded by entries.
 COUNTED: list[tuple[str, Memo[Any, Any]]] = [
@@ -98,6 +101,9 @@ COUNTED: list[tuple[str, Memo[Any, Any]]] = [
     ("timeline.messages drawn message", messages._DRAWN_MESSAGES),
     ("timeline.roster tokens", roster._ROSTER_TOKENS),
     ("timeline.activity span summaries", activity._SUMMARIES),
+    ("timeline.tasks task json", tasks._TASK_JSON),
+    ("timeline.spans injected kinds", spans._INJECTED),
+    ("timeline.liveness earliest task times", liveness._EARLIEST_HISTORY),
 ]
 
 

@@ -15,9 +15,12 @@ but the log lacks is dated by its tool calls. "Now" is never a time.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from operator import itemgetter
+from typing import Any, TypeVar
 
 from ..events import as_int
 from .records import TaskCallRec, TaskRec
@@ -141,6 +144,11 @@ _FIRST_SEEN = {"in_progress": "claimed", "completed": "completed", "deleted": "d
 _DIGITS = re.compile(r"(\d+)")
 
 
+#: Task ids' natural keys kept: a replay sorts every task of the day again.
+NATURAL_KEYS_KEPT = 1 << 13
+
+
+@lru_cache(maxsize=NATURAL_KEYS_KEPT)
 def natural_key(value: str) -> tuple[tuple[int, int | str], ...]:
     """``task-2`` before ``task-10``."""
     return tuple(
@@ -171,6 +179,24 @@ class CallIndex:
             {k: tuple(v) for k, v in updates.items()}, {k: tuple(v) for k, v in creates.items()}
         )
 
+    def with_calls(self, calls: Iterable[tuple[str, int, TaskCallRec]]) -> CallIndex:
+        """This index with ``calls`` added, each later in its session's log than every
+        call already in (an append's): what ``build`` of all of them gives."""
+        updates = dict(self.updates)
+        creates = dict(self.creates)
+        for session_id, _seq, call in sorted(calls, key=lambda c: (c[0], c[1])):
+            if call.tool == "update" and call.task_id is not None:
+                if call.expected_revision is not None:
+                    slot = (call.task_id, call.expected_revision)
+                    updates[slot] = _after_session(
+                        updates.get(slot, ()), (session_id, call.time, call.action)
+                    )
+            elif call.tool == "create" and call.subject is not None:
+                creates[call.subject] = _after_session(
+                    creates.get(call.subject, ()), (session_id, call.time)
+                )
+        return CallIndex(updates, creates)
+
     def maker(
         self, task_id: str, revision: int, subject: str | None
     ) -> tuple[tuple[str, int | None] | None, int]:
@@ -186,24 +212,60 @@ class CallIndex:
         return None, len(matches)
 
 
-def replay_tasks(
-    snapshots: Iterable[tuple[int, TaskRec]],
-    calls: CallIndex,
-    actor_of: Callable[[str], str | None],
-    live_tasks: Sequence[Any] | None,
-    lead: str | None = None,
-) -> TaskReplay:
-    """Every task's history and final state; ``lead`` (the lead's session id) tells an
-    assignment from a claim and an unassignment from a release."""
-    out = TaskReplay()
+@dataclass(frozen=True, slots=True)
+class TaskPart:
+    """One task's replay: its view (``None``: no valid snapshot) and what replaying it
+    counted (a :class:`TaskReplay` of this task alone, without its view)."""
+
+    task_id: str
+    view: TaskView | None
+    counted: TaskReplay
+
+
+def task_groups(snapshots: Iterable[tuple[int, TaskRec]]) -> dict[str, list[tuple[int, TaskRec]]]:
+    """The snapshots by task (in the order tasks are first seen), each by seq."""
     by_task: dict[str, list[tuple[int, TaskRec]]] = {}
     for seq, snap in snapshots:
         by_task.setdefault(snap.id, []).append((seq, snap))
-    for task_id, group in by_task.items():
-        ordered = sorted(group, key=lambda item: item[0])
-        view = _replay_one(task_id, ordered, calls, actor_of, out, lead)
-        if view is not None:
-            out.tasks.append(view)
+    return {task_id: sorted(group, key=_seq_of) for task_id, group in by_task.items()}
+
+
+def replay_task(
+    task_id: str,
+    group: Sequence[tuple[int, TaskRec]],
+    calls: CallIndex,
+    actor_of: Callable[[str], str | None],
+    lead: str | None = None,
+) -> TaskPart:
+    """One task replayed from its snapshots ``group`` (by seq)."""
+    counted = TaskReplay()
+    view = _replay_one(task_id, group, calls, actor_of, counted, lead)
+    return TaskPart(task_id, view, counted)
+
+
+def assembled(
+    parts: Iterable[TaskPart],
+    calls: CallIndex,
+    actor_of: Callable[[str], str | None],
+    live_tasks: Sequence[Any] | None,
+) -> TaskReplay:
+    """The team's replay from its tasks' parts (in the order tasks are first seen) and
+    the live board's tasks the log lacks."""
+    out = TaskReplay()
+    for part in parts:
+        c = part.counted
+        out.applied_revisions += c.applied_revisions
+        out.duplicate_revisions += c.duplicate_revisions
+        out.rewound_revisions += c.rewound_revisions
+        out.undated_revisions += c.undated_revisions
+        out.invalid_snapshots += c.invalid_snapshots
+        out.unattributed_revisions += c.unattributed_revisions
+        out.ambiguous_revisions += c.ambiguous_revisions
+        out.first_seen_late.extend(c.first_seen_late)
+        for task_id, gaps in c.skipped_revisions.items():
+            out.skipped_revisions[task_id] = list(gaps)
+        if part.view is not None:
+            out.tasks.append(part.view)
     known = {t.id for t in out.tasks}
     for row in live_tasks or ():
         if not isinstance(row, Mapping):
@@ -214,13 +276,46 @@ def replay_tasks(
         known.add(row_id)
         out.tasks.append(_from_live_board(row_id, row, calls, actor_of))
         out.live_only_tasks.append(row_id)
-    out.tasks.sort(key=lambda t: natural_key(t.id))
+    out.tasks.sort(key=_natural_id)
     return out
+
+
+_E = TypeVar("_E", bound=tuple[Any, ...])
+
+
+def _after_session(entries: tuple[_E, ...], entry: _E) -> tuple[_E, ...]:
+    """``entries`` (by session, then seq) with ``entry`` after its session's others."""
+    at = bisect_right(entries, entry[0], key=itemgetter(0))
+    return (*entries[:at], entry, *entries[at:])
+
+
+def replay_tasks(
+    snapshots: Iterable[tuple[int, TaskRec]],
+    calls: CallIndex,
+    actor_of: Callable[[str], str | None],
+    live_tasks: Sequence[Any] | None,
+    lead: str | None = None,
+) -> TaskReplay:
+    """Every task's history and final state; ``lead`` (the lead's session id) tells an
+    assignment from a claim and an unassignment from a release."""
+    parts = [
+        replay_task(task_id, group, calls, actor_of, lead)
+        for task_id, group in task_groups(snapshots).items()
+    ]
+    return assembled(parts, calls, actor_of, live_tasks)
+
+
+def _seq_of(item: tuple[int, TaskRec]) -> int:
+    return item[0]
+
+
+def _natural_id(view: TaskView) -> tuple[tuple[int, int | str], ...]:
+    return natural_key(view.id)
 
 
 def _replay_one(
     task_id: str,
-    group: list[tuple[int, TaskRec]],
+    group: Sequence[tuple[int, TaskRec]],
     calls: CallIndex,
     actor_of: Callable[[str], str | None],
     out: TaskReplay,

@@ -7,11 +7,13 @@ spans as the JSON has them, and nothing after the moment.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from bisect import insort
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..memo import Memo, Same
+from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
+from .identity import identity_changes
 
 #: What a lane can be doing at a moment (``none``: nothing on it yet).
 IN_TURN, IDLE, NOTHING = "turn", "idle", "none"
@@ -54,11 +56,79 @@ class SpanSummary:
 _SUMMARIES: Memo[Same[Sequence[Any]], SpanSummary] = Memo(64)
 
 
-def span_summary(spans: Sequence[Any]) -> SpanSummary:
+@dataclass(frozen=True, slots=True)
+class _Tally:
+    """A summary's running state: what one pass adds up, so that a later version of
+    the lane's list is read from it plus the spans that changed."""
+
+    latest: int | None
+    first: int | None
+    ended: int
+    last_end: int | None
+    #: The open turns' starts, sorted.
+    open_starts: tuple[int, ...]
+
+
+#: Each lane's last summary, its tally and the spans it was read from: after an append
+#: a lane's new list is its old one with a few spans replaced or added (the very same
+#: dicts elsewhere), so the summary is patched from the spans that differ. One entry
+#: per lane (its last version), bounded by lanes and by the spans they keep alive.
+_LAST_SUMMARY: Memo[Hashable, tuple[Sequence[Any], _Tally, SpanSummary]] = Memo(
+    256, max_weight=HISTORY_ITEMS_KEPT, weight=lambda held: len(held[0]) + 1
+)
+#: Past this many changed spans a lane is read afresh, not patched.
+_PATCHED_AT_MOST = 256
+
+
+def span_summary(spans: Sequence[Any], lane: Hashable | None = None) -> SpanSummary:
+    """The summary of ``spans``; ``lane`` (a key naming the lane they are) lets a later
+    version of the lane's list be read from this one's summary and what changed."""
     key = Same(spans)
     hit = _SUMMARIES.get(key)
     if hit is not None:
         return hit
+    held = _LAST_SUMMARY.get(lane) if lane is not None else None
+    tally = _patched(held[0], held[1], spans) if held is not None else None
+    if tally is None:
+        tally = _tally(spans)
+    summary = _summary_of(tally)
+    if lane is not None:
+        _LAST_SUMMARY.put(lane, (spans, tally, summary), owner=_owner_of(lane))
+    return _SUMMARIES.put(key, summary)
+
+
+def _owner_of(lane: Hashable) -> Hashable | None:
+    # A lane key is (lane id, session id): the session owns it (forgotten with it).
+    return lane[1] if isinstance(lane, tuple) and len(lane) == 2 else None
+
+
+def _summary_of(tally: _Tally) -> SpanSummary:
+    # The same reading as activity_at(spans, None), from the tally.
+    if tally.open_starts:
+        now = Activity(IN_TURN, tally.open_starts[-1])
+    elif tally.latest is not None:
+        now = Activity(IDLE, tally.last_end)
+    else:
+        now = Activity(NOTHING, None)
+    return SpanSummary(tally.latest, now, tally.first, tally.ended, tally.open_starts)
+
+
+def _reading(raw: Any) -> tuple[int, int | None, bool] | None:
+    """A span's (time, end, is a turn), or ``None`` when it counts for nothing."""
+    if type(raw) is not dict and not isinstance(raw, Mapping):
+        return None
+    time = raw.get("time")
+    if type(time) is not int:
+        time = _int(time)
+        if time is None:
+            return None
+    end = raw.get("end")
+    if end is not None and type(end) is not int:
+        end = _int(end)
+    return time, end, raw.get("kind") == "turn"
+
+
+def _tally(spans: Sequence[Any]) -> _Tally:
     latest: int | None = None
     first: int | None = None
     ended = 0
@@ -87,13 +157,89 @@ def span_summary(spans: Sequence[Any]) -> SpanSummary:
         else:
             ended += max(end - time, 0)
             last_end = end if last_end is None else max(last_end, end)
-    # The same reading as activity_at(spans, None), from this one pass.
-    if open_starts:
-        now = Activity(IN_TURN, max(open_starts))
-    else:
-        now = Activity(IDLE, last_end) if latest is not None else Activity(NOTHING, None)
-    summary = SpanSummary(latest, now, first, ended, tuple(sorted(open_starts)))
-    return _SUMMARIES.put(key, summary)
+    return _Tally(latest, first, ended, last_end, tuple(sorted(open_starts)))
+
+
+def _patched(was: Sequence[Any], tally: _Tally, now: Sequence[Any]) -> _Tally | None:
+    """``was``'s tally moved on to ``now``, or ``None`` (read ``now`` afresh) when too
+    much changed or a span that went held an extreme no new span reaches."""
+    if not isinstance(was, list | tuple) or not isinstance(now, list | tuple):
+        return None
+    changes = identity_changes(was, now)
+    if changes is None:
+        return None  # a span twice: not a lane's list
+    gone, came = changes
+    if len(gone) + len(came) > _PATCHED_AT_MOST:
+        return None
+    latest, first, ended, last_end = tally.latest, tally.first, tally.ended, tally.last_end
+    open_starts = list(tally.open_starts)
+    for raw in came:
+        read = _reading(raw)
+        if read is None:
+            continue
+        time, end, is_turn = read
+        last = time if end is None else max(time, end)
+        latest = last if latest is None else max(latest, last)
+        if not is_turn:
+            continue
+        first = time if first is None else min(first, time)
+        if end is None:
+            insort(open_starts, time)
+        else:
+            ended += max(end - time, 0)
+            last_end = end if last_end is None else max(last_end, end)
+    for raw in gone:
+        read = _reading(raw)
+        if read is None:
+            continue
+        time, end, is_turn = read
+        last = time if end is None else max(time, end)
+        # A max (or min) cannot be taken back: unless what came reaches it, read afresh.
+        if tally.latest is not None and last >= tally.latest and not _reaches(came, last):
+            return None
+        if not is_turn:
+            continue
+        if (
+            tally.first is not None
+            and time <= tally.first
+            and first == tally.first
+            and not _turn_starts_by(came, time)
+        ):
+            return None
+        if end is None:
+            open_starts.remove(time)
+        else:
+            ended -= max(end - time, 0)
+            if tally.last_end is not None and end >= tally.last_end and not _ends_by(came, end):
+                return None
+    return _Tally(latest, first, ended, last_end, tuple(open_starts))
+
+
+def _reaches(spans: Iterable[Any], last: int) -> bool:
+    """Some span in ``spans`` lasts until ``last`` or later."""
+    for raw in spans:
+        read = _reading(raw)
+        if read is not None and max(read[0], read[1] if read[1] is not None else read[0]) >= last:
+            return True
+    return False
+
+
+def _turn_starts_by(spans: Iterable[Any], time: int) -> bool:
+    """Some turn in ``spans`` starts at ``time`` or earlier."""
+    for raw in spans:
+        read = _reading(raw)
+        if read is not None and read[2] and read[0] <= time:
+            return True
+    return False
+
+
+def _ends_by(spans: Iterable[Any], end: int) -> bool:
+    """Some ended turn in ``spans`` ends at ``end`` or later."""
+    for raw in spans:
+        read = _reading(raw)
+        if read is not None and read[2] and read[1] is not None and read[1] >= end:
+            return True
+    return False
 
 
 def activity_at(spans: Iterable[Any], at: int | None) -> Activity:
@@ -124,17 +270,22 @@ def activity_at(spans: Iterable[Any], at: int | None) -> Activity:
     return Activity(NOTHING, None)
 
 
-def lane_now(lane: Mapping[str, Any], live: bool) -> dict[str, Any] | None:
+def lane_now(
+    lane: Mapping[str, Any], live: bool, lane_key: Hashable | None = None
+) -> dict[str, Any] | None:
     """A lane's JSON ``now``: ``None`` when the team is frozen or the lane is no member
     (``unassigned``); the roster's provisioning/failed phase when it says so; else in a
-    turn or idle, from the lane's spans."""
+    turn or idle, from the lane's spans (``lane_key``: see :func:`span_summary`)."""
     if not live or lane.get("kind") == "unassigned":
         return None
     phase = lane.get("phase")
     if isinstance(phase, str) and phase in _ROSTER_STATES:
         return {"state": phase, "since": None}
     spans = lane.get("spans")
-    found = span_summary(spans).now if isinstance(spans, list | tuple) else activity_at((), None)
+    if isinstance(spans, list | tuple):
+        found = span_summary(spans, lane_key).now
+    else:
+        found = activity_at((), None)
     if found.doing == IN_TURN:
         return {"state": "in-turn", "since": found.since}
     return {"state": "idle", "since": found.since}

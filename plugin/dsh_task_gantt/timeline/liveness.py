@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..fold.text import key
 from ..fold.turns import pair_turns
+from ..memo import Memo, Same
 from .model import Model
+from .spans import sorted_spans
 
 
 def is_live(model: Model) -> bool:
@@ -26,8 +30,12 @@ def is_live(model: Model) -> bool:
 def time_range(model: Model, live: bool) -> tuple[int | None, int | None]:
     """``range.start`` is the earliest span or task-history time; a live timeline has
     no end, a frozen one ends at its latest event (notes say what it fell back to)."""
-    times = [span["time"] for lane in model.lanes for span in lane.spans]
-    times.extend(h["time"] for task in model.tasks for h in task["history"])
+    # A lane's sorted spans start at its earliest (memoised for the lane JSON anyway):
+    # no list of every span's time per poll.
+    times = [sorted_spans(lane)[0]["time"] for lane in model.lanes if lane.spans]
+    earliest_task = _earliest_history(model.tasks)
+    if earliest_task is not None:
+        times.append(earliest_task)
     start = min(times) if times else None
     if live:
         return start, None
@@ -35,6 +43,20 @@ def time_range(model: Model, live: bool) -> tuple[int | None, int | None]:
     if start is not None and end is not None and start > end:
         start = end  # a range never runs backwards
     return start, end
+
+
+#: The earliest task-history time of a team's task JSON, by the very list (a poll
+#: that moves no task holds the same list). A few teams' last versions.
+_EARLIEST_HISTORY: Memo[Same[list[dict[str, Any]]], tuple[int | None]] = Memo(16)
+
+
+def _earliest_history(tasks: list[dict[str, Any]]) -> int | None:
+    key = Same(tasks)
+    held = _EARLIEST_HISTORY.get(key)
+    if held is None:
+        times = [h["time"] for task in tasks for h in task["history"]]
+        held = _EARLIEST_HISTORY.put(key, (min(times) if times else None,))
+    return held[0]
 
 
 def _frozen_range(model: Model, start: int | None) -> tuple[int | None, int | None]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import compress, count, repeat
 from operator import attrgetter, is_, not_
-from typing import Any
+from typing import Any, cast
 
 from ..fold import LaneFold
 from ..fold.appends import appended
@@ -20,6 +20,7 @@ from ..fold.records import PromptRec
 from ..fold.text import preview
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .counts import Counts
+from .identity import changed_window
 from .roster import Lane, Roster, is_ours
 from .spans import message_detail_json
 
@@ -300,7 +301,7 @@ def _summed_up(pairing: MessagePairing, token: int, drawn: tuple[_DrawnMessage, 
     )
 
 
-def _keys(ids: list[str]) -> frozenset[tuple[str, str]]:
+def _keys(ids: Iterable[str]) -> frozenset[tuple[str, str]]:
     return frozenset(zip(repeat("message"), ids))
 
 
@@ -309,28 +310,31 @@ def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawin
     resumed pairing keeps every unchanged message object) drawn and put in, and the
     ones it no longer has taken out; ``None`` when that is most of them."""
     old_msgs, new_msgs = held.pairing.messages, pairing.messages
-    by_object = dict(zip(map(id, old_msgs), held.drawn, strict=True))
-    drawn = list(map(by_object.get, map(id, new_msgs)))
-    fresh = list(compress(range(len(drawn)), map(is_, drawn, repeat(None))))
+    # Only between the common head and tail (the very same messages) can they differ.
+    head, old_end, new_end = changed_window(old_msgs, new_msgs)
+    old_mid, new_mid = old_msgs[head:old_end], new_msgs[head:new_end]
+    by_object = dict(zip(map(id, old_mid), held.drawn[head:old_end], strict=True))
+    mid_drawn = list(map(by_object.get, map(id, new_mid)))
+    drawn = [*held.drawn[:head], *mid_drawn, *held.drawn[old_end:]]
+    fresh = list(compress(count(head), map(is_, mid_drawn, repeat(None))))
     if len(fresh) > _PATCHED_AT_MOST:
         return None
-    kept = set(map(id, new_msgs))
-    gone = list(
-        compress(range(len(old_msgs)), map(not_, map(kept.__contains__, map(id, old_msgs))))
-    )
+    kept = set(map(id, new_mid))
+    gone = list(compress(count(head), map(not_, map(kept.__contains__, map(id, old_mid)))))
     if len(gone) > _PATCHED_AT_MOST:
         return None
     details = dict(held.details)
     tally = dict(held.tally)
     pending = held.pending
     lanes = dict(held.lanes)
-    copied: set[str] = set()
+    #: Each changed lane's keys before, and the ids taken out and put in.
+    copied: dict[str, tuple[frozenset[tuple[str, str]], set[str], set[str]]] = {}
 
     def lane_lists(lane_id: str) -> tuple[list[str], list[dict[str, Any]]]:
         if lane_id not in copied:  # copied once, then changed in place
-            ids, spans, _k = lanes.get(lane_id, ([], [], frozenset()))
+            ids, spans, keys = lanes.get(lane_id, ([], [], frozenset()))
             lanes[lane_id] = (list(ids), list(spans), frozenset())
-            copied.add(lane_id)
+            copied[lane_id] = (keys, set(), set())
         ids, spans, _k = lanes[lane_id]
         return ids, spans
 
@@ -343,6 +347,7 @@ def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawin
             ids, spans = lane_lists(lane_id)
             at = bisect_left(ids, msg.id)
             del ids[at], spans[at]
+            copied[lane_id][1].add(msg.id)
     token = held.token
     for i in fresh:
         msg = new_msgs[i]
@@ -355,14 +360,17 @@ def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawin
             at = bisect_left(ids, msg.id)
             ids.insert(at, msg.id)
             spans.insert(at, span)
-    for lane_id in copied:
+            copied[lane_id][2].add(msg.id)
+    for lane_id, (keys, out, came) in copied.items():
         ids, spans, _k = lanes[lane_id]
         if ids:
-            lanes[lane_id] = (ids, spans, _keys(ids))
+            # The keys moved on by what changed, not made anew for a day of messages.
+            keys = (keys - _keys(out - came)) | _keys(came - out)
+            lanes[lane_id] = (ids, spans, keys if len(keys) == len(ids) else _keys(ids))
         else:
             del lanes[lane_id]
-    complete: list[_DrawnMessage] = [d for d in drawn if d is not None]
-    return _Drawing(pairing, token, tuple(complete), details, pending, tally, lanes)
+    complete = cast("tuple[_DrawnMessage, ...]", tuple(drawn))  # every fresh one drawn now
+    return _Drawing(pairing, token, complete, details, pending, tally, lanes)
 
 
 def _draw_message(roster: Roster, msg: PairedMessage) -> _DrawnMessage:

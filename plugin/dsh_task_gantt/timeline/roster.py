@@ -43,7 +43,7 @@ class Lane:
     def party(self) -> dict[str, str]:
         return {"kind": self.kind, "id": self.id, "name": self.name}
 
-    def add_unique(self, spans: list[dict[str, Any]], keys: frozenset[tuple[str, str]]) -> None:
+    def add_unique(self, spans: Sequence[dict[str, Any]], keys: frozenset[tuple[str, str]]) -> None:
         """Add ``spans`` whose ``keys`` are distinct and new to this lane (a lane's turns)."""
         self.spans.extend(spans)
         self.span_keys |= keys

@@ -6,20 +6,23 @@ objects from one build to the next, which the wire uses to reuse its bytes.
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from itertools import compress, count, repeat
-from operator import attrgetter, ne, not_, or_
+from operator import attrgetter, ne, or_
 from typing import Any
 
 from ..fold import seqs_below
+from ..fold.appends import appended
 from ..fold.records import PromptRec
 from ..fold.text import MESSAGE_BODY_CAP, preview
 from ..fold.turns import TurnPairing, TurnSpan, pair_turns
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .briefs import child_briefs
 from .counts import Counts
+from .identity import identity_changes
 from .roster import Lane, Roster
 from .tokens import Totals, lane_tokens, tokens_json
 
@@ -116,10 +119,35 @@ def draw_turns(roster: Roster, counts: Counts) -> None:
         c.idless_turn_events += pairing.idless_events
         c.closed_by_idless_end += pairing.closed_by_idless_end
         c.closed_by_restore += pairing.closed_by_restore
-        # Counted in C (Counter of the kinds at or after the cut): a lane has hundreds.
-        injected = lane.fold.injected
-        for kind, n in Counter(compress(injected.values(), map(lane.cut.__le__, injected))).items():
+        for kind, n in _injected_kinds(lane, which).items():
             c.injected[kind] = c.injected.get(kind, 0) + n
+
+
+#: Each lane's count of runtime-injected messages by kind, with the map and cut it
+#: was counted from: a lane's map grows by an append's few (a day holds thousands).
+#: One entry per lane (its last version), bounded by lanes.
+_INJECTED: Memo[tuple[str, str | None], tuple[Mapping[int, str], int, dict[str, int]]] = Memo(256)
+
+
+def _injected_kinds(lane: Lane, which: tuple[str, str | None]) -> Mapping[str, int]:
+    """The lane's injected messages at or after its cut, by kind (first seen first)."""
+    injected, cut = lane.fold.injected, lane.cut
+    held = _INJECTED.get(which)
+    if held is not None and held[1] == cut:
+        if held[0] is injected:
+            return held[2]
+        new = appended(held[0], injected)
+        if new is not None:
+            kinds = dict(held[2])
+            for seq, kind in new:
+                if seq >= cut:
+                    kinds[kind] = kinds.get(kind, 0) + 1
+            _INJECTED.put(which, (injected, cut, kinds), owner=which[1])
+            return kinds
+    # Counted in C (Counter of the kinds at or after the cut): a lane has thousands.
+    kinds = dict(Counter(compress(injected.values(), map(cut.__le__, injected))))
+    _INJECTED.put(which, (injected, cut, kinds), owner=which[1])
+    return kinds
 
 
 def turn_spans(
@@ -216,41 +244,215 @@ def _turn_span(
     return span
 
 
+#: A prompt's identity across the team's logs: its id, else its time and text.
+_Ident = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _DrawnPrompts:
+    """A team's prompts as drawn, with what drawing them read and found: the next
+    poll holds the same records (often the same maps' contents), and a new prompt on
+    a lane is drawn onto this (see ``_drawn_on``)."""
+
+    token: int
+    #: Per lane, in roster order: what its prompts and briefs are read from.
+    inputs: tuple[tuple[Any, ...], ...]
+    #: Per lane: its prompt spans in the order drawn, and their keys.
+    spans: tuple[tuple[tuple[dict[str, Any], ...], frozenset[tuple[str, str]]], ...]
+    details: dict[str, dict[str, Any]]
+    #: The briefs: (lane position, seq, brief).
+    briefs: tuple[tuple[int, int, PromptRec], ...]
+    #: Each drawn prompt's lane position; the undated ones not drawn.
+    drawn_at: dict[_Ident, int]
+    undated: frozenset[_Ident]
+    copies: int
+    prompts: int
+    undated_count: int
+
+    @property
+    def weight(self) -> int:
+        return len(self.drawn_at) + len(self.details) + 1
+
+
+#: Each team's prompts as last drawn, by lead session: most polls find the same
+#: records, and comparing them (the very same objects) costs far less than sorting and
+#: drawing a day's thousands again. One entry per team (its last version), bounded by
+#: teams and by prompts.
+_LAST_PROMPTS: Memo[str, _DrawnPrompts] = Memo(
+    64, max_weight=HISTORY_ITEMS_KEPT, weight=lambda held: held.weight
+)
+
+
+def _prompt_inputs(lane: Lane) -> tuple[Any, ...]:
+    """Everything of a lane that drawing its prompts and briefs reads (its parent's
+    spawns are in the parent's own inputs; the roster's names in its token)."""
+    header = lane.source.header if lane.source else None
+    parent = header.parent_session if header is not None else None
+    fold = lane.fold
+    return (
+        lane.id,
+        lane.kind,
+        lane.name,
+        lane.session_id,
+        lane.cut,
+        lane.label,
+        lane.is_child_session(),
+        parent,
+        fold.prompts,
+        fold.spawns,
+    )
+
+
 def draw_prompts(
     roster: Roster, counts: Counts, details: dict[str, dict[str, Any]]
 ) -> list[tuple[Lane, int, PromptRec]]:
     """Each human prompt once, on the first lane whose log carries it; returns the
     parent agents' briefs (lane, seq, prompt), which are drawn as messages."""
+    token = roster.token()
+    inputs = tuple(map(_prompt_inputs, roster.lanes))
+    held = _LAST_PROMPTS.get(roster.lead_session)
+    drawn = None
+    if held is not None and held.token == token:
+        drawn = held if held.inputs == inputs else _drawn_on(held, inputs, roster)
+    if drawn is None:
+        drawn = _drawn_afresh(roster, token, inputs)
+    if drawn is not held:
+        _LAST_PROMPTS.put(roster.lead_session, drawn, owner=roster.lead_session)
+    for lane, (spans, keys) in zip(roster.lanes, drawn.spans, strict=True):
+        # A lane holds its turns only (another kind of key): its prompts all go in.
+        if lane.span_keys.isdisjoint(keys):
+            lane.add_unique(spans, keys)
+        else:
+            for span in spans:
+                lane.add(span)
+    details.update(drawn.details)
     c = counts
-    drawn: set[tuple[Any, ...]] = set()
-    undated: set[tuple[Any, ...]] = set()
-    briefs: list[tuple[Lane, int, PromptRec]] = []
-    for lane in roster.lanes:
+    c.prompt_copies += drawn.copies
+    c.prompts += drawn.prompts
+    c.undated_prompts = drawn.undated_count
+    lanes = roster.lanes
+    return [(lanes[n], seq, brief) for n, seq, brief in drawn.briefs]
+
+
+def _ident(prompt: PromptRec) -> _Ident:
+    return ("id", prompt.id) if prompt.id else ("text", prompt.time, prompt.body)
+
+
+def _drawn_afresh(roster: Roster, token: int, inputs: tuple[tuple[Any, ...], ...]) -> _DrawnPrompts:
+    drawn: dict[_Ident, int] = {}
+    undated: set[_Ident] = set()
+    briefs: list[tuple[int, int, PromptRec]] = []
+    details: dict[str, dict[str, Any]] = {}
+    per_lane: list[tuple[tuple[dict[str, Any], ...], frozenset[tuple[str, str]]]] = []
+    copies = prompts = 0
+    for n, lane in enumerate(roster.lanes):
         session = lane.session_id or roster.lead_session
         own = sorted(item for item in lane.fold.prompts.items() if item[0] >= lane.cut)
         # A child's parent's brief is logged as a "user" message: a message, not a prompt.
         from_parent = child_briefs(roster, lane, own)
-        briefs.extend((lane, seq, brief) for seq, brief in sorted(from_parent.briefs.items()))
+        briefs.extend((n, seq, brief) for seq, brief in sorted(from_parent.briefs.items()))
+        spans: list[dict[str, Any]] = []
+        keys: set[tuple[str, str]] = set()
         for seq, prompt in own:
             if seq in from_parent.seqs:
                 continue
-            ident: tuple[Any, ...] = (
-                ("id", prompt.id) if prompt.id else ("text", prompt.time, prompt.body)
-            )
+            ident = _ident(prompt)
             if ident in drawn:
-                c.prompt_copies += 1
+                copies += 1
                 continue
             if prompt.time is None:
                 undated.add(ident)
                 continue
-            drawn.add(ident)
+            drawn[ident] = n
             prompt_id = prompt.id or f"prompt-{seq}@{session}"
             span, detail = _prompt_span(lane, prompt_id, prompt, session)
-            lane.add(span)
-            c.prompts += 1
+            mark = (span["kind"], span["id"])
+            if mark not in keys:  # as Lane.add: one span per key
+                keys.add(mark)
+                spans.append(span)
+            prompts += 1
             details.setdefault(prompt_id, detail)
-    c.undated_prompts = len(undated - drawn)
-    return briefs
+        per_lane.append((tuple(spans), frozenset(keys)))
+    return _DrawnPrompts(
+        token,
+        inputs,
+        tuple(per_lane),
+        details,
+        tuple(briefs),
+        drawn,
+        frozenset(undated),
+        copies,
+        prompts,
+        len(undated - drawn.keys()),
+    )
+
+
+def _drawn_on(
+    held: _DrawnPrompts, inputs: tuple[tuple[Any, ...], ...], roster: Roster
+) -> _DrawnPrompts | None:
+    """``held`` with the prompts appended to some lanes' logs drawn on, or ``None``
+    (draw them all) when anything else changed. A new prompt is later than its lane's
+    others, so it is drawn after them, as a fresh drawing would: a copy when an
+    earlier-or-same lane drew its identity, else drawn; when a later lane drew it (it
+    moves) or it was seen undated, or a child's prompts changed (briefs), redraw."""
+    if len(inputs) != len(held.inputs):
+        return None
+    added: list[tuple[int, list[tuple[int, PromptRec]]]] = []
+    for n, (now, was) in enumerate(zip(inputs, held.inputs, strict=True)):
+        if now == was:
+            continue
+        if now[:-2] != was[:-2] or now[-1] != was[-1] or now[6]:
+            return None  # not only its prompts changed, or a child's (briefs)
+        new = appended(was[-2], now[-2])
+        if new is None:
+            return None
+        cut = now[4]
+        added.append((n, [(seq, p) for seq, p in new if seq >= cut]))
+    drawn_at = dict(held.drawn_at)
+    undated = set(held.undated)
+    details = dict(held.details)
+    spans = list(held.spans)
+    copies, prompts, undated_count = held.copies, held.prompts, held.undated_count
+    for n, new_prompts in added:
+        lane = roster.lanes[n]
+        session = lane.session_id or roster.lead_session
+        lane_spans, keys = list(spans[n][0]), set(spans[n][1])
+        for seq, prompt in new_prompts:
+            ident = _ident(prompt)
+            at = drawn_at.get(ident)
+            if at is not None and at <= n:
+                copies += 1
+                continue
+            if at is not None or ident in undated:
+                return None
+            if prompt.time is None:
+                undated.add(ident)
+                undated_count += 1
+                continue
+            prompt_id = prompt.id or f"prompt-{seq}@{session}"
+            if prompt_id in details:
+                return None  # the first prompt of an id gives its detail: maybe this one
+            drawn_at[ident] = n
+            span, detail = _prompt_span(lane, prompt_id, prompt, session)
+            mark = (span["kind"], span["id"])
+            if mark not in keys:
+                keys.add(mark)
+                lane_spans.append(span)
+            prompts += 1
+            details[prompt_id] = detail
+        spans[n] = (tuple(lane_spans), frozenset(keys))
+    return _DrawnPrompts(
+        held.token,
+        inputs,
+        tuple(spans),
+        details,
+        held.briefs,
+        drawn_at,
+        frozenset(undated),
+        copies,
+        prompts,
+        undated_count,
+    )
 
 
 #: Each prompt's span and detail, by value and lane: a poll draws every prompt again,
@@ -323,18 +525,18 @@ def _resorted(
     identity: an unchanged span is the very same dict), or ``None`` when most are new.
     A lane's ``(kind, id)`` are distinct, so the order is total and this is ``sorted``'s."""
     was, ordered = held
-    before = set(map(id, was))
-    added = list(compress(spans, map(not_, map(before.__contains__, map(id, spans)))))
-    if len(added) > _INSERTED_AT_MOST:
-        return None
-    now = set(map(id, spans))
-    if len(now) != len(spans) or len(before) != len(was):
+    changes = identity_changes(was, spans)
+    if changes is None:
         return None  # a span twice: not a lane's list
-    if len(was) + len(added) != len(spans):
-        kept = map(now.__contains__, map(id, ordered))
-        ordered = list(compress(ordered, kept))
-    else:
-        ordered = list(ordered)
+    gone, added = changes
+    if len(gone) + len(added) > _INSERTED_AT_MOST:
+        return None
+    ordered = list(ordered)
+    for span in gone:
+        at = bisect_left(ordered, _span_order(span), key=_span_order)
+        if at == len(ordered) or ordered[at] is not span:
+            return None
+        del ordered[at]
     for span in added:
         insort(ordered, span, key=_span_order)
     return ordered

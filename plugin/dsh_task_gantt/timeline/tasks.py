@@ -3,16 +3,26 @@ each on its owner's lane (or the ``unassigned`` lane)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
-from ..fold.records import TaskCallRec
-from ..fold.tasks import CallIndex, TaskReplay, TaskView, replay_tasks
+from ..fold.appends import appended
+from ..fold.records import TaskCallRec, TaskRec
+from ..fold.tasks import (
+    CallIndex,
+    TaskPart,
+    TaskReplay,
+    TaskView,
+    assembled,
+    replay_task,
+    task_groups,
+)
 from ..memo import TASK_ENTRIES_KEPT, Memo
 from .inputs import TeamSnapshot
-from .roster import Lane, Roster
-from .task_graph import TaskGraph, analyse
+from .roster import Lane, Roster, is_ours
+from .task_graph import Overlap, Phase, TaskGraph, analyse
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +53,8 @@ class _Placed:
     #: (the owner's position in the roster's lanes, task id), in the tasks' order.
     owned: tuple[tuple[int, str], ...]
     needs_unassigned: bool
+    #: Another team's snapshots in the lead's log, by team id (counted on each build).
+    foreign: tuple[tuple[str, int], ...]
 
 
 #: Each team's last placement, with the inputs it was made from: most appends move no
@@ -57,30 +69,25 @@ _PLACED: Memo[str, tuple[tuple[Any, ...], _Placed]] = Memo(
 def place_tasks(roster: Roster, team: TeamSnapshot) -> TeamTasks:
     """Replay the tasks and put each on its owner's lane; adds the ``unassigned`` lane
     when an open task has no owner on the team."""
-    calls: list[tuple[str, int, TaskCallRec]] = []
-    for lane in roster.lanes:
-        session = lane.session_id or roster.lead_session
-        calls.extend(
-            (session, s, call) for s, call in lane.fold.task_calls.items() if s >= lane.cut
-        )
     lead = roster.lead
-    snapshots = [
-        (s, t) for s, t in lead.fold.tasks.items() if s >= lead.cut and roster.ours(t.team_id)
-    ]
     live = team.live_tasks if isinstance(team.live_tasks, Sequence) else None
+    # The fold's own maps, compared by value (their records are the very same objects
+    # from one fold to the next: C-level passes), not lists of a day's records.
     inputs = (
         roster.token(),
-        tuple((lane.id, lane.session_id) for lane in roster.lanes),
-        calls,
-        snapshots,
+        tuple((lane.id, lane.session_id, lane.cut, lane.fold.task_calls) for lane in roster.lanes),
+        lead.cut,
+        lead.fold.tasks,
         None if live is None else tuple(live),
     )
     held = _PLACED.get(roster.lead_session)
     if held is not None and held[0] == inputs:
         placed = held[1]
     else:
-        placed = _place(roster, calls, snapshots, live)
+        placed = _place(roster, live)
         _PLACED.put(roster.lead_session, (inputs, placed), owner=roster.lead_session)
+    for team_id, n in placed.foreign:  # another team's snapshots: counted, not used
+        roster.foreign[team_id] = roster.foreign.get(team_id, 0) + n
     for position, task_id in placed.owned:
         roster.lanes[position].task_ids.append(task_id)
     if placed.needs_unassigned:
@@ -96,17 +103,167 @@ def place_tasks(roster: Roster, team: TeamSnapshot) -> TeamTasks:
     )
 
 
-def _place(
-    roster: Roster,
-    calls: list[tuple[str, int, TaskCallRec]],
-    snapshots: list[tuple[int, Any]],
-    live: Sequence[Any] | None,
-) -> _Placed:
-    replay = replay_tasks(
-        snapshots, CallIndex.build(calls), roster.actor_of, live, roster.lead_session
+@dataclass(frozen=True, slots=True)
+class _Replayed:
+    """A team's task replay as parts, with what it was made from: an append adds a
+    few snapshots and calls, and only the tasks they touch are replayed again."""
+
+    token: int
+    cut: int
+    #: The lead's snapshot map, and each lane's (session, cut, task-call map).
+    snapshots: Mapping[int, TaskRec]
+    calls_from: tuple[tuple[str, int, Mapping[int, TaskCallRec]], ...]
+    #: The index of every call after its lane's cut.
+    index: CallIndex
+    #: Each task's snapshots (by seq) and part, in the order tasks are first seen.
+    groups: Mapping[str, tuple[tuple[int, TaskRec], ...]]
+    parts: Mapping[str, TaskPart]
+    #: The tasks whose revision 1 has this subject (a create call attributes it).
+    by_subject: Mapping[str, frozenset[str]]
+    #: Another team's snapshots in the lead's log, by team id.
+    foreign: Mapping[str, int]
+
+
+#: Each team's last replay as parts: one entry per team (its last version), bounded by
+#: teams and by tasks.
+_REPLAYED: Memo[str, _Replayed] = Memo(
+    64, max_weight=TASKS_KEPT, weight=lambda held: len(held.parts) + 1
+)
+
+
+def _replayed(roster: Roster) -> _Replayed:
+    lead = roster.lead
+    calls_from = tuple(
+        (lane.session_id or roster.lead_session, lane.cut, lane.fold.task_calls)
+        for lane in roster.lanes
     )
+    token = roster.token()
+    held = _REPLAYED.get(roster.lead_session)
+    replayed = None
+    if held is not None and held.token == token and held.cut == lead.cut:
+        replayed = _replayed_on(held, lead.fold.tasks, calls_from, roster)
+    if replayed is None:
+        replayed = _replayed_afresh(roster, token, calls_from)
+    return _REPLAYED.put(roster.lead_session, replayed, owner=roster.lead_session)
+
+
+def _replayed_afresh(
+    roster: Roster,
+    token: int,
+    calls_from: tuple[tuple[str, int, Mapping[int, TaskCallRec]], ...],
+) -> _Replayed:
+    calls = tuple(
+        (session, s, call)
+        for session, cut, task_calls in calls_from
+        for s, call in task_calls.items()
+        if s >= cut
+    )
+    index = CallIndex.build(calls)
+    lead = roster.lead
+    foreign: dict[str, int] = {}
+    snapshots = [
+        (s, t)
+        for s, t in lead.fold.tasks.items()
+        if s >= lead.cut and is_ours(t.team_id, roster.lead_ids, foreign)
+    ]
+    groups = {task_id: tuple(group) for task_id, group in task_groups(snapshots).items()}
+    parts = {
+        task_id: replay_task(task_id, group, index, roster.actor_of, roster.lead_session)
+        for task_id, group in groups.items()
+    }
+    by_subject: dict[str, set[str]] = {}
+    for _s, snap in snapshots:
+        if snap.revision == 1 and snap.subject is not None:
+            by_subject.setdefault(snap.subject, set()).add(snap.id)
+    return _Replayed(
+        token,
+        lead.cut,
+        lead.fold.tasks,
+        calls_from,
+        index,
+        groups,
+        parts,
+        {subject: frozenset(ids) for subject, ids in by_subject.items()},
+        foreign,
+    )
+
+
+def _replayed_on(
+    held: _Replayed,
+    snapshot_map: Mapping[int, TaskRec],
+    calls_from: tuple[tuple[str, int, Mapping[int, TaskCallRec]], ...],
+    roster: Roster,
+) -> _Replayed | None:
+    """``held`` moved on by the snapshots and calls appended since, or ``None`` (replay
+    afresh) when anything else changed. A task's replay reads its own snapshots, the
+    update calls naming it and the create calls with its first revision's subject:
+    the tasks those touch are replayed again, the others keep their parts."""
+    new_snaps = appended(held.snapshots, snapshot_map)
+    if new_snaps is None or len(calls_from) != len(held.calls_from):
+        return None
+    if len({session for session, _cut, _calls in calls_from}) != len(calls_from):
+        return None  # two lanes of one session: its calls' order is not by lane
+    new_calls: list[tuple[str, int, TaskCallRec]] = []
+    for (session, cut, task_calls), (was_session, was_cut, was_calls) in zip(
+        calls_from, held.calls_from, strict=True
+    ):
+        if session != was_session or cut != was_cut:
+            return None
+        added = appended(was_calls, task_calls)
+        if added is None:
+            return None
+        new_calls.extend((session, s, call) for s, call in added if s >= cut)
+    foreign = dict(held.foreign)
+    fresh = [
+        (s, t)
+        for s, t in new_snaps
+        if s >= held.cut and is_ours(t.team_id, roster.lead_ids, foreign)
+    ]
+    touched = {snap.id for _s, snap in fresh}
+    by_subject = dict(held.by_subject)
+    for _s, snap in fresh:
+        if snap.revision == 1 and snap.subject is not None:
+            by_subject[snap.subject] = by_subject.get(snap.subject, frozenset()) | {snap.id}
+    for _session, _s, call in new_calls:
+        if call.tool == "update" and call.task_id is not None:
+            touched.add(call.task_id)
+        elif call.tool == "create" and call.subject is not None:
+            touched |= by_subject.get(call.subject, frozenset())
+    index = held.index.with_calls(new_calls) if new_calls else held.index
+    groups = dict(held.groups)
+    for s, snap in fresh:
+        groups[snap.id] = (*groups.get(snap.id, ()), (s, snap))
+    parts = dict(held.parts)
+    # New tasks last, in the order first seen (the parts' order is the replay's).
+    new_ids = [t for t in dict.fromkeys(snap.id for _s, snap in fresh) if t not in held.groups]
+    for task_id in (*(t for t in touched if t in held.groups), *new_ids):
+        group = groups.get(task_id)
+        if group is None:
+            continue  # a call for a task with no snapshot: no part
+        group = groups[task_id] = tuple(sorted(group, key=itemgetter(0)))  # by seq
+        parts[task_id] = replay_task(task_id, group, index, roster.actor_of, roster.lead_session)
+    if len(parts) != len(groups):
+        return None  # every task with snapshots has its part (else replay afresh)
+    return _Replayed(
+        held.token,
+        held.cut,
+        snapshot_map,
+        calls_from,
+        index,
+        groups,
+        parts,
+        by_subject,
+        foreign,
+    )
+
+
+def _place(roster: Roster, live: Sequence[Any] | None) -> _Placed:
+    replayed = _replayed(roster)
+    replay = assembled(replayed.parts.values(), replayed.index, roster.actor_of, live)
+    foreign = replayed.foreign
     graph = analyse(replay.tasks)
     positions = {id(lane): n for n, lane in enumerate(roster.lanes)}
+    token = roster.token()
     tasks: list[dict[str, Any]] = []
     owned: list[tuple[int, str]] = []
     orphaned_owner = 0
@@ -125,8 +282,17 @@ def _place(
             owned.append((positions[id(owner)], view.id))
         else:
             needs_unassigned = True
-        tasks.append(_task_json(view, owner, lane_id, graph, roster))
-    return _Placed(replay, graph, tasks, deleted, orphaned_owner, tuple(owned), needs_unassigned)
+        tasks.append(_task_json(view, owner, lane_id, graph, roster, token))
+    return _Placed(
+        replay,
+        graph,
+        tasks,
+        deleted,
+        orphaned_owner,
+        tuple(owned),
+        needs_unassigned,
+        tuple(foreign.items()),
+    )
 
 
 def _name_of(roster: Roster, owner_id: str | None) -> str | None:
@@ -134,8 +300,44 @@ def _name_of(roster: Roster, owner_id: str | None) -> str | None:
     return lane.name if lane else None
 
 
+#: Each task's JSON by everything it is made of (its view, owner, lane, phases and
+#: overlaps, and the roster that names its history's owners): a replay after an append
+#: moves a task or two, and the others keep their JSON (no new dicts per task, which
+#: the collector would then traverse). Bounded by entries, and per task by its last two
+#: versions (the older are never asked for again).
+_TASK_JSON: Memo[tuple[Any, ...], dict[str, Any]] = Memo(TASKS_KEPT, per_slot=2)
+
+
 def _task_json(
-    view: TaskView, owner: Lane | None, lane_id: str, graph: TaskGraph, roster: Roster
+    view: TaskView,
+    owner: Lane | None,
+    lane_id: str,
+    graph: TaskGraph,
+    roster: Roster,
+    token: int,
+) -> dict[str, Any]:
+    phases = graph.phases.get(view.id, ())
+    overlaps = tuple(graph.overlaps.get(view.id, ()))
+    owner_key = (owner.name, owner.session_id) if owner is not None else None
+    memo_key = (view, owner_key, lane_id, phases, overlaps, token)
+    held = _TASK_JSON.get(memo_key)
+    if held is None:
+        held = _TASK_JSON.put(
+            memo_key,
+            _fresh_task_json(view, owner, lane_id, phases, overlaps, roster),
+            slot=(roster.lead_session, view.id),
+            owner=roster.lead_session,
+        )
+    return held
+
+
+def _fresh_task_json(
+    view: TaskView,
+    owner: Lane | None,
+    lane_id: str,
+    phases: Sequence[Phase],
+    overlaps: Sequence[Overlap],
+    roster: Roster,
 ) -> dict[str, Any]:
     owner_id = view.owner_id
     if owner_id is None and owner is not None:
@@ -165,6 +367,6 @@ def _task_json(
             }
             for h in view.history
         ],
-        "phases": [p.json() for p in graph.phases.get(view.id, ())],
-        "overlaps": [o.json() for o in graph.overlaps.get(view.id, ())],
+        "phases": [p.json() for p in phases],
+        "overlaps": [o.json() for o in overlaps],
     }
