@@ -106,8 +106,9 @@ def _writer_prefix(names: list[str], digits: int) -> re.Pattern[bytes]:
     return re.compile(
         rb'\{"type":"('
         + alternatives
-        # JSON's integers: no leading zero (orjson, which decodes the digits, refuses one)
-        + rb')","seq":(0|[1-9]\d{0,%d}),"time":(0|[1-9]\d{0,%d})[,}]' % (digits - 1, digits - 1)
+        # JSON's integers: no leading zero (orjson, which decodes the digits, refuses
+        # one), said by a lookahead (cheaper than a branch ``0|[1-9]…``)
+        + rb')","seq":((?!0\d)\d{1,%d}),"time":((?!0\d)\d{1,%d})[,}]' % (digits, digits)
     )
 
 
@@ -120,7 +121,7 @@ def _run_prefix(names: list[str]) -> re.Pattern[bytes]:
     return re.compile(
         rb'\{"type":("('
         + alternatives
-        + rb')","seq":(?:0|[1-9]\d{0,14}),"time":(?:0|[1-9]\d{0,14}))[,}]'
+        + rb')","seq":(?!0\d)\d{1,15},"time":(?!0\d)\d{1,15})[,}]'
     )
 
 
