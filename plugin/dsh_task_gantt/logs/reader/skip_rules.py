@@ -119,9 +119,7 @@ def _run_prefix(names: list[str]) -> re.Pattern[bytes]:
     group each for type, seq and time cost as much again as matching the line."""
     alternatives = b"|".join(re.escape(t.encode()) for t in names) or b"(?!)"
     return re.compile(
-        rb'\{"type":("('
-        + alternatives
-        + rb')","seq":(?!0\d)\d{1,15},"time":(?!0\d)\d{1,15})[,}]'
+        rb'\{"type":("(' + alternatives + rb')","seq":(?!0\d)\d{1,15},"time":(?!0\d)\d{1,15})[,}]'
     )
 
 
