@@ -41,7 +41,9 @@ class LogEvent(NamedTuple):
 class UsageColumns(NamedTuple):
     """A token-use batch's usage as count columns, one value per row, in the order of
     ``fold.usage.USAGE_KEYS`` (an absent count is 0): what a reader makes of usage
-    objects spelled as DSH writes them, with no object per row."""
+    objects spelled as DSH writes them, with no object per row. Only a reader makes
+    them, and every value of their batch (seqs, times, turns, steps, counts) is then a
+    safe integer (matched as at most 15 digits): the fold does not check them again."""
 
     input: tuple[Any, ...]
     cache_read: tuple[Any, ...]

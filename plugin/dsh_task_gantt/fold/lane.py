@@ -665,17 +665,22 @@ def _bulk_chunks(
     columns = _usage_columns(usages)
     if columns is None or not all(len(column) == size for column in columns):
         return False
-    if not _safe_integers(chain(seqs, times, turns, steps, *columns)):
+    # Count columns are a reader's, every value of the batch a safe integer (see
+    # ``UsageColumns``): checked where they were matched, not again per value.
+    if type(usages) is not UsageColumns and not _safe_integers(
+        chain(seqs, times, turns, steps, *columns)
+    ):
         return False
     if len(set(seqs)) != size or not chunks.keys().isdisjoint(seqs):
         return False
-    keys = _step_keys(turns, steps)
+    turn_ids, step_ids = _step_ids(turns, steps)
+    keys = list(zip(turn_ids, step_ids, strict=True))
     latest = st.kept["usage_chunk_steps"]
     if not latest.keys().isdisjoint(keys):
         return False
     counts = zip(*columns, strict=True)
     recs = zip(
-        *zip(*keys, strict=True), times, counts, repeat(0, size), repeat(None, size),
+        turn_ids, step_ids, times, counts, repeat(0, size), repeat(None, size),
         repeat(None, size), strict=True,
     )  # fmt: skip
     chunks.update(zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=True))
@@ -733,11 +738,12 @@ def _bulk_messages(
     if sources is not None:  # a reader names few: only the latest names the model
         for seq, source in compress(zip(seqs, sources, strict=True), sources):
             _note_source(st, seq, source)
-    keys = _step_keys(turns, steps)
+    turn_ids, step_ids = _step_ids(turns, steps)
     # A step whose chunk counts: its message is not kept (the chunk wins, never both).
+    keys = zip(turn_ids, step_ids, strict=True)
     fresh = map(not_, map(st.kept["usage_chunk_steps"].__contains__, keys))
     recs = zip(
-        *zip(*keys, strict=True), times, zip(*columns, strict=True), repeat(0, size),
+        turn_ids, step_ids, times, zip(*columns, strict=True), repeat(0, size),
         repeat(None, size), repeat(None, size), strict=True,
     )  # fmt: skip
     rows = zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=True)
@@ -764,12 +770,12 @@ def _safe_integers(numbers: Iterable[Any]) -> bool:
     )
 
 
-def _step_keys(turns: tuple[Any, ...], steps: tuple[Any, ...]) -> list[tuple[str, str]]:
-    """Each row's ``(turn, step)`` as the fold keys them (safe integers here), one string
+def _step_ids(turns: tuple[Any, ...], steps: tuple[Any, ...]) -> tuple[list[str], list[str]]:
+    """Each row's turn and step as the fold keys them (safe integers here), one string
     per distinct id: a lead's thousands of steps share a few thousand turns and a few
     step numbers."""
     names = {n: str(n) for n in {*turns, *steps}}
-    return list(zip(map(names.__getitem__, turns), map(names.__getitem__, steps), strict=True))
+    return list(map(names.__getitem__, turns)), list(map(names.__getitem__, steps))
 
 
 def _usage_columns(usages: Any) -> Sequence[Sequence[Any]] | None:

@@ -11,7 +11,7 @@ import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, repeat
 from typing import Any
 
 import orjson
@@ -34,9 +34,9 @@ _new_event: Callable[[tuple[str, int, int | None, Any, int, None]], LogEvent] = 
     tuple.__new__, LogEvent
 )
 
-_NAME = operator.methodcaller("group", 1)
-_SEQ = operator.methodcaller("group", 2)
-_TIME = operator.methodcaller("group", 3)
+#: ``Match.group`` unbound: mapped with the group's number (``methodcaller`` looks the
+#: method up again for each match).
+_GROUP = re.Match.group
 
 #: First bytes of a line that may be blank (``bytes.isspace`` whitespace).
 _BLANK = frozenset(b" \t\n\r\x0b\x0c")
@@ -196,10 +196,11 @@ class LineDecoder:
         bulk = match_ends is not None  # token-use lines in DSH's own spelling, in bulk
         match_chunk = line_ends.match_chunk
         match_counts = line_ends.match_chunk_counts
-        startswith = text.startswith
         match_last, match_first = line_ends.match_message_last, line_ends.match_message_first
         chunk_steps = self.chunk_steps
         counts: list[re.Match[bytes]] = []  # usage chunks in DSH's spelling: count columns
+        # Messages in DSH's spelling: sorted once the unit's chunks are known (below).
+        messages: list[re.Match[bytes]] = []
         chunks: list[re.Match[bytes]] = []  # other usage chunks: usage objects
         lasts: list[tuple[re.Match[bytes], bytes]] = []
         firsts: list[re.Match[bytes]] = []
@@ -221,19 +222,16 @@ class LineDecoder:
             end = find(b"\n", pos)
             if end == -1:
                 end = size
-            # DSH's token-use lines: matched whole, in bulk (``line_ends``).
+            # DSH's token-use lines: matched whole, in bulk (``line_ends``). Picked by
+            # two bytes (an index is far cheaper than a call); each pattern says the rest.
             kind = (
                 text[pos + _KIND_AT]
-                if bulk
-                and end - pos > _KIND_AT
-                and text[pos + _TYPE_AT] == _A  # an index: far cheaper than startswith
-                and startswith(_ASSISTANT, pos, end)
+                if bulk and end - pos > _KIND_AT and text[pos + _TYPE_AT] == _A
                 else 0
             )
             if kind:
                 found = match_counts(text, pos, end) if kind == _C else None
                 if found is not None:
-                    chunk_steps.add(found.group(3))
                     counts.append(found)
                 elif kind == _C:
                     found = match_chunk(text, pos, end)
@@ -243,10 +241,7 @@ class LineDecoder:
                 elif kind == _M:
                     found = match_last(text, pos, end)
                     if found is not None:
-                        if found.group(3) in chunk_steps:
-                            counted.append(found)
-                        else:
-                            lasts.append((found, line_ends.message_tail(text, found.end(), end)))
+                        messages.append(found)
                     else:
                         found = match_first(text, pos, end)
                         if found is not None:
@@ -266,7 +261,7 @@ class LineDecoder:
             if match is None and match_marked is not None:
                 match = match_marked(text, pos, end)
                 if match is not None:
-                    for needle, marked in needles[match.group(1)]:  # no call per line
+                    for needle, marked in needles[match.group(2)]:  # no call per line
                         if find(needle, pos, end) != -1 and has_marker(find, marked, pos, end):
                             match = None
                             break
@@ -290,17 +285,29 @@ class LineDecoder:
             pos = end + 1
         if sourced is not None:
             firsts.append(sourced)
+        if counts:
+            chunk_steps.update(map(_GROUP, counts, repeat(3)))
+        # The DSH-spelled messages of steps whose chunk this read saw (so far, or later
+        # in this unit) stand for their seqs and times; the others' usage is read. In
+        # C-level passes, not a set lookup and a call per line.
+        counted_last: list[re.Match[bytes]] = []
+        if messages:
+            seen = list(map(chunk_steps.__contains__, map(_GROUP, messages, repeat(3))))
+            counted_last = list(compress(messages, seen))
+            for found in compress(messages, map(operator.not_, seen)):
+                lasts.append((found, line_ends.message_tail(text, found.end(), found.endpos)))
         # The latest message in DSH's own spelling whose step a chunk counts still names
         # the lane's model: it goes as a message of no usage (the fold keeps its source
         # and counts the chunk).
         named_last: tuple[re.Match[bytes], dict[str, Any]] | None = None
-        if counted and counted[-1].re is line_ends.MESSAGE_LAST:
-            source = line_ends.tail_source(counted[-1])
+        if counted_last and not (counted and counted[-1].pos > counted_last[-1].pos):
+            source = line_ends.tail_source(counted_last[-1])
             if source is not None:
-                named_last = (counted.pop(), source)
+                named_last = (counted_last.pop(), source)
+        counted += counted_last
         if in_bulk:
             lasts_m = [m for m, _ in lasts]
-            found_all = counts + chunks + lasts_m + firsts + counted
+            found_all = chunks + lasts_m + firsts + counted
             if named_last is not None:
                 found_all.append(named_last[0])
             try:  # every bulk line's seq and time in one decode (groups 1 and 2 of each)
@@ -315,11 +322,10 @@ class LineDecoder:
                 return (seqs[cut - size : cut], times[cut - size : cut]) if seqs else None
 
             groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
-            if counts:  # decoded once per read (``take_run``); here their seqs and times
-                got = columns(len(counts))
-                seqs_c, times_c = got or line_ends.seqs_and_times(counts)  # digits only
-                groups.append((counts, ("", seqs_c, times_c, (), (), (), None)))
+            if counts:  # decoded once per read, seqs and times too (``take_run``)
                 self.chunk_rows.append(line_ends.counts_row_bytes(counts))
+                index += len(counts)
+                self.lines_seen += len(counts)
             if chunks:
                 groups.append((chunks, line_ends.chunk_batch(chunks, columns(len(chunks)))))
             if lasts:
@@ -361,18 +367,24 @@ class LineDecoder:
                 index += len(group)
                 self.lines_seen += len(group)
         if matched:
-            # The digits go to orjson as one JSON array: C makes the ints, where an
-            # int() per line cost as much again as matching the line.
-            seqs = orjson.loads(b"[" + b",".join(map(_SEQ, matched)) + b"]")
-            self.run_seqs += seqs
-            self.run_time = max(
-                self.run_time, max(orjson.loads(b"[" + b",".join(map(_TIME, matched)) + b"]"))
+            # Each line's ``"<type>","seq":N,"time":T`` (one group) goes to orjson as one
+            # JSON array of type, seq, time, ...: C makes the ints, where a group call per
+            # value, or an int() per line, cost as much again as matching the line.
+            fields = orjson.loads(
+                b"["
+                + b",".join(map(_GROUP, matched, repeat(1)))
+                .replace(b',"seq":', b",")
+                .replace(b',"time":', b",")
+                + b"]"
             )
+            seqs = fields[1::3]
+            self.run_seqs += seqs
+            self.run_time = max(self.run_time, max(fields[2::3]))
             if self.marks:
-                names = list(map(_NAME, matched))
+                names = fields[0::3]
                 latest = self.run_latest
                 for mark in self.marks:
-                    seq = max(compress(seqs, map(mark.__eq__, names)), default=-1)
+                    seq = max(compress(seqs, map(mark.decode().__eq__, names)), default=-1)
                     if seq > latest.get(mark, -1):
                         latest[mark] = seq
         self.next_index = index + len(matched)
@@ -382,16 +394,20 @@ class LineDecoder:
     def take_run(self) -> EventRun | None:
         """The lines matched by :meth:`feed_runs` as one run (``None`` when none):
         their seqs, latest time and the latest seq of each type in ``marks``."""
-        if not self.run_seqs:
+        if not self.run_seqs and not self.chunk_rows:
             return None
         seqs = tuple(self.run_seqs)
+        run_time = self.run_time
         latest = tuple(
             (mark.decode(), self.run_latest[mark]) for mark in self.marks if mark in self.run_latest
         )
         usage = line_ends.merged(self.run_usage)
-        if self.chunk_rows:
-            usage = (*usage, line_ends.counted_chunks(self.chunk_rows))
-        return EventRun(len(seqs), seqs, self.run_time, latest, usage)
+        if self.chunk_rows:  # the DSH-spelled usage chunks: their seqs and times are here
+            chunks = line_ends.counted_chunks(self.chunk_rows)
+            usage = (*usage, chunks)
+            seqs += chunks[1]
+            run_time = max(run_time, max(chunks[2]))
+        return EventRun(len(seqs), seqs, run_time, latest, usage)
 
     def _header_line(self, line: bytes) -> bool:
         header = header_from_line(line)

@@ -99,10 +99,11 @@ def _zstd_units(
         group: list[bytes | memoryview] = []
         group_start = group_bytes = 0
         for frame, content in zip(frames, out.contents, strict=False):
-            if group and (group_bytes >= _UNIT_BYTES or not _ends_lines(content)):
+            ends = _ends_lines(content)
+            if group and (group_bytes >= _UNIT_BYTES or not ends):
                 yield Unit(group_start, progress.end, True, b"".join(group))
                 group = []
-            if content is not None and not progress.carry and _ends_lines(content):
+            if ends and content is not None and not progress.carry:
                 if not group:
                     group_start, group_bytes = base + frame.start, 0
                 group.append(content)

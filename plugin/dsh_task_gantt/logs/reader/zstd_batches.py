@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO
 
 import zstandard
 
@@ -26,6 +26,8 @@ _MAX_ONE_SHOT_BYTES = 16 * 1024 * 1024
 #: of a few KB expands to gigabytes), so memory stays bounded whatever the log holds.
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _STREAM_STEP_BYTES = 256 * 1024
+#: ``memoryview``, mapped over a batch's segments (which python-zstandard types loosely).
+_view: Any = memoryview
 
 
 def decompress_frame(
@@ -100,6 +102,7 @@ def zstd_jobs(f: BinaryIO, start: int, limit: int | None, walk_end: WalkEnd) -> 
         pending = pending + chunk if pending else chunk
         walk = walk_frames(pending)
         frames = walk.frames
+        view = memoryview(pending)  # the frames' bytes handed over without a copy
         i = 0
         while i < len(frames):
             j, declared = i, 0
@@ -112,7 +115,7 @@ def zstd_jobs(f: BinaryIO, start: int, limit: int | None, walk_end: WalkEnd) -> 
                 j += 1
             j = max(j, i + 1)
             group = frames[i:j]
-            yield Batch(base, group, [pending[fr.start : fr.end] for fr in group])
+            yield Batch(base, group, [view[fr.start : fr.end] for fr in group])
             i = j
         if walk.stop == "garbage":
             walk_end.garbage = f"not a zstd frame: {walk.reason and _rebase(walk.reason, base)}"
@@ -130,7 +133,8 @@ def decompress_job(dctx: zstandard.ZstdDecompressor, job: Batch) -> BatchOut:
             found = dctx.multi_decompress_to_buffer(job.raws)
             if len(found) == len(job.raws):
                 # A segment exports its part of the batch's buffer (typed loosely upstream).
-                return BatchOut([memoryview(cast(Any, found[k])) for k in range(len(found))])
+                segments: Any = found
+                return BatchOut(list(map(_view, segments)))
         except Exception:  # ZstdError, or anything odd: frame by frame says what and where
             pass
     contents: list[bytes | memoryview | None] = []
