@@ -22,7 +22,7 @@ from dsh_task_gantt.board.model import TurnBar, View
 from dsh_task_gantt.board.view_model import layout_board
 from dsh_task_gantt.fixturegen import STORY_TEAM, LiveTeam, generate_team
 from dsh_task_gantt.logs.persistence import DirectorySessionPersistence
-from dsh_task_gantt.memo import Memo, clear_memos
+from dsh_task_gantt.memo import Carried, Memo, clear_memos
 from dsh_task_gantt.provider import TimelineResult
 from dsh_task_gantt.service import TimelineService
 from dsh_task_gantt.timeline import activity
@@ -35,6 +35,7 @@ BOARD_MEMOS: list[tuple[Any, str]] = [
     (view_model, "_LANE_MESSAGES"),
     (view_model, "_LIST_ENTRIES"),
     (view_model, "_MARK_ENTRIES"),
+    (view_model, "_TURN_ENTRIES"),
     (detail, "_CHUNKS"),
     (geometry, "_SPAN_BOUNDS"),
     (where_time, "_PHASE_SUMS"),
@@ -49,6 +50,9 @@ def cold_memos() -> Iterator[None]:
     kept = [(module, name, getattr(module, name)) for module, name in BOARD_MEMOS]
     try:
         for module, name, memo in kept:
+            if isinstance(memo, Carried):
+                setattr(module, name, Carried(memo.lanes, memo.versions))
+                continue
             fresh: Memo[Any, Any] = Memo(
                 memo._max_entries,
                 max_weight=memo._max_weight,
@@ -298,7 +302,6 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
 #: The memos of small values, bounded by entries.
 COUNTED: list[tuple[str, Memo[Any, Any]]] = [
     ("task rows", view_model._TASK_ROWS),
-    ("list entries of marks", view_model._MARK_ENTRIES),
     ("phase sums", where_time._PHASE_SUMS),
     ("task facts", task_facts._FACTS),
 ]
@@ -352,3 +355,33 @@ def test_the_panels_list_items_memo_keeps_its_entries() -> None:
     for n in range(m._max_entries + 50):
         m.put(n, n)  # type: ignore[arg-type]
     assert len(m) == m._max_entries
+
+
+def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
+    story: tuple[LiveTeam, TimelineService, list[int], str, int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The soak's views polled after each append, with long gaps (the extent's end
+    crosses a step and every mark of every lane is replaced): the memos by a lane's very
+    marks, bars or chunks, and the replay cursor's moments, hold each lane's (chunk's,
+    moment's) last two versions, not one more per append until their entry bounds."""
+    live, service, clock, lead, middle = story
+    monkeypatch.setattr(panel, "now_ms", lambda: clock[0])
+    replay = Replay()
+    app = make_app(replay)
+    client = TestClient(app)
+    clear_memos()
+    lanes = 0
+    for n in range(16):
+        clock[0] += 5 * 60_000 if n % 4 == 3 else 2_000
+        live.tick(clock[0])
+        result = asyncio.run(service.timeline(lead))
+        assert result is not None
+        replay.result = result
+        lanes = len(result.data["lanes"])
+        for view in _views(result, middle):
+            client.get(f"{PREFIX}/panel/board", params={"session": lead, **view})
+    assert 0 < len(view_model._MARK_ENTRIES) <= 2 * lanes
+    assert 0 < len(view_model._TURN_ENTRIES) <= 2 * lanes
+    assert 0 < len(view_model._LANE_MESSAGES) <= 2 * lanes
+    clear_memos()
