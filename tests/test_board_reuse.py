@@ -384,4 +384,12 @@ def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     assert 0 < len(view_model._MARK_ENTRIES) <= 2 * lanes
     assert 0 < len(view_model._TURN_ENTRIES) <= 2 * lanes
     assert 0 < len(view_model._LANE_MESSAGES) <= 2 * lanes
+    versions: dict[tuple[Any, ...], int] = {}
+    for key, _ in detail._CHUNKS.items():
+        versions[key[:4]] = versions.get(key[:4], 0) + 1  # lane, index, origin, scale
+    assert versions and max(versions.values()) <= 2
+    # The panel's markup of a chunk: the same, per chunk id and scale (two widths draw
+    # two chunks of one id).
+    drawn = app.panel._chunks._slots.values()
+    assert drawn and max(map(len, drawn)) <= 2
     clear_memos()

@@ -252,11 +252,14 @@ class _ChunkLaid:
 #: Chunks laid out, by their lane's element, index, origin and scale and the very bars
 #: and marks they hold: a lane that changed keeps its old bars and marks (see
 #: view_model._LaneRead), so an append lays out the chunk it lands in, not the lane.
-#: Bounded by entries, by the items held in all, and per chunk by its last few versions
-#: (a few views' scales; a live chunk's older versions are never asked for again).
+#: Bounded by entries, by the items held in all, and per chunk at one scale by its last
+#: two versions (the live one and the one before): every view at a scale draws the
+#: lane's one read, so an older version (its marks replaced when the extent's end
+#: moved, or its open bar grown) is never asked for again, yet held a copy of the
+#: chunk's bars and marks until the entry bound.
 CHUNKS_KEPT = 1 << 13
 CHUNK_ITEMS_KEPT = 1 << 18
-CHUNK_VERSIONS_KEPT = 4
+CHUNK_VERSIONS_KEPT = 2
 _CHUNKS: Memo[tuple[Any, ...], _ChunkLaid] = Memo(
     CHUNKS_KEPT,
     max_weight=CHUNK_ITEMS_KEPT,
@@ -291,7 +294,7 @@ def _lay_chunk(
         marks=tuple(placed),
     )
     laid = _ChunkLaid(tuple(turns), tuple(marks), tuple(flat), rows, chunk)
-    return _CHUNKS.put(key, laid, slot=(dom_id, index, origin))
+    return _CHUNKS.put(key, laid, slot=(dom_id, index, origin, scale))
 
 
 def chunk_lane(
