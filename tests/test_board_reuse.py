@@ -392,4 +392,6 @@ def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     # two chunks of one id).
     drawn = app.panel._chunks._slots.values()
     assert drawn and max(map(len, drawn)) <= 2
+    moments = app.panel._moments._moments.items()
+    assert 0 < sum(1 for (_, at), _ in moments if at == middle) <= 2
     clear_memos()
