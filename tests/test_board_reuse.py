@@ -384,6 +384,7 @@ def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     assert 0 < len(view_model._MARK_ENTRIES) <= 2 * lanes
     assert 0 < len(view_model._TURN_ENTRIES) <= 2 * lanes
     assert 0 < len(view_model._LANE_MESSAGES) <= 2 * lanes
+    assert 0 < len(geometry._SPAN_BOUNDS) <= 2 * lanes
     versions: dict[tuple[Any, ...], int] = {}
     for key, _ in detail._CHUNKS.items():
         versions[key[:4]] = versions.get(key[:4], 0) + 1  # lane, index, origin, scale
@@ -394,4 +395,22 @@ def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     assert drawn and max(map(len, drawn)) <= 2
     moments = app.panel._moments._moments.items()
     assert 0 < sum(1 for (_, at), _ in moments if at == middle) <= 2
+    clear_memos()
+
+
+def test_a_forgotten_teams_chunks_and_lane_bounds_go_with_it() -> None:
+    """Their keys hold a lane's bars, marks or whole span list: the service forgetting
+    a team (memo.forget_owners with its sessions) drops them, so teams opened one after
+    another do not fill the memos to their bounds."""
+    from dsh_task_gantt.memo import forget_owners
+
+    clear_memos()
+    spans = [_span("turn", 1_000 * n, 1_000 * n + 500, n) for n in range(0, 40, 2)]
+    spans += [_span("message", 1_000 * n + 100, None, n, deliveredAt=None) for n in range(40)]
+    layout_board(_timeline(spans, 42_000), View())
+    assert len(detail._CHUNKS) > 0 and len(geometry._SPAN_BOUNDS) == 2
+    forget_owners(["s-b"])
+    assert len(geometry._SPAN_BOUNDS) == 1
+    forget_owners(["s-a"])
+    assert len(detail._CHUNKS) == 0 and len(geometry._SPAN_BOUNDS) == 0
     clear_memos()

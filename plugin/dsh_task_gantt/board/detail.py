@@ -277,6 +277,7 @@ def _lay_chunk(
     origin: int,
     scale: Scale,
     budgets: tuple[int, int],
+    owner: str | None = None,
 ) -> _ChunkLaid:
     key = (dom_id, index, origin, scale, budgets, tuple(map(id, turns)), tuple(map(id, marks)))
     hit = _CHUNKS.get(key)
@@ -294,7 +295,7 @@ def _lay_chunk(
         marks=tuple(placed),
     )
     laid = _ChunkLaid(tuple(turns), tuple(marks), tuple(flat), rows, chunk)
-    return _CHUNKS.put(key, laid, slot=(dom_id, index, origin, scale))
+    return _CHUNKS.put(key, laid, slot=(dom_id, index, origin, scale), owner=owner)
 
 
 def chunk_lane(
@@ -304,9 +305,11 @@ def chunk_lane(
     origin: int,
     scale: Scale,
     drawn: Drawn | None,
+    owner: str | None = None,
 ) -> tuple[tuple[LaneChunk, ...], tuple[Mark, ...], int]:
     """The lane's chunks (only those in ``drawn``, chunk indexes, when given), every mark
-    with its row, and the rows used."""
+    with its row, and the rows used. ``owner``: the lane's session (its chunks are
+    forgotten with its team)."""
     chunk_ms = scale.chunk_ms
     by_chunk: dict[int, tuple[list[TurnBar], list[Mark]]] = {}
     # chunk_index, inline: once per bar and mark of the lane's whole history.
@@ -323,7 +326,7 @@ def chunk_lane(
     )
     for index in sorted(by_chunk):
         chunk_turns, chunk_marks = by_chunk[index]
-        laid = _lay_chunk(dom_id, index, chunk_turns, chunk_marks, origin, scale, budgets)
+        laid = _lay_chunk(dom_id, index, chunk_turns, chunk_marks, origin, scale, budgets, owner)
         placed_marks.extend(laid.placed)
         # The lane's height counts every chunk, drawn or not: it stays put while a
         # window scrolls or follows now.

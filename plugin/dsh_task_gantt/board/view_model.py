@@ -339,7 +339,8 @@ def _lane_row(
             owner=as_str(lane.get("sessionId")) or None,
         )
     dom_id = f"lane-{position}"
-    chunks, placed, used = chunk_lane(dom_id, turns, made, start, scale, drawn)
+    session = as_str(lane.get("sessionId")) or None
+    chunks, placed, used = chunk_lane(dom_id, turns, made, start, scale, drawn, session)
     status = as_str(lane.get("status")) or None
     phase = as_str(lane.get("phase")) or None
     channel = as_str(lane.get("channel"))
