@@ -385,6 +385,7 @@ def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     assert 0 < len(view_model._TURN_ENTRIES) <= 2 * lanes
     assert 0 < len(view_model._LANE_MESSAGES) <= 2 * lanes
     assert 0 < len(geometry._SPAN_BOUNDS) <= 2 * lanes
+    assert 0 < len(view_model._LIST_ENTRIES) <= 2 * len(result.data["tasks"])  # by task
     versions: dict[tuple[Any, ...], int] = {}
     for key, _ in detail._CHUNKS.items():
         versions[key[:4]] = versions.get(key[:4], 0) + 1  # lane, index, origin, scale

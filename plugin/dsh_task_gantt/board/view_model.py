@@ -728,7 +728,9 @@ _BY_TIME = operator.itemgetter(0, 1)
 #: sender's copy, its entry), each task's by its very row, each lane's turns' by its
 #: very bars and its name and colour: an unchanged lane's row and a task's row that did
 #: not move are the same objects from one poll to the next, so the list view's items
-#: are made for what changed. Bounded by entries and by the items held in all.
+#: are made for what changed. Bounded by entries, by the items held in all, and per
+#: task by its last two rows (a finished row moves with the extent's end, a new
+#: object each time: the older ones are no board's).
 LIST_ENTRIES_KEPT = 1024
 LIST_ENTRY_ITEMS = 1 << 17
 _LIST_ENTRIES: Memo[tuple[Any, ...], tuple[Any, ...]] = Memo(
@@ -736,6 +738,7 @@ _LIST_ENTRIES: Memo[tuple[Any, ...], tuple[Any, ...]] = Memo(
     max_weight=LIST_ENTRY_ITEMS,
     weight=lambda entries: len(entries) + 1,
     lru=True,
+    per_slot=2,
 )
 
 
@@ -796,7 +799,7 @@ def _task_entries(task: TaskRow) -> tuple[_Entry, ...]:
         )
         for n, move in enumerate(task.transitions)
     )
-    return _LIST_ENTRIES.put(key, made)
+    return _LIST_ENTRIES.put(key, made, slot=task.task_id)
 
 
 def _turn_entries(lane: LaneRow) -> tuple[_Entry, ...]:
