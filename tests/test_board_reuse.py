@@ -394,6 +394,10 @@ def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     # two chunks of one id).
     drawn = app.panel._chunks._slots.values()
     assert drawn and max(map(len, drawn)) <= 2
+    # A lane's markup: its last two versions per scale it is drawn at.
+    views = app.panel._lanes._slots.values()
+    assert views and max(map(len, views)) <= 2
+    assert len(app.panel._lanes) <= 2 * lanes * len(VIEWS)
     moments = app.panel._moments._moments.items()
     assert 0 < sum(1 for (_, at), _ in moments if at == middle) <= 2
     clear_memos()

@@ -88,9 +88,11 @@ PANEL_CSP = (
 #: append its old version is never asked for again (benchmarks/bench_soak.py).
 LANE_CACHE_SIZE = 256
 LANE_CACHE_CHARS = 12 << 20
-#: Versions of one lane kept (a few views, e.g. 400 px, 1280 px, a replay, the list,
-#: each at its current version and the one before).
-LANE_VIEWS_KEPT = 8
+#: Versions of one lane kept per scale it is drawn at: the current one and the one
+#: before (a browser a poll behind). Per scale, not per lane: eight per lane held five
+#: dead versions of a lead's whole markup beside the three views'; and not per drawn
+#: range, which slides with a zoomed view that follows now (each range a dead slot).
+LANE_VIEWS_KEPT = 2
 #: Rendered chunks kept for reuse (every chunk the kept lanes draw, at a few zooms),
 #: and their markup in all.
 CHUNK_CACHE_SIZE = 8192
@@ -211,11 +213,10 @@ class Panel:
                 row, lane_pieces = self._lane_pieces(
                     plan.lane_row(position), session_id, plan.scale
                 )
-                if key is not None:
-                    # One slot per lane of a team: its versions at the views asked.
-                    self._lanes.put(
-                        key, (row, lane_pieces), slot=(position, session_id), owner=session_id
-                    )
+                if key is not None and lane_key is not None:
+                    # One slot per lane and scale (see LANE_VIEWS_KEPT).
+                    slot = (position, session_id, plan.scale)
+                    self._lanes.put(key, (row, lane_pieces), slot=slot, owner=session_id)
             rows.append(row)
             pieces.append(lane_pieces)
         return finish_board(plan, tuple(rows)), pieces
