@@ -25,7 +25,7 @@ from dsh_task_gantt.board.model import Party, Tone, TurnBar, View
 from dsh_task_gantt.board.view_model import layout_board
 from dsh_task_gantt.fixturegen import STORY_TEAM, LiveTeam, generate_team
 from dsh_task_gantt.logs.persistence import DirectorySessionPersistence
-from dsh_task_gantt.memo import Memo, clear_memos
+from dsh_task_gantt.memo import Carried, Memo, clear_memos
 from dsh_task_gantt.provider import TimelineResult
 from dsh_task_gantt.service import TimelineService
 from dsh_task_gantt.timeline import activity
@@ -38,6 +38,7 @@ BOARD_MEMOS: list[tuple[Any, str]] = [
     (view_model, "_LANE_MESSAGES"),
     (view_model, "_LIST_ENTRIES"),
     (view_model, "_MARK_ENTRIES"),
+    (view_model, "_TURN_ENTRIES"),
     (detail, "_CHUNKS"),
     (geometry, "_SPAN_BOUNDS"),
     (where_time, "_PHASE_SUMS"),
@@ -52,6 +53,9 @@ def cold_memos() -> Iterator[None]:
     kept = [(module, name, getattr(module, name)) for module, name in BOARD_MEMOS]
     try:
         for module, name, memo in kept:
+            if isinstance(memo, Carried):
+                setattr(module, name, Carried(memo.lanes, memo.versions))
+                continue
             fresh: Memo[Any, Any] = Memo(
                 memo._max_entries,
                 max_weight=memo._max_weight,
@@ -352,7 +356,6 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
 #: The memos of small values, bounded by entries.
 COUNTED: list[tuple[str, Memo[Any, Any]]] = [
     ("task rows", view_model._TASK_ROWS),
-    ("list entries of marks", view_model._MARK_ENTRIES),
     ("phase sums", where_time._PHASE_SUMS),
     ("task facts", task_facts._FACTS),
 ]
@@ -442,4 +445,67 @@ def test_the_message_count_is_each_message_once_and_no_prompt(
     sent = {key for marks in lanes for key, kind in marks if kind == "sent"}
     expected = sum(1 for key, kind in first.items() if kind != "prompt" or key in sent)
     assert view_model._message_count(rows) == expected  # type: ignore[arg-type]
+
+
+def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
+    story: tuple[LiveTeam, TimelineService, list[int], str, int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The soak's views polled after each append, with long gaps (the extent's end
+    crosses a step and every mark of every lane is replaced): the memos by a lane's very
+    marks, bars or chunks, and the replay cursor's moments, hold each lane's (chunk's,
+    moment's) last two versions, not one more per append until their entry bounds."""
+    live, service, clock, lead, middle = story
+    monkeypatch.setattr(panel, "now_ms", lambda: clock[0])
+    replay = Replay()
+    app = make_app(replay)
+    client = TestClient(app)
+    clear_memos()
+    lanes = 0
+    for n in range(16):
+        clock[0] += 5 * 60_000 if n % 4 == 3 else 2_000
+        live.tick(clock[0])
+        result = asyncio.run(service.timeline(lead))
+        assert result is not None
+        replay.result = result
+        lanes = len(result.data["lanes"])
+        for view in _views(result, middle):
+            client.get(f"{PREFIX}/panel/board", params={"session": lead, **view})
+    assert 0 < len(view_model._MARK_ENTRIES) <= 2 * lanes
+    assert 0 < len(view_model._TURN_ENTRIES) <= 2 * lanes
+    assert 0 < len(view_model._LANE_MESSAGES) <= 2 * lanes
+    assert 0 < len(geometry._SPAN_BOUNDS) <= 2 * lanes
+    assert 0 < len(view_model._LIST_ENTRIES) <= 2 * len(result.data["tasks"])  # by task
+    versions: dict[tuple[Any, ...], int] = {}
+    for key, _ in detail._CHUNKS.items():
+        versions[key[:4]] = versions.get(key[:4], 0) + 1  # lane, index, origin, scale
+    assert versions and max(versions.values()) <= 2
+    # The panel's markup of a chunk: the same, per chunk id and scale (two widths draw
+    # two chunks of one id).
+    drawn = app.panel._chunks._slots.values()
+    assert drawn and max(map(len, drawn)) <= 2
+    # A lane's markup: its last two versions per scale it is drawn at.
+    views = app.panel._lanes._slots.values()
+    assert views and max(map(len, views)) <= 2
+    assert len(app.panel._lanes) <= 2 * lanes * len(VIEWS)
+    moments = app.panel._moments._moments.items()
+    assert 0 < sum(1 for (_, at), _ in moments if at == middle) <= 2
+    clear_memos()
+
+
+def test_a_forgotten_teams_chunks_and_lane_bounds_go_with_it() -> None:
+    """Their keys hold a lane's bars, marks or whole span list: the service forgetting
+    a team (memo.forget_owners with its sessions) drops them, so teams opened one after
+    another do not fill the memos to their bounds."""
+    from dsh_task_gantt.memo import forget_owners
+
+    clear_memos()
+    spans = [_span("turn", 1_000 * n, 1_000 * n + 500, n) for n in range(0, 40, 2)]
+    spans += [_span("message", 1_000 * n + 100, None, n, deliveredAt=None) for n in range(40)]
+    layout_board(_timeline(spans, 42_000), View())
+    assert len(detail._CHUNKS) > 0 and len(geometry._SPAN_BOUNDS) == 2
+    forget_owners(["s-b"])
+    assert len(geometry._SPAN_BOUNDS) == 1
+    forget_owners(["s-a"])
+    assert len(detail._CHUNKS) == 0 and len(geometry._SPAN_BOUNDS) == 0
     clear_memos()

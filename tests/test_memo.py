@@ -234,3 +234,71 @@ def test_a_turns_span_memo_keeps_the_last_two_versions_of_each_turn() -> None:
         assert kept.count("t-live") == 2 and kept.count("t-done") == 1
     finally:
         clear_memos()
+
+
+class _Item:
+    """An item compared by identity only (as a lane's marks and bars are reused)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+def test_carried_makes_only_the_items_new_to_a_lanes_next_version() -> None:
+    made: list[int] = []
+
+    def make(item: _Item) -> str:
+        made.append(item.n)
+        return f"entry {item.n}"
+
+    c: memo.Carried[_Item, str] = memo.Carried(lanes=4)
+    first = tuple(map(_Item, range(3)))
+    assert c.made("lane", first, make) == ("entry 0", "entry 1", "entry 2")
+    assert c.made("lane", first, make) == ("entry 0", "entry 1", "entry 2")
+    assert made == [0, 1, 2]  # the very items again: nothing made
+    # The next version keeps two items (the same objects), drops one, adds one, and an
+    # equal-looking item that is another object is made afresh.
+    second = (first[0], first[2], _Item(1), _Item(3))
+    assert c.made("lane", second, make) == ("entry 0", "entry 2", "entry 1", "entry 3")
+    assert made == [0, 1, 2, 1, 3]
+    # Another context (what make reads besides the item): nothing carried.
+    c.made("lane", second, make, context="renamed")
+    assert made[-4:] == [0, 2, 1, 3]
+
+
+def test_carried_keeps_each_lanes_last_versions_and_its_lanes_bound() -> None:
+    """A day of appends gives each lane a new version per append: the memo keeps the
+    last two of each lane (an older one's items are no lane's any more), and at most its
+    lanes' worth in all, however many lanes come and go."""
+    c: memo.Carried[_Item, int] = memo.Carried(lanes=3, versions=2)
+    for n in range(200):
+        for lane in ("lead", "t1"):
+            c.made(lane, tuple(map(_Item, range(n % 7 + 1))), lambda item: item.n)
+        assert len(c) <= 4
+    assert len(c) == 4
+    for n in range(50):
+        c.made(("other", n), (_Item(n),), lambda item: item.n)
+        assert len(c) <= 6
+    assert len(c) == 6
+    c.clear()
+    assert len(c) == 0
+
+
+def test_carried_versions_hold_no_dead_items() -> None:
+    """What a dropped version held (its items and what was made of them) is freed."""
+    c: memo.Carried[_Item, str] = memo.Carried(lanes=2, versions=2)
+    old = _Item(0)
+    dead = weakref.ref(old)
+    c.made("lane", (old,), lambda item: str(item.n))
+    del old
+    for n in range(1, 4):
+        c.made("lane", (_Item(n),), lambda item: str(item.n))
+    gc.collect()
+    assert dead() is None
+
+
+def test_carried_entries_are_forgotten_with_their_owner() -> None:
+    c: memo.Carried[_Item, int] = memo.Carried(lanes=8)
+    c.made("a", (_Item(1),), lambda item: item.n, owner="s-old")
+    c.made("b", (_Item(2),), lambda item: item.n, owner="s-kept")
+    memo.forget_owners(["s-old"])
+    assert len(c) == 1

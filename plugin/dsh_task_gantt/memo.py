@@ -177,6 +177,11 @@ class Memo(Generic[_K, _V]):
         """The total weight of the entries (0 without a weight)."""
         return self._total
 
+    def newest_in(self, slot: Hashable) -> _V | None:
+        """The value last put with ``slot`` (``None``: none kept)."""
+        keys = self._slots.get(slot)
+        return self._entries.get(keys[-1]) if keys else None
+
     def items(self) -> list[tuple[_K, _V]]:
         """The entries, oldest first (a copy: for tests and benchmarks)."""
         return list(self._entries.items())
@@ -186,6 +191,69 @@ class Memo(Generic[_K, _V]):
 
 
 _MISSING: Any = object()
+
+
+class Carried(Generic[_T, _V]):
+    """What was made of each item of a lane's versions (say, a list entry per mark), by
+    the very tuple of items, carried from the lane's previous version to the next by
+    each item's identity: an append changes a few items of a lane and keeps the others
+    as the same objects, so only the new ones are made.
+
+    Bounded by the versions still reachable: per lane (``slot``) its last ``versions``
+    (the live one and the one before it, for a browser a poll behind), and at most
+    ``lanes`` slots' worth of entries in all. An older version's items are no lane's
+    any more, so they go with it instead of filling an entry bound for hours (a memo by
+    item identity held every replaced mark until its 16,384 entries were full)."""
+
+    __slots__ = ("_memo", "lanes", "versions")
+
+    def __init__(self, lanes: int, versions: int = 2) -> None:
+        self.lanes = lanes
+        self.versions = versions
+        self._memo: Memo[Same[tuple[_T, ...]], _CarriedVersion[_V]] = Memo(
+            lanes * versions, lru=True, per_slot=versions
+        )
+
+    def made(
+        self,
+        slot: Hashable,
+        items: tuple[_T, ...],
+        make: Callable[[_T], _V],
+        context: Hashable = None,
+        owner: Hashable | None = None,
+    ) -> tuple[_V, ...]:
+        """``make(item)`` for each item, reusing what the slot's newest version made of
+        the very same items when its ``context`` (whatever else ``make`` reads) is equal."""
+        key = Same(items)
+        hit = self._memo.get(key)
+        if hit is not None and hit.context == context:
+            return hit.made
+        last = self._memo.newest_in(slot)
+        by_id = last.by_id if last is not None and last.context == context else {}
+        made = tuple(
+            found if (found := by_id.get(id(item), _MISSING)) is not _MISSING else make(item)
+            for item in items
+        )
+        # ``key`` holds the items, so their ids stay theirs while the entry lives.
+        version = _CarriedVersion(context, made, dict(zip(map(id, items), made, strict=True)))
+        self._memo.put(key, version, slot=slot, owner=owner)
+        return made
+
+    def __len__(self) -> int:
+        """Versions kept."""
+        return len(self._memo)
+
+    def clear(self) -> None:
+        self._memo.clear()
+
+
+class _CarriedVersion(Generic[_V]):
+    __slots__ = ("by_id", "context", "made")
+
+    def __init__(self, context: Hashable, made: tuple[_V, ...], by_id: dict[int, _V]) -> None:
+        self.context = context
+        self.made = made
+        self.by_id = by_id
 
 
 class Same(Generic[_T]):
@@ -223,4 +291,4 @@ def forget_owners(owners: Iterable[Hashable]) -> None:
             memo.forget(gone)
 
 
-__all__ = ["Memo", "Same", "clear_memos", "forget_owners"]
+__all__ = ["Carried", "Memo", "Same", "clear_memos", "forget_owners"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Hashable, Mapping
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
@@ -91,15 +91,18 @@ PANEL_CSP = (
 #: what the views in use hold, each poll lays out and renders every lane again.
 LANE_CACHE_SIZE = 256
 LANE_CACHE_CHARS = 64 << 20
-#: Versions of one lane kept (a few views, e.g. 400 px, 1280 px, a replay, the list,
-#: each at its current version and the one before).
-LANE_VIEWS_KEPT = 8
+#: Versions of one lane kept per scale it is drawn at: the current one and the one
+#: before (a browser a poll behind). Per scale, not per lane: eight per lane held five
+#: dead versions of a lead's whole markup beside the three views'; and not per drawn
+#: range, which slides with a zoomed view that follows now (each range a dead slot).
+LANE_VIEWS_KEPT = 2
 #: Rendered chunks kept for reuse (every chunk the kept lanes draw, at a few zooms),
 #: and their markup in all (a day-long big team's chunks weigh about 4 M at one view).
 CHUNK_CACHE_SIZE = 8192
 CHUNK_CACHE_CHARS = 32 << 20
-#: Versions of one chunk kept (a few views of its lane at different scales).
-CHUNK_VERSIONS_KEPT = 4
+#: Versions of one chunk kept at one scale: the live one and the one before (every view
+#: at a scale draws the lane's one layout; an older version is never asked for again).
+CHUNK_VERSIONS_KEPT = 2
 #: What a drawn mark or bar costs besides its markup (its labels, preview and note
 #: are held again in the mark), per item: a rough figure (tracemalloc found the
 #: chunk cache's entries several times their markup's size), so the weight bound holds
@@ -210,17 +213,20 @@ class Panel:
             if key is not None and hit is not None:
                 row, lane_pieces = hit
             else:
-                row, lane_pieces = self._lane_pieces(plan.lane_row(position), session_id)
-                if key is not None:
-                    # One slot per lane of a team: its versions at the views asked.
-                    self._lanes.put(
-                        key, (row, lane_pieces), slot=(position, session_id), owner=session_id
-                    )
+                row, lane_pieces = self._lane_pieces(
+                    plan.lane_row(position), session_id, plan.scale
+                )
+                if key is not None and lane_key is not None:
+                    # One slot per lane and scale (see LANE_VIEWS_KEPT).
+                    slot = (position, session_id, plan.scale)
+                    self._lanes.put(key, (row, lane_pieces), slot=slot, owner=session_id)
             rows.append(row)
             pieces.append(lane_pieces)
         return finish_board(plan, tuple(rows)), pieces
 
-    def _lane_pieces(self, row: LaneRow, session_id: str) -> tuple[LaneRow, LaneShape]:
+    def _lane_pieces(
+        self, row: LaneRow, session_id: str, scale: Hashable = None
+    ) -> tuple[LaneRow, LaneShape]:
         """The lane's markup, and the row holding the very chunks an earlier version of
         the lane drew where they did not change (shared, not copied, by every version
         the lane memo keeps: a live lane's old chunks are most of it)."""
@@ -237,11 +243,11 @@ class Panel:
             if hit is None:
                 html = chunk_template.render(context, chunk=chunk)
                 piece = Piece.of(chunk.dom_id, html)
-                # One slot per chunk of a lane: a board fit to the whole history
-                # rescales with each append, so every chunk of it is new each time;
-                # the versions no view asks for again go first.
+                # One slot per chunk of a lane at a scale (a chunk's id names its
+                # index, not its scale: two widths draw two chunks of one id): the
+                # versions no view asks for again go first.
                 hit = self._chunks.put(
-                    key, (chunk, piece), slot=(chunk.dom_id, session_id), owner=session_id
+                    key, (chunk, piece), slot=(chunk.dom_id, session_id, scale), owner=session_id
                 )
             drawn.append(hit)
         row = replace(row, chunks=tuple(c for c, _ in drawn))

@@ -255,11 +255,14 @@ class _ChunkLaid:
 #: Chunks laid out, by their lane's element, index, origin and scale and the very bars
 #: and marks they hold: a lane that changed keeps its old bars and marks (see
 #: view_model._LaneRead), so an append lays out the chunk it lands in, not the lane.
-#: Bounded by entries, by the items held in all, and per chunk by its last few versions
-#: (a few views' scales; a live chunk's older versions are never asked for again).
+#: Bounded by entries, by the items held in all, and per chunk at one scale by its last
+#: two versions (the live one and the one before): every view at a scale draws the
+#: lane's one read, so an older version (its marks replaced when the extent's end
+#: moved, or its open bar grown) is never asked for again, yet held a copy of the
+#: chunk's bars and marks until the entry bound.
 CHUNKS_KEPT = 1 << 13
 CHUNK_ITEMS_KEPT = HISTORY_ITEMS_KEPT
-CHUNK_VERSIONS_KEPT = 4
+CHUNK_VERSIONS_KEPT = 2
 _CHUNKS: Memo[tuple[Any, ...], _ChunkLaid] = Memo(
     CHUNKS_KEPT,
     max_weight=CHUNK_ITEMS_KEPT,
@@ -277,6 +280,7 @@ def _lay_chunk(
     origin: int,
     scale: Scale,
     budgets: tuple[int, int],
+    owner: str | None = None,
 ) -> _ChunkLaid:
     key = (dom_id, index, origin, scale, budgets, tuple(map(id, turns)), tuple(map(id, marks)))
     hit = _CHUNKS.get(key)
@@ -294,7 +298,7 @@ def _lay_chunk(
         marks=tuple(placed),
     )
     laid = _ChunkLaid(tuple(turns), tuple(marks), tuple(flat), rows, chunk)
-    return _CHUNKS.put(key, laid, slot=(dom_id, index, origin))
+    return _CHUNKS.put(key, laid, slot=(dom_id, index, origin, scale), owner=owner)
 
 
 def _budgets(scale: Scale) -> tuple[int, int]:
@@ -353,9 +357,11 @@ def chunk_lane(
     origin: int,
     scale: Scale,
     drawn: Drawn | None,
+    owner: str | None = None,
 ) -> tuple[tuple[LaneChunk, ...], tuple[Mark, ...], int]:
     """The lane's chunks (only those in ``drawn``, chunk indexes, when given), every mark
-    with its row, and the rows used."""
+    with its row, and the rows used. ``owner``: the lane's session (its chunks are
+    forgotten with its team)."""
     chunk_ms = scale.chunk_ms
     by_chunk = _by_chunk_in_order(turns, marks, origin, chunk_ms)
     if by_chunk is None:
@@ -371,7 +377,7 @@ def chunk_lane(
     budgets = _budgets(scale)
     for index in sorted(by_chunk):
         chunk_turns, chunk_marks = by_chunk[index]
-        laid = _lay_chunk(dom_id, index, chunk_turns, chunk_marks, origin, scale, budgets)
+        laid = _lay_chunk(dom_id, index, chunk_turns, chunk_marks, origin, scale, budgets, owner)
         placed_marks.extend(laid.placed)
         # The lane's height counts every chunk, drawn or not: it stays put while a
         # window scrolls or follows now.

@@ -228,21 +228,33 @@ def pct_width(a: int, b: int, start: int, end: int) -> float:
 #: The earliest and latest time of a lane's spans, by the very list: an unchanged lane
 #: holds the same span list from one build to the next (span dicts are never mutated,
 #: see timeline/spans.py), so a poll after an append scans the lanes that changed only.
-#: Bounded by entries and by the spans of the lists held (the dead versions of a
-#: changed lane go first: the lists in use are refreshed).
+#: Bounded by entries, by the spans of the lists held, per lane by its last two
+#: versions, and by the teams kept: a key holds a whole span list, so a dead version
+#: (or a forgotten team's lane) held every span of it alive.
 BOUNDS_KEPT = 256
 BOUNDS_SPANS_KEPT = HISTORY_ITEMS_KEPT
 _Bounds = tuple[int, int] | None
 _SPAN_BOUNDS: Memo[Same[Sequence[Any]], tuple[_Bounds, int]] = Memo(
-    BOUNDS_KEPT, max_weight=BOUNDS_SPANS_KEPT, weight=lambda held: held[1] + 1, lru=True
+    BOUNDS_KEPT,
+    max_weight=BOUNDS_SPANS_KEPT,
+    weight=lambda held: held[1] + 1,
+    lru=True,
+    per_slot=2,
 )
 
 
-def _lane_bounds(spans: Sequence[Any]) -> _Bounds:
+def _lane_bounds(lane: Mapping[str, Any]) -> _Bounds:
+    spans = as_seq(lane.get("spans"))
     key = Same(spans)
     hit = _SPAN_BOUNDS.get(key)
     if hit is None:
-        hit = _SPAN_BOUNDS.put(key, (_span_bounds(spans), len(spans)))
+        session = as_str(lane.get("sessionId")) or None
+        hit = _SPAN_BOUNDS.put(
+            key,
+            (_span_bounds(spans), len(spans)),
+            slot=(as_str(lane.get("id")), session),
+            owner=session,
+        )
     return hit[0]
 
 
@@ -292,9 +304,7 @@ def board_extent(
 ) -> tuple[int, int] | None:
     """``(start, end)`` of everything drawn; while live, ``end`` is the live edge.
     ``task_moves``: the earliest and latest task move, when the caller knows them."""
-    found = [
-        _lane_bounds(as_seq(as_map(lane).get("spans"))) for lane in as_seq(timeline.get("lanes"))
-    ]
+    found = [_lane_bounds(as_map(lane)) for lane in as_seq(timeline.get("lanes"))]
     if task_moves is _SCAN:
         times = [
             value

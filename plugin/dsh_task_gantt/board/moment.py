@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..memo import Memo
 from ..timeline.activity import activity_at
 from ..timetext import format_time
 from .geometry import as_int, as_map, as_seq, as_str, parse_time_param
@@ -381,9 +382,13 @@ def list_page_at(item_times: Sequence[int], at: int, page_size: int) -> int:
 
 
 #: Moments kept (a drag visits a few dozen; polls while replaying add one per version,
-#: and those of an old version are never asked for again). Bounded by entries: a moment
-#: is one small record per lane and task, so on a big team (245 tasks) 64 are ~2 MB.
+#: and those of an old version are never asked for again). Bounded by entries (a moment
+#: is one small record per lane and task, so on a big team (245 tasks) 64 are ~2 MB)
+#: and per moment by its last MOMENT_VERSIONS_KEPT versions: a replay cursor left at
+#: one moment while the team runs reaches only the newest, and the 64 entries were
+#: otherwise filled with one dead version per append.
 MOMENT_CACHE_SIZE = 64
+MOMENT_VERSIONS_KEPT = 2
 #: Timeline versions whose event times are kept (a version is replaced at each append).
 #: Bounded by entries; each is one number per event, so it grows with the history
 #: (linearly, for these 8 versions only).
@@ -395,8 +400,9 @@ class MomentCache:
     same version, the same data), least recently used forgotten first."""
 
     def __init__(self, size: int = MOMENT_CACHE_SIZE) -> None:
-        self._size = size
-        self._moments: OrderedDict[tuple[str, int], Moment] = OrderedDict()
+        self._moments: Memo[tuple[str, int], Moment] = Memo(
+            size, lru=True, per_slot=MOMENT_VERSIONS_KEPT
+        )
         self._times: OrderedDict[str, tuple[int, ...]] = OrderedDict()
 
     def times(self, version: str, timeline: Mapping[str, Any]) -> tuple[int, ...]:
@@ -414,9 +420,5 @@ class MomentCache:
         found = self._moments.get(key)
         if found is None:
             found = moment_at(timeline, at, self.times(version, timeline))
-            self._moments[key] = found
-            if len(self._moments) > self._size:
-                self._moments.popitem(last=False)
-        else:
-            self._moments.move_to_end(key)
+            self._moments.put(key, found, slot=at)
         return found

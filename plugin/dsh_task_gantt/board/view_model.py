@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from ..memo import HISTORY_ITEMS_KEPT, TASK_ENTRIES_KEPT, Memo, Same
+from ..memo import HISTORY_ITEMS_KEPT, TASK_ENTRIES_KEPT, Carried, Memo, Same
 from ..timeline import PALETTE
 from ..timetext import format_time
 from .detail import Drawn, Scale, chunk_index, chunk_lane
@@ -317,7 +317,8 @@ def _lane_row(
         _LANE_READS.put(slot, read, owner=as_str(lane.get("sessionId")) or None)
     turns, made = _bars_now(read, start, end, clamp_to), read.made
     dom_id = f"lane-{position}"
-    chunks, placed, used = chunk_lane(dom_id, turns, made, start, scale, drawn)
+    session = as_str(lane.get("sessionId")) or None
+    chunks, placed, used = chunk_lane(dom_id, turns, made, start, scale, drawn, session)
     status = as_str(lane.get("status")) or None
     phase = as_str(lane.get("phase")) or None
     channel = as_str(lane.get("channel"))
@@ -793,7 +794,8 @@ class _LaneMessages:
 
 #: Each lane's messages by its very marks (an unchanged lane's row, marks and all, is
 #: reused from one poll to the next): the count reads the lanes that changed. Bounded
-#: by entries and by the marks they name in all.
+#: by entries, by the marks they name in all, and per lane by its last two versions
+#: (the key holds the marks: a dead version held a whole lane's replaced marks).
 LANE_MESSAGES_KEPT = 256
 LANE_MESSAGE_MARKS = HISTORY_ITEMS_KEPT
 _LANE_MESSAGES: Memo[Same[tuple[Mark, ...]], _LaneMessages] = Memo(
@@ -801,10 +803,12 @@ _LANE_MESSAGES: Memo[Same[tuple[Mark, ...]], _LaneMessages] = Memo(
     max_weight=LANE_MESSAGE_MARKS,
     weight=lambda held: len(held.first) + 1,
     lru=True,
+    per_slot=2,
 )
 
 
-def _lane_messages(marks: tuple[Mark, ...]) -> _LaneMessages:
+def _lane_messages(lane: LaneRow) -> _LaneMessages:
+    marks = lane.marks
     key = Same(marks)
     hit = _LANE_MESSAGES.get(key)
     if hit is not None:
@@ -817,14 +821,16 @@ def _lane_messages(marks: tuple[Mark, ...]) -> _LaneMessages:
         if mark.kind == "sent":
             sent.add(found)
     prompts = frozenset(k for k, kind in first.items() if kind == "prompt")
-    return _LANE_MESSAGES.put(key, _LaneMessages(first, frozenset(sent), prompts))
+    return _LANE_MESSAGES.put(
+        key, _LaneMessages(first, frozenset(sent), prompts), slot=(lane.lane_id, lane.dom_id)
+    )
 
 
 def _message_count(lanes: Sequence[LaneRow]) -> int:
     """The messages the list holds (a message drawn on two lanes is one; prompts are not
     messages), without building the list. A key counts as its sent mark's kind when it
     has one, else as its first mark's (the first lane's that draws it)."""
-    read = [_lane_messages(lane.marks) for lane in lanes]
+    read = [_lane_messages(lane) for lane in lanes]
     # Set unions in C (a day-long team's lanes name tens of thousands of keys); only the
     # prompts' keys are looked up one by one, in the earliest lane that draws them.
     keys = set().union(*(lane.first for lane in read))
@@ -849,7 +855,9 @@ _BY_TIME = operator.itemgetter(0, 1)
 #: sender's copy, its entry), each task's by its very row, each lane's turns' by its
 #: very bars and its name and colour: an unchanged lane's row and a task's row that did
 #: not move are the same objects from one poll to the next, so the list view's items
-#: are made for what changed. Bounded by entries and by the items held in all.
+#: are made for what changed. Bounded by entries, by the items held in all, and per
+#: task by its last two rows (a finished row moves with the extent's end, a new
+#: object each time: the older ones are no board's).
 LIST_ENTRIES_KEPT = 1024
 LIST_ENTRY_ITEMS = 1 << 17
 _LIST_ENTRIES: Memo[tuple[Any, ...], tuple[Any, ...]] = Memo(
@@ -857,22 +865,22 @@ _LIST_ENTRIES: Memo[tuple[Any, ...], tuple[Any, ...]] = Memo(
     max_weight=LIST_ENTRY_ITEMS,
     weight=lambda entries: len(entries) + 1,
     lru=True,
+    per_slot=2,
 )
 
 
-#: Each mark's list entry by the very mark: a changed lane's row holds mostly the marks
-#: of its last version (see _LaneRead), whose entries are kept. Bounded by entries
-#: (each an item of a few fields, ~0.5 kB; a big team's marks); the ones in use are
-#: refreshed, so the marks no lane holds any more go first.
-MARK_ENTRIES_KEPT = 1 << 14
-_MARK_ENTRIES: Memo[Same[Mark], tuple[str, bool, _Entry]] = Memo(MARK_ENTRIES_KEPT, lru=True)
+#: Each lane's list entries of its marks (a message's key, whether it is the sender's
+#: copy, its entry) and of its turns, by its very marks or bars, carried from the lane's
+#: previous version by each mark's or bar's identity (a changed lane's row holds mostly
+#: the marks and bars of its last version, see _LaneRead). Bounded by the versions
+#: still reachable: each lane's last two, of at most LIST_LANES_KEPT lanes; a mark
+#: replaced (the extent's end moved) goes with the version that held it.
+LIST_LANES_KEPT = 256
+_MARK_ENTRIES: Carried[Mark, tuple[str, bool, _Entry]] = Carried(LIST_LANES_KEPT)
+_TURN_ENTRIES: Carried[TurnBar, _Entry] = Carried(LIST_LANES_KEPT)
 
 
 def _mark_entry(mark: Mark) -> tuple[str, bool, _Entry]:
-    key = Same(mark)
-    hit = _MARK_ENTRIES.get(key)
-    if hit is not None:
-        return hit
     found = mark.msg_id or mark.dom_id
     kind = {"prompt": "prompt", "system": "system"}.get(mark.kind, "message")
     item = ListItem(
@@ -887,15 +895,11 @@ def _mark_entry(mark: Mark) -> tuple[str, bool, _Entry]:
         pending=mark.pending,
         key=f"m {found}",
     )
-    return _MARK_ENTRIES.put(key, (found, mark.kind == "sent", (mark.ms, _MESSAGE_ORDER, item)))
+    return (found, mark.kind == "sent", (mark.ms, _MESSAGE_ORDER, item))
 
 
-def _mark_entries(marks: tuple[Mark, ...]) -> tuple[tuple[str, bool, _Entry], ...]:
-    key = ("marks", Same(marks))
-    hit = _LIST_ENTRIES.get(key)
-    if hit is not None:
-        return hit
-    return _LIST_ENTRIES.put(key, tuple(map(_mark_entry, marks)))
+def _mark_entries(lane: LaneRow) -> tuple[tuple[str, bool, _Entry], ...]:
+    return _MARK_ENTRIES.made(("marks", lane.lane_id, lane.dom_id), lane.marks, _mark_entry)
 
 
 def _task_entries(task: TaskRow) -> tuple[_Entry, ...]:
@@ -922,37 +926,32 @@ def _task_entries(task: TaskRow) -> tuple[_Entry, ...]:
         )
         for n, move in enumerate(task.transitions)
     )
-    return _LIST_ENTRIES.put(key, made)
+    return _LIST_ENTRIES.put(key, made, slot=task.task_id)
 
 
 def _turn_entries(lane: LaneRow) -> tuple[_Entry, ...]:
-    key = ("turns", Same(lane.turns), lane.name, lane.tone, lane.lane_id)
-    hit = _LIST_ENTRIES.get(key)
-    if hit is not None:
-        return hit
     party = Party(lane.name, lane.tone)
-    made = tuple(
-        (
-            bar.start,
-            _TURN_ORDER,
-            ListItem(
-                ms=bar.start,
-                time_text=format_time(bar.start),
-                kind="turn",
-                text="",
-                msg_id=None,
-                task_id=None,
-                sender=None,
-                recipient=None,
-                # Its lane and start: the same turn at the next poll.
-                key=f"u {lane.lane_id} {bar.start}",
-                lane=party,
-                turn=bar,
-            ),
+
+    def entry(bar: TurnBar) -> _Entry:
+        item = ListItem(
+            ms=bar.start,
+            time_text=format_time(bar.start),
+            kind="turn",
+            text="",
+            msg_id=None,
+            task_id=None,
+            sender=None,
+            recipient=None,
+            # Its lane and start: the same turn at the next poll.
+            key=f"u {lane.lane_id} {bar.start}",
+            lane=party,
+            turn=bar,
         )
-        for bar in lane.turns
-    )
-    return _LIST_ENTRIES.put(key, made)
+        return (bar.start, _TURN_ORDER, item)
+
+    # The entries name the lane and its colour: carried over only while they are equal.
+    context = (lane.name, lane.tone, lane.lane_id)
+    return _TURN_ENTRIES.made(("turns", lane.lane_id, lane.dom_id), lane.turns, entry, context)
 
 
 def _list_items(
@@ -963,7 +962,7 @@ def _list_items(
     items: list[_Entry] = []
     seen: dict[str, int] = {}
     for lane in lanes:
-        for found, sent, entry in _mark_entries(lane.marks):
+        for found, sent, entry in _mark_entries(lane):
             at = seen.get(found)
             if at is None:
                 seen[found] = len(items)

@@ -1,0 +1,200 @@
+"""Where the server's memory goes per append: tracemalloc over the soak's load, in process.
+
+A team (``--team`` generated, or ``--resume DIR`` holding ``sessions/`` and
+``spec-after.json``, copied to a temp dir first: the writer appends), the embedded host
+through starlette's TestClient, and per tick: one ``LiveTeam`` append, then the four
+soak poller kinds (bench_soak.KINDS) polling twice each (the delta and the unchanged
+poll) and one conditional ``/api/timeline`` with ``since=``. tracemalloc runs from the
+start; snapshots at ``--from`` and ``--to`` ticks are compared by traceback, and every
+memo's entry count is printed at both (a memo that gains entries each tick is one that
+holds versions no poll asks for again, until its bound). Nothing here asserts.
+
+Run: ``python benchmarks/bench_mem_growth.py [--team big | --resume /work/tmp/day1h]
+[--from 40] [--to 240] [--frames 12] [--top 25]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import shutil
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_soak import _INPUT, KINDS, PREFIX, PollerKind, board_params, raw_log_bytes, unescape
+from starlette.testclient import TestClient
+from teams import TEAMS, generate_recent_team
+
+from dsh_task_gantt import memo as memo_mod
+from dsh_task_gantt.embedded import EmbeddedHost
+from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
+
+
+def memo_sizes() -> dict[str, int]:
+    """Every memo and lru_cache of the process, by where it was made."""
+    out: dict[str, int] = {}
+    for m in list(memo_mod._ALL):
+        name = _memo_name(m)
+        out[name] = out.get(name, 0) + len(m)
+    for mod in list(sys.modules.values()):
+        if not getattr(mod, "__name__", "").startswith("dsh_task_gantt"):
+            continue
+        for attr, obj in list(vars(mod).items()):
+            if isinstance(obj, functools._lru_cache_wrapper) and obj.__module__ == mod.__name__:
+                out[f"{mod.__name__}.{attr}()"] = obj.cache_info().currsize
+    return out
+
+
+def _memo_name(m: Any) -> str:
+    """The module global or the attribute of a plugin object that holds ``m``."""
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__name__", "").startswith("dsh_task_gantt"):
+            for attr, obj in list(vars(mod).items()):
+                if obj is m:
+                    return f"{mod.__name__}.{attr}"
+    for owner in gc.get_referrers(m):
+        if isinstance(owner, dict):
+            holders = [o for o in gc.get_referrers(owner) if getattr(o, "__dict__", None) is owner]
+            if holders:
+                for attr, obj in owner.items():
+                    if obj is m:
+                        return f"{type(holders[0]).__name__}.{attr}"
+        for klass in type(owner).__mro__:
+            for attr in getattr(klass, "__slots__", ()):
+                if getattr(owner, attr, None) is m:
+                    return f"{type(owner).__name__}.{attr}"
+    return f"memo@{id(m):x}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--team", default="big", choices=sorted(TEAMS))
+    ap.add_argument("--resume", type=Path, help="a dir with sessions/ and spec-after.json")
+    ap.add_argument("--from", dest="first", type=int, default=40)
+    ap.add_argument("--to", dest="last", type=int, default=240)
+    ap.add_argument("--frames", type=int, default=12)
+    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--no-api", action="store_true")
+    ap.add_argument(
+        "--trace-at",
+        type=int,
+        default=0,
+        help="start tracemalloc at this tick (0: from the start; the cold read traced "
+        "costs minutes)",
+    )
+    args = ap.parse_args()
+
+    if args.trace_at == 0:
+        tracemalloc.start(args.frames)
+    work = Path(tempfile.mkdtemp(prefix="dsh-gantt-mem-"))
+    root = work / "sessions"
+    if args.resume:
+        shutil.copytree(args.resume / "sessions", root)
+        spec = TeamSpec.load(args.resume / "spec-after.json", root=str(root))
+    else:
+        spec = generate_recent_team(root, TEAMS[args.team], ends_ms=int(time.time() * 1000))
+        spec.dump(work / "spec.json")
+        spec = TeamSpec.load(work / "spec.json", root=str(root))
+    live = LiveTeam(root, spec)
+    client = TestClient(
+        EmbeddedHost(root), base_url="http://127.0.0.1:8765", client=("127.0.0.1", 1)
+    )
+    at_ms = (spec.start_ms + spec.last_event_time) // 2
+    held = [{"version": "", "drawn": "", "token": ""} for _ in KINDS]
+    etag = ""
+    appended = 0
+
+    def poll(n: int, kind: PollerKind) -> None:
+        params = board_params(spec.lead_id, kind, at_ms, held[n])
+        r = client.get(PREFIX + "/panel/board", params=params, headers={"HX-Request": "true"})
+        if r.status_code in (200, 286):
+            held[n].update({k: unescape(v) for k, v in _INPUT.findall(r.text)})
+        elif r.status_code != 204:
+            raise SystemExit(f"board {r.status_code}: {r.text[:300]}")
+
+    for n, kind in enumerate(KINDS):
+        page = {"session": spec.lead_id, **({"list": "1"} if kind.list_open else {})}
+        r = client.get(PREFIX + "/panel", params=page)
+        held[n].update({k: unescape(v) for k, v in _INPUT.findall(r.text)})
+    now = max(int(time.time() * 1000), spec.last_event_time + 2000)
+    snaps: dict[int, tracemalloc.Snapshot] = {}
+    sizes: dict[int, dict[str, int]] = {}
+    raws: dict[int, int] = {}
+    t0 = time.monotonic()
+    for tick in range(1, args.last + 1):
+        if tick == args.trace_at:
+            tracemalloc.start(args.frames)
+        now += 2000
+        report = live.tick(now)
+        appended += sum(report.appended.values())
+        for n, kind in enumerate(KINDS):
+            poll(n, kind)
+            poll(n, kind)
+        if not args.no_api:
+            params = {"session": spec.lead_id, **({"since": etag} if etag else {})}
+            headers = {"If-None-Match": etag} if etag else {}
+            r = client.get(PREFIX + "/api/timeline", params=params, headers=headers)
+            if r.status_code == 200:
+                etag = r.headers.get("etag", etag)
+        if tick in (args.first, args.last):
+            gc.collect()
+            snaps[tick] = tracemalloc.take_snapshot()
+            sizes[tick] = memo_sizes()
+            raws[tick] = raw_log_bytes(root)
+            cur, _peak = tracemalloc.get_traced_memory()
+            print(
+                f"tick {tick}: traced {cur / 1e6:.1f} MB ({time.monotonic() - t0:.0f} s)",
+                flush=True,
+            )
+        elif tick % 20 == 0 and tracemalloc.is_tracing():
+            cur, _peak = tracemalloc.get_traced_memory()
+            print(f"tick {tick}: traced {cur / 1e6:.1f} MB", flush=True)
+    span = args.last - args.first
+    a, b = snaps[args.first], snaps[args.last]
+    filters = [tracemalloc.Filter(False, tracemalloc.__file__)]
+    a, b = a.filter_traces(filters), b.filter_traces(filters)
+    total = sum(s.size_diff for s in b.compare_to(a, "filename"))
+    print(f"\ngrowth {total / 1e6:.2f} MB over {span} ticks = {total / span / 1024:.1f} KB/tick")
+    print("\ntop lines (KB/tick):")
+    for stat in b.compare_to(a, "lineno")[: args.top]:
+        fr = stat.traceback[0]
+        print(
+            f"  {stat.size_diff / span / 1024:7.2f}  {stat.count_diff / span:7.1f} obj  "
+            f"{_short(fr.filename)}:{fr.lineno}"
+        )
+    print("\ntop tracebacks (KB/tick):")
+    for stat in b.compare_to(a, "traceback")[: args.top]:
+        print(f"  {stat.size_diff / span / 1024:7.2f} KB/tick, {stat.count_diff / span:.1f} obj")
+        for fr in list(stat.traceback)[-args.frames :]:
+            if "dsh_task_gantt" in fr.filename or "markupsafe" in fr.filename:
+                print(f"        {_short(fr.filename)}:{fr.lineno}")
+    print("\nmemo entries (growing):")
+    for name in sorted(sizes[args.last]):
+        before, after = sizes[args.first].get(name, 0), sizes[args.last][name]
+        if after != before:
+            print(f"  {name}: {before} -> {after}")
+    raw = raws[args.last] - raws[args.first]
+    print(
+        f"\nappended {appended} events over {args.last} ticks; raw logs "
+        f"{raws[args.first] / 1e6:.1f} -> {raws[args.last] / 1e6:.1f} MB: "
+        f"{raw / span / 1024:.1f} KB of raw log a tick"
+    )
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def _short(path: str) -> str:
+    for mark in ("dsh_task_gantt/", "site-packages/", "lib/python"):
+        if mark in path:
+            return path.split(mark, 1)[1]
+    return path
+
+
+if __name__ == "__main__":
+    main()
