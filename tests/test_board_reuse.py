@@ -435,7 +435,7 @@ def test_the_message_count_is_each_message_once_and_no_prompt(
             view_model.Mark(f"m{n}", key, kind, "", 0.0, 0, 0, "", _TONE, 0.0, _PARTY, None, "", "")
             for n, (key, kind) in enumerate(marks)
         )
-        rows.append(SimpleNamespace(marks=made))
+        rows.append(SimpleNamespace(marks=made, lane_id=f"lane-{len(rows)}", dom_id="lane"))
     first: dict[str, str] = {}
     for marks in reversed(lanes):
         seen: dict[str, str] = {}
