@@ -97,9 +97,10 @@ LANE_CACHE_CHARS = 64 << 20
 #: range, which slides with a zoomed view that follows now (each range a dead slot).
 LANE_VIEWS_KEPT = 2
 #: Rendered chunks kept for reuse (every chunk the kept lanes draw, at a few zooms),
-#: and their markup in all (a day-long big team's chunks weigh about 4 M at one view).
+#: and their markup in all (a day-long big team's chunks weigh about 4 M at one view:
+#: a bound above the views in use would hold dead scales' chunks, see bench_mem_growth).
 CHUNK_CACHE_SIZE = 8192
-CHUNK_CACHE_CHARS = 32 << 20
+CHUNK_CACHE_CHARS = 8 << 20
 #: Versions of one chunk kept at one scale: the live one and the one before (every view
 #: at a scale draws the lane's one layout; an older version is never asked for again).
 CHUNK_VERSIONS_KEPT = 2

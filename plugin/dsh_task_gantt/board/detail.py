@@ -23,7 +23,7 @@ from itertools import islice
 from operator import attrgetter, le
 from typing import Any
 
-from ..memo import HISTORY_ITEMS_KEPT, Memo
+from ..memo import Memo
 from .geometry import seconds
 from .model import Cluster, LaneChunk, Mark, Tone, TurnBar, TurnGroup
 
@@ -261,7 +261,9 @@ class _ChunkLaid:
 #: moved, or its open bar grown) is never asked for again, yet held a copy of the
 #: chunk's bars and marks until the entry bound.
 CHUNKS_KEPT = 1 << 13
-CHUNK_ITEMS_KEPT = HISTORY_ITEMS_KEPT
+#: (Not the history-sized figure of memo.py: the views in use hold one layout per scale,
+#: but a bound that large also held every dead scale's chunks, ~15 KB a tick of keys.)
+CHUNK_ITEMS_KEPT = 1 << 18
 CHUNK_VERSIONS_KEPT = 2
 _CHUNKS: Memo[tuple[Any, ...], _ChunkLaid] = Memo(
     CHUNKS_KEPT,
