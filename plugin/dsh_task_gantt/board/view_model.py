@@ -13,13 +13,13 @@ import operator
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import compress, count
 from typing import Any
 
 import orjson
 
 from ..memo import HISTORY_ITEMS_KEPT, TASK_ENTRIES_KEPT, Carried, Memo, Same
 from ..timeline import PALETTE
+from ..timeline.identity import common_head
 from ..timetext import format_time
 from .detail import Drawn, Scale, chunk_index, chunk_lane
 from .geometry import (
@@ -401,7 +401,7 @@ def _read_after(
     if last.end != end or not last.marks_in_order:
         return None
     old = last.spans
-    keep = next(compress(count(), map(operator.is_not, spans, old)), min(len(spans), len(old)))
+    keep = common_head(old, spans)
     kept_turns = bisect_left(last.turn_at, keep)
     kept_marks = bisect_left(last.mark_at, keep)
     # The reads of the spans after the prefix, by their object (a span that moved keeps

@@ -13,12 +13,17 @@ from operator import is_not, not_
 from typing import Any
 
 
+def common_head(was: Sequence[Any], now: Sequence[Any]) -> int:
+    """How many items ``was`` and ``now`` share at their start: the very same objects."""
+    return next(compress(count(), map(is_not, was, now)), min(len(was), len(now)))
+
+
 def changed_window(was: Sequence[Any], now: Sequence[Any]) -> tuple[int, int, int]:
     """Where ``now`` differs from ``was`` by identity: the length of their common head,
     and where their common tail starts in each (``was[head:was_end]`` became
     ``now[head:now_end]``)."""
     short = min(len(was), len(now))
-    head = next(compress(count(), map(is_not, was, now)), short)
+    head = common_head(was, now)
     tail = next(compress(count(), map(is_not, reversed(was), reversed(now))), short)
     tail = min(tail, short - head)
     return head, len(was) - tail, len(now) - tail
