@@ -44,6 +44,7 @@ BOARD_MEMOS: list[tuple[Any, str]] = [
     (where_time, "_PHASE_SUMS"),
     (task_facts, "_FACTS"),
     (activity, "_SUMMARIES"),
+    (activity, "_LAST_SUMMARY"),
 ]
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..memo import TASK_ENTRIES_KEPT, Memo
-from ..timeline.activity import span_summary
+from ..timeline.activity import SpanSummary, span_summary, summary_key
 from ..timetext import duration_text, format_time
 from .geometry import as_int, as_map, as_seq, as_str
 from .model import MemberTime, TaskTime, WhereTime
@@ -20,6 +20,11 @@ from .task_facts import TaskFacts, task_facts
 TASKS_LISTED = 8
 
 
+def _summary(lane: Mapping[str, Any]) -> SpanSummary:
+    """The lane's summary, the one the timeline made of the same spans."""
+    return span_summary(as_seq(lane.get("spans")), summary_key(lane))
+
+
 def _latest(timeline: Mapping[str, Any], facts: Sequence[TaskFacts]) -> int | None:
     end = as_int(as_map(timeline.get("range")).get("end"))
     if end is not None:
@@ -27,7 +32,7 @@ def _latest(timeline: Mapping[str, Any], facts: Sequence[TaskFacts]) -> int | No
     times = [
         t
         for lane in as_seq(timeline.get("lanes"))
-        if (t := span_summary(as_seq(as_map(lane).get("spans"))).latest) is not None
+        if (t := _summary(as_map(lane)).latest) is not None
     ]
     times += [f.latest for f in facts if f.latest is not None]
     return max(times, default=None)
@@ -89,8 +94,7 @@ def _members(
     for lane in (as_map(x) for x in as_seq(timeline.get("lanes"))):
         if as_str(lane.get("kind")) == "unassigned":
             continue
-        spans = as_seq(lane.get("spans"))
-        summary = span_summary(spans)
+        summary = _summary(lane)
         if summary.first_turn is None:
             continue
         first = summary.first_turn
@@ -99,7 +103,7 @@ def _members(
             # the open ones up to it (one pass per version of the lane, not per build).
             busy = summary.ended_turns_ms + sum(max(upto - a, 0) for a in summary.open_turn_starts)
         else:
-            busy = sum(max(b - a, 0) for a, b in _turns_upto(spans, upto))
+            busy = sum(max(b - a, 0) for a, b in _turns_upto(as_seq(lane.get("spans")), upto))
         session = as_str(lane.get("sessionId"))
         out.append(
             MemberTime(

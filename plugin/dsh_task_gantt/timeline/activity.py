@@ -80,20 +80,32 @@ _LAST_SUMMARY: Memo[Hashable, tuple[Sequence[Any], _Tally, SpanSummary]] = Memo(
 _PATCHED_AT_MOST = 256
 
 
+def summary_key(lane: Mapping[str, Any]) -> tuple[str, str | None] | None:
+    """What a lane's JSON names its summary by (its id and session; ``None``: values
+    not a lane's), so that the timeline and the board reading the same lane share it."""
+    lane_id, session = lane.get("id"), lane.get("sessionId")
+    if isinstance(lane_id, str) and (session is None or isinstance(session, str)):
+        return lane_id, session
+    return None
+
+
 def span_summary(spans: Sequence[Any], lane: Hashable | None = None) -> SpanSummary:
-    """The summary of ``spans``; ``lane`` (a key naming the lane they are) lets a later
-    version of the lane's list be read from this one's summary and what changed."""
+    """The summary of ``spans``; ``lane`` (a key naming the lane they are, see
+    :func:`summary_key`) lets a later version of the lane's list be read from this one's
+    summary and what changed."""
+    held = _LAST_SUMMARY.get(lane) if lane is not None else None
+    if held is not None and held[0] is spans:
+        return held[2]
     key = Same(spans)
     hit = _SUMMARIES.get(key)
     if hit is not None:
         return hit
-    held = _LAST_SUMMARY.get(lane) if lane is not None else None
     tally = _patched(held[0], held[1], spans) if held is not None else None
     if tally is None:
         tally = _tally(spans)
     summary = _summary_of(tally)
-    if lane is not None:
-        _LAST_SUMMARY.put(lane, (spans, tally, summary), owner=_owner_of(lane))
+    if lane is not None:  # kept by the lane (forgotten with its team), not by the list
+        return _LAST_SUMMARY.put(lane, (spans, tally, summary), owner=_owner_of(lane))[2]
     return _SUMMARIES.put(key, summary)
 
 
@@ -270,12 +282,10 @@ def activity_at(spans: Iterable[Any], at: int | None) -> Activity:
     return Activity(NOTHING, None)
 
 
-def lane_now(
-    lane: Mapping[str, Any], live: bool, lane_key: Hashable | None = None
-) -> dict[str, Any] | None:
+def lane_now(lane: Mapping[str, Any], live: bool) -> dict[str, Any] | None:
     """A lane's JSON ``now``: ``None`` when the team is frozen or the lane is no member
     (``unassigned``); the roster's provisioning/failed phase when it says so; else in a
-    turn or idle, from the lane's spans (``lane_key``: see :func:`span_summary`)."""
+    turn or idle, from the lane's spans."""
     if not live or lane.get("kind") == "unassigned":
         return None
     phase = lane.get("phase")
@@ -283,7 +293,7 @@ def lane_now(
         return {"state": phase, "since": None}
     spans = lane.get("spans")
     if isinstance(spans, list | tuple):
-        found = span_summary(spans, lane_key).now
+        found = span_summary(spans, summary_key(lane)).now
     else:
         found = activity_at((), None)
     if found.doing == IN_TURN:

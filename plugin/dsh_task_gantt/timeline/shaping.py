@@ -39,7 +39,7 @@ def _lane_json(model: Model, lane: Lane, index: int, live: bool) -> dict[str, An
         "tokens": tokens_json(model.tokens[lane.id].total),
         "model": model_json(model.tokens[lane.id]),
     }
-    lane_json["now"] = lane_now(lane_json, live, (lane.id, lane.session_id))
+    lane_json["now"] = lane_now(lane_json, live)
     return lane_json
 
 
