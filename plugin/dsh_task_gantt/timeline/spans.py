@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import compress, count, repeat
 from operator import attrgetter, ne, or_
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..fold import seqs_below
 from ..fold.appends import appended
@@ -256,7 +256,7 @@ class _DrawnPrompts:
 
     token: int
     #: Per lane, in roster order: what its prompts and briefs are read from.
-    inputs: tuple[tuple[Any, ...], ...]
+    inputs: tuple[_PromptInputs, ...]
     #: Per lane: its prompt spans in the order drawn, and their keys.
     spans: tuple[tuple[tuple[dict[str, Any], ...], frozenset[tuple[str, str]]], ...]
     details: dict[str, dict[str, Any]]
@@ -283,13 +283,26 @@ _LAST_PROMPTS: Memo[str, _DrawnPrompts] = Memo(
 )
 
 
-def _prompt_inputs(lane: Lane) -> tuple[Any, ...]:
+class _PromptInputs(NamedTuple):
     """Everything of a lane that drawing its prompts and briefs reads (its parent's
     spawns are in the parent's own inputs; the roster's names in its token)."""
+
+    lane_id: str
+    kind: str
+    name: str
+    session_id: str | None
+    cut: int
+    label: str | None
+    is_child: bool
+    parent: str | None
+    prompts: Mapping[int, PromptRec]
+    spawns: Any
+
+
+def _prompt_inputs(lane: Lane) -> _PromptInputs:
     header = lane.source.header if lane.source else None
-    parent = header.parent_session if header is not None else None
     fold = lane.fold
-    return (
+    return _PromptInputs(
         lane.id,
         lane.kind,
         lane.name,
@@ -297,7 +310,7 @@ def _prompt_inputs(lane: Lane) -> tuple[Any, ...]:
         lane.cut,
         lane.label,
         lane.is_child_session(),
-        parent,
+        header.parent_session if header is not None else None,
         fold.prompts,
         fold.spawns,
     )
@@ -338,7 +351,7 @@ def _ident(prompt: PromptRec) -> _Ident:
     return ("id", prompt.id) if prompt.id else ("text", prompt.time, prompt.body)
 
 
-def _drawn_afresh(roster: Roster, token: int, inputs: tuple[tuple[Any, ...], ...]) -> _DrawnPrompts:
+def _drawn_afresh(roster: Roster, token: int, inputs: tuple[_PromptInputs, ...]) -> _DrawnPrompts:
     drawn: dict[_Ident, int] = {}
     undated: set[_Ident] = set()
     briefs: list[tuple[int, int, PromptRec]] = []
@@ -388,7 +401,7 @@ def _drawn_afresh(roster: Roster, token: int, inputs: tuple[tuple[Any, ...], ...
 
 
 def _drawn_on(
-    held: _DrawnPrompts, inputs: tuple[tuple[Any, ...], ...], roster: Roster
+    held: _DrawnPrompts, inputs: tuple[_PromptInputs, ...], roster: Roster
 ) -> _DrawnPrompts | None:
     """``held`` with the prompts appended to some lanes' logs drawn on, or ``None``
     (draw them all) when anything else changed. A new prompt is later than its lane's
@@ -401,12 +414,12 @@ def _drawn_on(
     for n, (now, was) in enumerate(zip(inputs, held.inputs, strict=True)):
         if now == was:
             continue
-        if now[:-2] != was[:-2] or now[-1] != was[-1] or now[6]:
+        if now._replace(prompts=was.prompts) != was or now.is_child:
             return None  # not only its prompts changed, or a child's (briefs)
-        new = appended(was[-2], now[-2])
+        new = appended(was.prompts, now.prompts)
         if new is None:
             return None
-        cut = now[4]
+        cut = now.cut
         added.append((n, [(seq, p) for seq, p in new if seq >= cut]))
     drawn_at = dict(held.drawn_at)
     undated = set(held.undated)
