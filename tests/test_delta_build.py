@@ -270,6 +270,25 @@ def test_forgetting_a_teams_sessions_drops_what_building_on_kept_for_it() -> Non
     clear_memos()
 
 
+def test_a_team_keeps_the_message_ids_of_its_last_two_pairings_only() -> None:
+    """Each append of a message makes a new pairing of the team's messages; the ids
+    kept to patch the next one are the last two pairings', not one per append (each
+    of those held every message of its version)."""
+    from dsh_task_gantt.timeline import messages
+
+    ops: list[tuple[Any, ...]] = []
+    for n in range(12):
+        ops.append(("lead", "queued", f"msg-{n:02d}", (LEAD, "m1", 2 * n)))
+        ops.append(("lead", "delivered", f"msg-{n:02d}", ("m1", 2 * n + 1)))
+    clear_memos()
+    try:
+        for folds in _versions(ops, list(range(2, len(ops), 2))):
+            _built(folds)
+        assert 1 <= len(messages._MESSAGE_IDS) <= 2
+    finally:
+        clear_memos()
+
+
 _SUMMARY_SPAN = st.fixed_dictionaries(
     {
         "kind": st.sampled_from(["turn", "message", "user-prompt"]),

@@ -198,14 +198,16 @@ def _paired_on(
         was.duplicate_queued + again.duplicate_queued,
         was.duplicate_delivered + again.duplicate_delivered,
     )
-    _MESSAGE_IDS.put(Same(pairing), message_ids, owner=owner)
+    _MESSAGE_IDS.put(Same(pairing), message_ids, slot=owner, owner=owner)
     return pairing, foreign
 
 
-#: Each recent pairing's message ids, in its (sorted) order: bounded by entries (one
-#: per team's last pairing is all that is asked for) and by ids.
+#: Each recent pairing's message ids, in its (sorted) order: only a team's last
+#: pairing is asked for again, so a team (its lead's session, the slot) keeps its last
+#: two; bounded by entries and ids too. (By entries alone it held 64 dead pairings,
+#: each with every message of its version.)
 _MESSAGE_IDS: Memo[Same[MessagePairing], list[str]] = Memo(
-    64, max_weight=MESSAGES_KEPT, weight=lambda ids: len(ids) + 1
+    64, max_weight=MESSAGES_KEPT, weight=lambda ids: len(ids) + 1, per_slot=2
 )
 
 
@@ -213,7 +215,8 @@ def _message_ids(pairing: MessagePairing, owner: str) -> list[str]:
     """The pairing's message ids in order (sorted: ``pair_messages`` sorts by id)."""
     held = _MESSAGE_IDS.get(Same(pairing))
     if held is None:
-        held = _MESSAGE_IDS.put(Same(pairing), list(map(_ID, pairing.messages)), owner=owner)
+        ids = list(map(_ID, pairing.messages))
+        held = _MESSAGE_IDS.put(Same(pairing), ids, slot=owner, owner=owner)
     return held
 
 
