@@ -530,3 +530,23 @@ def test_the_encoder_keeps_at_most_its_versions_and_teams_and_forgets_a_team() -
     encoder.forget(f"team-{wire.TEAMS_KEPT + 9}")
     assert f"team-{wire.TEAMS_KEPT + 9}" not in encoder._teams
     assert len(encoder._teams) == wire.TEAMS_KEPT - 1
+
+
+def test_since_another_teams_version_or_one_before_a_forget_is_answered_in_full() -> None:
+    """A version is its team and a mark in the generations: an etag of another team is
+    not a base for this one's delta (the full answer, saying so), and after the encoder
+    forgot the team every lane counts as changed since the old version."""
+    team = FoldTeam()
+    team.step(("join", 0))
+    encoder = wire.Encoder()
+    timeline = build_timeline(team.snapshot())
+    encoder.encode("other", timeline, '"o"')
+    first = encoder.encode("team", timeline, '"a"')
+    answer = orjson.loads(first.since('"o"'))
+    assert answer["delta"]["known"] is False
+    assert apply_answer(None, answer) == orjson.loads(first.body)
+    encoder.forget("team")
+    again = encoder.encode("team", timeline, '"b"')
+    delta = orjson.loads(again.since('"a"'))
+    assert delta["delta"]["known"] is True
+    assert [lane["id"] for lane in delta["lanes"]] == [lane["id"] for lane in timeline["lanes"]]

@@ -10,11 +10,15 @@ span objects). The body is assembled from the parts and is byte-identical to
 only the generations (which lanes changed), and after a day of history the whole body
 is tens of megabytes that only an API client reads.
 
-Versions: the encoder remembers, for the last :data:`VERSIONS_KEPT` etags it encoded,
-each lane's and task's generation. ``?since=<etag>`` answers with the lanes and tasks
-whose generation differs (plus every small top-level field, in full); an etag it does
-not remember (a restart, a long sleep, another team) gets the full answer, and the
-``delta`` field says which of the two it is.
+Versions: generations only grow, and a part keeps its generation only while its id
+stays in every version of its team, so a version is its team and the generation
+counter's mark when it was encoded: a part of a later version of the team is new or
+changed since then exactly when its generation is past that mark. The encoder
+remembers that pair for the last :data:`VERSIONS_KEPT` etags it encoded (a pair, not
+a number per lane and task: after a day a version held a dict of 1,400 tasks).
+``?since=<etag>`` answers with the lanes and tasks changed since it (plus every small
+top-level field, in full); an etag it does not remember (a restart, a long sleep,
+another team) gets the full answer, and the ``delta`` field says which of the two it is.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ import orjson
 #: The top-level fields that hold one entry per lane or task (by ``id``).
 LISTED = ("lanes", "tasks")
 #: Versions remembered for ``since`` (a poller is one or two versions behind; a client
-#: that slept longer gets the full answer, which is always correct). Each is one number
-#: per lane and task, so this bounds the versions' memory.
+#: that slept longer gets the full answer, which is always correct). Each is a team key
+#: and a number, so this bounds the versions' memory.
 VERSIONS_KEPT = 128
 #: Teams whose last lanes and tasks are kept for reuse (the service also forgets a team
 #: here when it forgets its build). Each holds one version of its team's parts.
@@ -66,26 +70,29 @@ class Part:
 
 @dataclass(frozen=True, slots=True)
 class Version:
-    """Which generation of each lane and task one version (etag) had."""
+    """One version (etag): its team, and the generation counter's mark when it was
+    encoded (every part it held has a lower generation, every later part a higher)."""
 
-    lanes: Mapping[str, int]
-    tasks: Mapping[str, int]
+    team: str
+    mark: int
 
 
 class WireTimeline:
     """One timeline, serialised: the parts it is assembled from, and the body (assembled
     when first asked for, then kept)."""
 
-    __slots__ = ("_body", "etag", "fields", "history", "lanes", "tasks")
+    __slots__ = ("_body", "etag", "fields", "history", "lanes", "tasks", "team")
 
     def __init__(
         self,
+        team: str,
         etag: str,
         fields: tuple[tuple[str, bytes | None], ...],
         lanes: tuple[Part, ...],
         tasks: tuple[Part, ...],
         history: Mapping[str, Version],
     ) -> None:
+        self.team = team
         self.etag = etag
         #: Every top-level field in the data's order with its value's bytes; ``None``
         #: for the listed ones (their parts are below).
@@ -108,11 +115,16 @@ class WireTimeline:
         lane_ids = [p.id for p in self.lanes]
         task_ids = [p.id for p in self.tasks]
         old = self.history.get(since_etag)
-        if old is None or len(set(lane_ids)) < len(lane_ids) or len(set(task_ids)) < len(task_ids):
+        if (
+            old is None
+            or old.team != self.team
+            or len(set(lane_ids)) < len(lane_ids)
+            or len(set(task_ids)) < len(task_ids)
+        ):
             return with_delta(self.body, since_etag, False, lane_ids, task_ids)
         changed = {
-            "lanes": [p for p in self.lanes if old.lanes.get(p.id) != p.generation],
-            "tasks": [p for p in self.tasks if old.tasks.get(p.id) != p.generation],
+            "lanes": [p for p in self.lanes if p.generation > old.mark],
+            "tasks": [p for p in self.tasks if p.generation > old.mark],
         }
         body = _assemble(self.fields, changed)
         return with_delta(body, since_etag, True, lane_ids, task_ids)
@@ -148,13 +160,10 @@ class Encoder:
             self._teams.pop(next(iter(self._teams)))
         lanes, tasks = parts["lanes"], parts["tasks"]
         self._history.pop(etag, None)
-        self._history[etag] = Version(
-            lanes={p.id: p.generation for p in lanes},
-            tasks={p.id: p.generation for p in tasks},
-        )
+        self._history[etag] = Version(team_key, next(_GENERATIONS))
         while len(self._history) > VERSIONS_KEPT:
             self._history.pop(next(iter(self._history)))
-        return WireTimeline(etag, tuple(fields), lanes, tasks, self._history)
+        return WireTimeline(team_key, etag, tuple(fields), lanes, tasks, self._history)
 
 
 def parse_since(raw: str) -> str | None:
