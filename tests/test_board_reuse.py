@@ -337,7 +337,7 @@ def _read(n: int) -> Any:
 def _laid(n: int) -> Any:
     bar = TurnBar(0, 1, False, 0.0, 0.001, 1)
     chunk = detail.LaneChunk("c", 0, (), ())
-    return detail._ChunkLaid((bar,) * n, (), (), 1, chunk)
+    return (detail._ChunkLaid((bar,) * n, (), (), 1, chunk),)
 
 
 #: The memos whose values grow with a lane's history, and a value of weight ``n``.
@@ -398,7 +398,9 @@ def test_a_chunk_keeps_its_last_versions_only() -> None:
         for n in range(40):
             bar = TurnBar(0, 10 * n, True, 0.0, n / 100, None)
             detail.chunk_lane("lane-0", [bar], [], 0, scale, None)
-        assert len(detail._CHUNKS) == detail.CHUNK_VERSIONS_KEPT
+        assert [len(versions) for _, versions in detail._CHUNKS.items()] == [
+            detail.CHUNK_VERSIONS_KEPT
+        ]
     finally:
         clear_memos()
 
@@ -478,8 +480,8 @@ def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     assert 0 < len(geometry._SPAN_BOUNDS) <= 2 * lanes
     assert 0 < len(view_model._LIST_ENTRIES) <= 2 * len(result.data["tasks"])  # by task
     versions: dict[tuple[Any, ...], int] = {}
-    for key, _ in detail._CHUNKS.items():
-        versions[key[:4]] = versions.get(key[:4], 0) + 1  # lane, index, origin, scale
+    for key, laid in detail._CHUNKS.items():  # lane, index, origin, scale, budgets
+        versions[key[:4]] = versions.get(key[:4], 0) + len(laid)
     assert versions and max(versions.values()) <= 2
     # The panel's markup of a chunk: the same, per chunk id and scale (two widths draw
     # two chunks of one id).

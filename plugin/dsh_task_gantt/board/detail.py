@@ -20,7 +20,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
-from operator import attrgetter, le
+from operator import attrgetter, is_, le
 from typing import Any
 
 from ..memo import Memo
@@ -242,8 +242,8 @@ def _cluster(marks: tuple[Mark, ...], row: int) -> Cluster:
 
 @dataclass(frozen=True, slots=True)
 class _ChunkLaid:
-    """One chunk laid out: its turns and marks (held, so that the ids in its key stay
-    theirs), its marks with their rows, the rows used, and the chunk drawn."""
+    """One chunk laid out: the very turns and marks it was laid out from, its marks
+    with their rows, the rows used, and the chunk drawn."""
 
     turns: tuple[TurnBar, ...]
     marks: tuple[Mark, ...]
@@ -251,26 +251,36 @@ class _ChunkLaid:
     rows: int
     chunk: LaneChunk
 
+    def laid_from(self, turns: Sequence[TurnBar], marks: Sequence[Mark]) -> bool:
+        """Whether these are the very bars and marks this was laid out from (C-level
+        identity checks, no key to build)."""
+        return (
+            len(turns) == len(self.turns)
+            and len(marks) == len(self.marks)
+            and all(map(is_, turns, self.turns))
+            and all(map(is_, marks, self.marks))
+        )
 
-#: Chunks laid out, by their lane's element, index, origin and scale and the very bars
-#: and marks they hold: a lane that changed keeps its old bars and marks (see
-#: view_model._LaneRead), so an append lays out the chunk it lands in, not the lane.
-#: Bounded by entries, by the items held in all, and per chunk at one scale by its last
-#: two versions (the live one and the one before): every view at a scale draws the
-#: lane's one read, so an older version (its marks replaced when the extent's end
-#: moved, or its open bar grown) is never asked for again, yet held a copy of the
-#: chunk's bars and marks until the entry bound.
+
+#: Chunks laid out, by their lane's element, index, origin, scale and budgets, each
+#: slot with its last two versions (the live one and the one before, for a view a poll
+#: behind), newest first; a version is found by the very bars and marks it holds: a
+#: lane that changed keeps its old bars and marks (see view_model._LaneRead), so an
+#: append lays out the chunk it lands in, not the lane. Every view at a scale draws
+#: the lane's one read, so an older version (its marks replaced when the extent's end
+#: moved, or its open bar grown) is never asked for again. Bounded by slots and by the
+#: items held in all. (Keyed by a tuple of the items' ids, the keys alone grew by
+#: ~10 KB a tick: an int object and a slot per bar and mark of every version.)
 CHUNKS_KEPT = 1 << 13
 #: (Not the history-sized figure of memo.py: the views in use hold one layout per scale,
 #: but a bound that large also held every dead scale's chunks, ~15 KB a tick of keys.)
 CHUNK_ITEMS_KEPT = 1 << 18
 CHUNK_VERSIONS_KEPT = 2
-_CHUNKS: Memo[tuple[Any, ...], _ChunkLaid] = Memo(
+_CHUNKS: Memo[tuple[Any, ...], tuple[_ChunkLaid, ...]] = Memo(
     CHUNKS_KEPT,
     max_weight=CHUNK_ITEMS_KEPT,
-    weight=lambda laid: len(laid.turns) + len(laid.marks) + 1,
+    weight=lambda versions: sum(len(v.turns) + len(v.marks) + 1 for v in versions),
     lru=True,
-    per_slot=CHUNK_VERSIONS_KEPT,
 )
 
 
@@ -284,10 +294,11 @@ def _lay_chunk(
     budgets: tuple[int, int],
     owner: str | None = None,
 ) -> _ChunkLaid:
-    key = (dom_id, index, origin, scale, budgets, tuple(map(id, turns)), tuple(map(id, marks)))
-    hit = _CHUNKS.get(key)
-    if hit is not None:
-        return hit
+    slot = (dom_id, index, origin, scale, budgets)
+    versions = _CHUNKS.get(slot) or ()
+    for laid in versions:
+        if laid.laid_from(turns, marks):
+            return laid
     turn_budget, mark_budget = budgets
     placed, rows = place_marks(marks, scale.px_per_ms, mark_budget)
     flat: list[Mark] = []
@@ -300,7 +311,8 @@ def _lay_chunk(
         marks=tuple(placed),
     )
     laid = _ChunkLaid(tuple(turns), tuple(marks), tuple(flat), rows, chunk)
-    return _CHUNKS.put(key, laid, slot=(dom_id, index, origin, scale), owner=owner)
+    _CHUNKS.put(slot, (laid, *versions[: CHUNK_VERSIONS_KEPT - 1]), owner=owner)
+    return laid
 
 
 def _budgets(scale: Scale) -> tuple[int, int]:
