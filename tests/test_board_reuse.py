@@ -371,7 +371,11 @@ def test_each_board_memo_of_history_sized_values_keeps_its_weight(
     try:
         heavy = max(m._max_weight // 8, 1)
         for n in range(m._max_entries + 20):
-            m.put(("key", n), value(heavy), slot=("slot", n % 50))
+            if m._family is not None:  # the chunks: keyed by their slot, one lane, scale n
+                slot: tuple[Any, ...] = ("lane-0", 0, 0, n, (1, 1), "s-1")
+                m.put(slot, value(heavy), slot=slot)
+            else:
+                m.put(("key", n), value(heavy), slot=("slot", n % 50))
             assert len(m) <= m._max_entries and m.weight <= m._max_weight
         assert len(m) <= 8
     finally:
@@ -401,6 +405,26 @@ def test_a_chunk_keeps_its_last_versions_only() -> None:
         assert [len(versions) for _, versions in detail._CHUNKS.items()] == [
             detail.CHUNK_VERSIONS_KEPT
         ]
+    finally:
+        clear_memos()
+
+
+def test_a_lane_keeps_its_chunks_at_the_scales_it_was_last_drawn_at() -> None:
+    """A live board's scale changes each time its extent doubles (and a zoom draws at
+    others): a lane keeps its layouts at its SCALES_KEPT last scales, not one more set
+    of every chunk per scale until the entry bound."""
+    clear_memos()
+    try:
+        bars = [TurnBar(n * 1000, n * 1000 + 500, False, n, 0.5, n * 1000 + 500) for n in range(50)]
+        exponents = range(-16, -6)
+        for exponent in exponents:
+            for owner in ("s-1", "s-2"):
+                detail.chunk_lane("lane-0", bars, [], 0, detail.Scale(exponent), None, owner)
+        kept: dict[str, set[int]] = {}
+        for key, _ in detail._CHUNKS.items():
+            kept.setdefault(key[5], set()).add(key[3].exponent)
+        newest = set(list(exponents)[-detail.SCALES_KEPT :])
+        assert kept == {"s-1": newest, "s-2": newest}
     finally:
         clear_memos()
 

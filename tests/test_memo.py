@@ -159,6 +159,38 @@ def test_memos_keyed_by_a_lanes_fold_keep_two_versions_of_each_lane() -> None:
         clear_memos()
 
 
+def test_a_family_keeps_its_members_last_used_and_drops_an_old_ones_slots_whole() -> None:
+    """A lane (family) drawn at a new scale (member) past ``per_family`` loses the
+    layouts of the scale it was drawn at least recently, every slot of it; a hit is a
+    use; another lane keeps its own."""
+    m: Memo[tuple[str, int, str], str] = Memo(
+        1000, lru=True, family=lambda slot: (slot[0], slot[2]), per_family=2
+    )
+
+    def put(lane: str, index: int, scale: str) -> None:
+        key = (lane, index, scale)
+        m.put(key, f"{lane}{index}{scale}", slot=key)
+
+    for scale in ("a", "b"):
+        for index in range(3):
+            put("lane-0", index, scale)
+    put("lane-1", 0, "a")
+    assert m.get(("lane-0", 0, "a")) is not None  # "a" is now used after "b"
+    put("lane-0", 0, "c")
+    kept = {key for key, _ in m.items()}
+    assert {k[2] for k in kept if k[0] == "lane-0"} == {"a", "c"}
+    assert {k for k in kept if k[2] == "a" and k[0] == "lane-0"} == {
+        ("lane-0", i, "a") for i in range(3)
+    }
+    assert ("lane-1", 0, "a") in kept
+    for scale in "defgh":
+        put("lane-0", 1, scale)
+    assert len([k for k in kept if k[0] == "lane-0"]) <= 4
+    assert {k[2] for k, _ in m.items() if k[0] == "lane-0"} == {"g", "h"}
+    with pytest.raises(ValueError):
+        Memo(10, family=lambda slot: (slot, slot))
+
+
 def test_forgetting_owners_drops_exactly_the_entries_made_for_them() -> None:
     """The service forgets a team's lanes: what memos made for those sessions goes with
     them, what they made for the teams still kept stays."""

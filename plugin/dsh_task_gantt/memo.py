@@ -56,7 +56,12 @@ class Memo(Generic[_K, _V]):
     a use (the least recently used goes first), else the oldest put goes first. With
     ``per_slot``, an entry put with a ``slot`` (say, its lane) evicts the oldest of
     that slot past ``per_slot``: the versions of a lane still reachable are its last
-    one or two, so the dead ones go first, whatever else the memo holds.
+    one or two, so the dead ones go first, whatever else the memo holds. With
+    ``family`` (a slot's family and its member in it: say, a lane and the scale it is
+    drawn at) and ``per_family``, a family keeps the slots of its ``per_family`` members
+    last put or hit, and drops a member's slots whole when one more comes: a live
+    board's scale changes when its extent doubles, and the old scale's layouts are
+    never asked for again, yet filled the entry bound for hours.
 
     Values are shared with every caller, so they must never be mutated once put.
     """
@@ -64,11 +69,14 @@ class Memo(Generic[_K, _V]):
     __slots__ = (
         "__weakref__",
         "_entries",
+        "_family",
         "_lru",
         "_max_entries",
         "_max_weight",
+        "_members",
         "_owned",
         "_owner_of",
+        "_per_family",
         "_per_slot",
         "_slot_of",
         "_slots",
@@ -85,9 +93,13 @@ class Memo(Generic[_K, _V]):
         weight: Callable[[_V], int] | None = None,
         lru: bool = False,
         per_slot: int | None = None,
+        family: Callable[[Any], tuple[Hashable, Hashable]] | None = None,
+        per_family: int | None = None,
     ) -> None:
         if (max_weight is None) != (weight is None):
             raise ValueError("max_weight and weight go together")
+        if (family is None) != (per_family is None):
+            raise ValueError("family and per_family go together")
         self._entries: dict[_K, _V] = {}
         self._max_entries = max(1, max_entries)
         self._max_weight = max_weight
@@ -99,6 +111,10 @@ class Memo(Generic[_K, _V]):
         #: Each slot's keys, oldest first, and each key's slot.
         self._slots: dict[Hashable, list[_K]] = {}
         self._slot_of: dict[_K, Hashable] = {}
+        self._family = family
+        self._per_family = max(1, per_family) if per_family is not None else None
+        #: Each family's members, least recently used first, with their slots.
+        self._members: dict[Hashable, dict[Hashable, set[Hashable]]] = {}
         #: Each owner's keys (insertion-ordered, as a set) and each key's owner.
         self._owned: dict[Hashable, dict[_K, None]] = {}
         self._owner_of: dict[_K, Hashable] = {}
@@ -111,6 +127,10 @@ class Memo(Generic[_K, _V]):
         if value is _MISSING:
             return None
         self._entries[key] = value  # now the most recently used
+        if self._family is not None:
+            slot = self._slot_of.get(key)
+            if slot is not None:
+                self._use_member(slot)
         return value  # type: ignore[no-any-return]
 
     def put(
@@ -123,12 +143,15 @@ class Memo(Generic[_K, _V]):
         self._drop(key)
         while entries and len(entries) >= self._max_entries:
             self._drop(next(iter(entries)))
-        if slot is not None and self._per_slot is not None:
+        if slot is not None and (self._per_slot is not None or self._family is not None):
             keys = self._slots.setdefault(slot, [])
-            while len(keys) >= self._per_slot:
+            while self._per_slot is not None and len(keys) >= self._per_slot:
                 self._drop(keys[0])
+            keys = self._slots.setdefault(slot, [])
             keys.append(key)
             self._slot_of[key] = slot
+            if self._family is not None:
+                self._use_member(slot)
         if owner is not None:
             self._owned.setdefault(owner, {})[key] = None
             self._owner_of[key] = owner
@@ -150,12 +173,44 @@ class Memo(Generic[_K, _V]):
                 keys.remove(key)
                 if not keys:
                     del self._slots[slot]
+                    if self._family is not None:
+                        self._leave_member(slot)
             owner = self._owner_of.pop(key, None)
             if owner is not None:
                 owned = self._owned[owner]
                 del owned[key]
                 if not owned:
                     del self._owned[owner]
+
+    def _use_member(self, slot: Hashable) -> None:
+        """``slot``'s member is its family's most recently used; the least recently used
+        members past ``per_family`` go, with every entry of their slots."""
+        assert self._family is not None and self._per_family is not None
+        family, member = self._family(slot)
+        members = self._members.setdefault(family, {})
+        slots = members.pop(member, None) or set()
+        slots.add(slot)
+        members[member] = slots
+        while len(members) > self._per_family:
+            oldest = next(iter(members))
+            for gone in list(members[oldest]):
+                for key in list(self._slots.get(gone, ())):
+                    self._drop(key)
+            members.pop(oldest, None)
+        if not members:
+            self._members.pop(family, None)
+
+    def _leave_member(self, slot: Hashable) -> None:
+        assert self._family is not None
+        family, member = self._family(slot)
+        members = self._members.get(family)
+        if members is None or member not in members:
+            return
+        members[member].discard(slot)
+        if not members[member]:
+            del members[member]
+            if not members:
+                del self._members[family]
 
     def forget(self, owners: Iterable[Hashable]) -> None:
         """Drop every entry these owners' lanes made (see ``put``)."""
@@ -164,6 +219,7 @@ class Memo(Generic[_K, _V]):
                 self._drop(key)
 
     def clear(self) -> None:
+        self._members.clear()
         self._slots.clear()
         self._slot_of.clear()
         self._owned.clear()

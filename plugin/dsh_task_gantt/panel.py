@@ -23,6 +23,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 
+from .board.detail import SCALES_KEPT
 from .board.geometry import as_map, as_seq, as_str, parse_count
 from .board.model import LaneChunk, ListItem, Tone, counted
 from .board.moment import (
@@ -120,6 +121,21 @@ LIST_ITEM_CACHE_SIZE = 1024
 #: What a laid-out lane costs besides its markup, per turn bar or mark (~).
 _ROW_ITEM_CHARS = 200
 
+
+
+def _lane_and_scale(slot: tuple[Any, ...]) -> tuple[Hashable, Hashable]:
+    """A lane markup slot's lane (its position and session) and scale: a lane keeps
+    its markup at the SCALES_KEPT scales it was last drawn at."""
+    position, session_id, scale = slot
+    return (session_id, position), scale
+
+
+def _chunk_lane_and_scale(slot: tuple[Any, ...]) -> tuple[Hashable, Hashable]:
+    """A chunk markup slot's lane (its element and session) and scale."""
+    lane_dom_id, _chunk_dom_id, session_id, scale = slot
+    return (session_id, lane_dom_id), scale
+
+
 #: The Content-Security-Policy (PANEL_CSP) is added by the security-headers middleware.
 _HEADERS = {"Cache-Control": "no-store", "Vary": "HX-Request"}
 
@@ -147,6 +163,8 @@ class Panel:
             weight=_lane_weight,
             lru=True,
             per_slot=LANE_VIEWS_KEPT,
+            family=_lane_and_scale,
+            per_family=SCALES_KEPT,
         )
         #: Each chunk's markup by the very chunk, its lane's colour and session: a lane
         #: that changed keeps its old chunks as the same objects (detail.chunk_lane lays
@@ -159,6 +177,8 @@ class Panel:
             weight=_chunk_weight,
             lru=True,
             per_slot=CHUNK_VERSIONS_KEPT,
+            family=_chunk_lane_and_scale,
+            per_family=SCALES_KEPT,
         )
         #: Each task row's markup by what the row shows and the task at the replayed
         #: moment (most polls change none of them).
@@ -247,9 +267,8 @@ class Panel:
                 # One slot per chunk of a lane at a scale (a chunk's id names its
                 # index, not its scale: two widths draw two chunks of one id): the
                 # versions no view asks for again go first.
-                hit = self._chunks.put(
-                    key, (chunk, piece), slot=(chunk.dom_id, session_id, scale), owner=session_id
-                )
+                slot = (row.dom_id, chunk.dom_id, session_id, scale)
+                hit = self._chunks.put(key, (chunk, piece), slot=slot, owner=session_id)
             drawn.append(hit)
         row = replace(row, chunks=tuple(c for c, _ in drawn))
         chunks = tuple(p for _, p in drawn)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
 from operator import attrgetter, is_, le
@@ -276,11 +276,25 @@ CHUNKS_KEPT = 1 << 13
 #: but a bound that large also held every dead scale's chunks, ~15 KB a tick of keys.)
 CHUNK_ITEMS_KEPT = 1 << 18
 CHUNK_VERSIONS_KEPT = 2
+#: The scales a lane keeps its layouts at, the least recently drawn going first: the
+#: views in use (two widths following now, a zoomed window, one more). A live board's
+#: scale changes when its extent doubles, and the old scale is never drawn again.
+SCALES_KEPT = 4
+
+
+def _lane_and_scale(slot: tuple[Any, ...]) -> tuple[Hashable, Hashable]:
+    """A chunk slot's lane (its session and element) and scale (origin, scale, budgets)."""
+    dom_id, _index, origin, scale, budgets, owner = slot
+    return (owner, dom_id), (origin, scale, budgets)
+
+
 _CHUNKS: Memo[tuple[Any, ...], tuple[_ChunkLaid, ...]] = Memo(
     CHUNKS_KEPT,
     max_weight=CHUNK_ITEMS_KEPT,
     weight=lambda versions: sum(len(v.turns) + len(v.marks) + 1 for v in versions),
     lru=True,
+    family=_lane_and_scale,
+    per_family=SCALES_KEPT,
 )
 
 
@@ -294,7 +308,7 @@ def _lay_chunk(
     budgets: tuple[int, int],
     owner: str | None = None,
 ) -> _ChunkLaid:
-    slot = (dom_id, index, origin, scale, budgets)
+    slot = (dom_id, index, origin, scale, budgets, owner)
     versions = _CHUNKS.get(slot) or ()
     for laid in versions:
         if laid.laid_from(turns, marks):
@@ -311,7 +325,7 @@ def _lay_chunk(
         marks=tuple(placed),
     )
     laid = _ChunkLaid(tuple(turns), tuple(marks), tuple(flat), rows, chunk)
-    _CHUNKS.put(slot, (laid, *versions[: CHUNK_VERSIONS_KEPT - 1]), owner=owner)
+    _CHUNKS.put(slot, (laid, *versions[: CHUNK_VERSIONS_KEPT - 1]), slot=slot, owner=owner)
     return laid
 
 
