@@ -122,7 +122,6 @@ LIST_ITEM_CACHE_SIZE = 1024
 _ROW_ITEM_CHARS = 200
 
 
-
 def _lane_and_scale(slot: tuple[Any, ...]) -> tuple[Hashable, Hashable]:
     """A lane markup slot's lane (its position and session) and scale: a lane keeps
     its markup at the SCALES_KEPT scales it was last drawn at."""
