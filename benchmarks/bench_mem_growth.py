@@ -9,8 +9,14 @@ start; snapshots at ``--from`` and ``--to`` ticks are compared by traceback, and
 memo's entry count is printed at both (a memo that gains entries each tick is one that
 holds versions no poll asks for again, until its bound). Nothing here asserts.
 
+``--curve N`` traces nothing: it runs the same load to ``--to`` ticks and prints, every
+``N`` ticks (after a full collection), the process's RSS, its allocated blocks
+(``sys.getallocatedblocks``), the raw log bytes and every memo whose entries changed:
+the slope of an hour's appends (1,800 ticks at the real rate) in a few minutes, with
+no tracer's bias (a traced run counts an entry that replaced an untraced one as growth).
+
 Run: ``python benchmarks/bench_mem_growth.py [--team big | --resume /work/tmp/day1h]
-[--from 40] [--to 240] [--frames 12] [--top 25]``.
+[--from 40] [--to 240] [--frames 12] [--top 25] [--curve 300]``.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from bench_soak import _INPUT, KINDS, PREFIX, PollerKind, board_params, raw_log_
 from starlette.testclient import TestClient
 from teams import TEAMS, generate_recent_team
 
+from dsh_task_gantt import collector
 from dsh_task_gantt import memo as memo_mod
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
@@ -89,9 +96,10 @@ def main() -> None:
         help="start tracemalloc at this tick (0: from the start; the cold read traced "
         "costs minutes)",
     )
+    ap.add_argument("--curve", type=int, default=0, help="no tracing: RSS every N ticks")
     args = ap.parse_args()
 
-    if args.trace_at == 0:
+    if args.trace_at == 0 and not args.curve:
         tracemalloc.start(args.frames)
     work = Path(tempfile.mkdtemp(prefix="dsh-gantt-mem-"))
     root = work / "sessions"
@@ -103,6 +111,8 @@ def main() -> None:
         spec.dump(work / "spec.json")
         spec = TeamSpec.load(work / "spec.json", root=str(root))
     live = LiveTeam(root, spec)
+    if args.curve:
+        collector.pace_for_serving()  # as ``serve`` does
     client = TestClient(
         EmbeddedHost(root), base_url="http://127.0.0.1:8765", client=("127.0.0.1", 1)
     )
@@ -128,8 +138,10 @@ def main() -> None:
     sizes: dict[int, dict[str, int]] = {}
     raws: dict[int, int] = {}
     t0 = time.monotonic()
+    curve: list[tuple[int, float, int]] = []
+    last_sizes: dict[str, int] = {}
     for tick in range(1, args.last + 1):
-        if tick == args.trace_at:
+        if tick == args.trace_at and not args.curve:
             tracemalloc.start(args.frames)
         now += 2000
         report = live.tick(now)
@@ -143,6 +155,24 @@ def main() -> None:
             r = client.get(PREFIX + "/api/timeline", params=params, headers=headers)
             if r.status_code == 200:
                 etag = r.headers.get("etag", etag)
+        if args.curve:
+            if tick % args.curve == 0:
+                gc.collect()
+                sizes_now = memo_sizes()
+                curve.append((tick, rss_mb(), sys.getallocatedblocks()))
+                changed = {k: v for k, v in sizes_now.items() if last_sizes.get(k) != v}
+                last_sizes = sizes_now
+                print(
+                    f"tick {tick} ({time.monotonic() - t0:.0f} s): RSS {curve[-1][1]:.1f} MB, "
+                    f"{curve[-1][2]:,} blocks, raw logs {raw_log_bytes(root) / 1e6:.1f} MB",
+                    flush=True,
+                )
+                print(
+                    "    memo entries now: "
+                    + ", ".join(f"{k.rsplit('.', 1)[-1]} {v}" for k, v in sorted(changed.items())),
+                    flush=True,
+                )
+            continue
         if tick in (args.first, args.last):
             gc.collect()
             snaps[tick] = tracemalloc.take_snapshot()
@@ -156,6 +186,17 @@ def main() -> None:
         elif tick % 20 == 0 and tracemalloc.is_tracing():
             cur, _peak = tracemalloc.get_traced_memory()
             print(f"tick {tick}: traced {cur / 1e6:.1f} MB", flush=True)
+    if args.curve:
+        after = [(t, r, b) for t, r, b in curve if t >= args.first]
+        if len(after) >= 2:
+            (t0_, r0, b0), (t1, r1, b1) = after[0], after[-1]
+            print(
+                f"\nfrom tick {t0_} to {t1}: RSS {r0:.1f} -> {r1:.1f} MB "
+                f"({(r1 - r0) * 1024 / (t1 - t0_):.1f} KB a tick), blocks {b0:,} -> {b1:,} "
+                f"({(b1 - b0) / (t1 - t0_):.0f} a tick)"
+            )
+        shutil.rmtree(work, ignore_errors=True)
+        return
     span = args.last - args.first
     a, b = snaps[args.first], snaps[args.last]
     filters = [tracemalloc.Filter(False, tracemalloc.__file__)]
@@ -187,6 +228,17 @@ def main() -> None:
         f"{raw / span / 1024:.1f} KB of raw log a tick"
     )
     shutil.rmtree(work, ignore_errors=True)
+
+
+def rss_mb() -> float:
+    """This process's resident set, from /proc (0 where there is none)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def _short(path: str) -> str:
