@@ -141,7 +141,7 @@ def measure(args: argparse.Namespace, data: Path) -> dict[str, Any]:
     return result
 
 
-class _InlineExecutor(concurrent.futures.Executor):
+class _InlineExecutor(concurrent.futures.ThreadPoolExecutor):
     """Runs what the host hands to a thread at once, in the calling thread: the profile
     then sees the reads too (``cProfile`` follows one thread)."""
 

@@ -19,7 +19,7 @@ from typing import Any
 from ..fold.appends import appended
 from ..fold.records import LaneFold, UsageRec
 from ..fold.usage import ZERO, Counts, add
-from ..memo import Memo, Same
+from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 
 #: Counts, steps with usage, steps without (a turn's or a lane's totals).
 Totals = tuple[Counts, int, int]
@@ -96,8 +96,10 @@ def _weight(held: _Counted) -> int:
 
 
 #: Each lane's last count, by lane: the next append counts on from it. One entry per
-#: lane (its last version), bounded by lanes and by the turns and steps they hold.
-_COUNTED: Memo[Hashable, _Counted] = Memo(256, max_weight=1 << 16, weight=_weight)
+#: lane (its last version), bounded by lanes and by the turns and steps they hold,
+#: sized for the kept teams' days (a big team's day is ~66k turns: a smaller bound
+#: evicts its lanes, and each append then recounts a lane's whole history).
+_COUNTED: Memo[Hashable, _Counted] = Memo(256, max_weight=HISTORY_ITEMS_KEPT, weight=_weight)
 
 
 def _summed(fold: LaneFold, cut: int) -> bool:
