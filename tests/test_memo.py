@@ -92,6 +92,7 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("timeline.tasks placements", tasks._PLACED, lambda n: ((), _placed(n))),
     ("timeline.spans last prompts", spans._LAST_PROMPTS, lambda n: SimpleNamespace(weight=n)),
     ("timeline.tasks replays", tasks._REPLAYED, lambda n: SimpleNamespace(parts=[None] * n)),
+    ("timeline.tasks analyses", tasks._ANALYSED, lambda n: SimpleNamespace(views=[None] * n)),
     ("timeline.activity last summaries", activity._LAST_SUMMARY, lambda n: ([{}] * n, None, None)),
 ]
 #: The memos whose values are small and alike: bounded by entries.

@@ -22,7 +22,7 @@ from ..fold.tasks import (
 from ..memo import TASK_ENTRIES_KEPT, Memo
 from .inputs import TeamSnapshot
 from .roster import Lane, Roster, is_ours
-from .task_graph import Overlap, Phase, TaskGraph, analyse
+from .task_graph import Analysis, Overlap, Phase, TaskGraph, analyse_on
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,11 +257,21 @@ def _replayed_on(
     )
 
 
+#: Each team's last task graph analysis: a task move reads again the phases and
+#: overlaps it can change, not every task's. One entry per team (its last version),
+#: bounded by teams and by tasks.
+_ANALYSED: Memo[str, Analysis] = Memo(
+    64, max_weight=TASKS_KEPT, weight=lambda held: len(held.views) + 1
+)
+
+
 def _place(roster: Roster, live: Sequence[Any] | None) -> _Placed:
     replayed = _replayed(roster)
     replay = assembled(replayed.parts.values(), replayed.index, roster.actor_of, live)
     foreign = replayed.foreign
-    graph = analyse(replay.tasks)
+    analysis = analyse_on(_ANALYSED.get(roster.lead_session), replay.tasks)
+    _ANALYSED.put(roster.lead_session, analysis, owner=roster.lead_session)
+    graph = analysis.graph
     positions = {id(lane): n for n, lane in enumerate(roster.lanes)}
     token = roster.token()
     tasks: list[dict[str, Any]] = []
