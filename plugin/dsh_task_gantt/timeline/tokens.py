@@ -11,7 +11,7 @@ disjoint (``fold.usage``), so every total is a plain sum.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from operator import attrgetter
 from typing import Any
@@ -37,6 +37,12 @@ class LaneTokens:
     bad_chunks: int
     provider: str | None
     model: str | None
+    #: ``(base, turn ids)``: ``by_turn`` is ``base`` (the lane's count before, counted on
+    #: by an append) but at these turns, so a reader that used ``base`` reads these
+    #: again, not every turn (``None``: counted whole). Not part of the count.
+    since: tuple[Mapping[str, Totals], frozenset[str]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
 
 #: By fold identity. Its key holds the fold, and a lead's fold is its whole history:
@@ -131,12 +137,14 @@ def _counted_on(held: _Counted, fold: LaneFold, cut: int) -> LaneTokens | None:
     if not chunks and not messages and _source(fold, cut) == (was.provider, was.model):
         return was  # the very same count: what is memoised by its identity holds
     by_turn = dict(was.by_turn)
+    touched: set[str] = set()
     total, skipped = was.total, was.skipped
     for seq, rec in chunks:
         if seq < cut or rec.counts is None or not rec.turn_id or rec.step_id is None:
             return None  # not the plain-sum kind: see _summed
         step: Totals = (rec.counts, 1, 0)
         by_turn[rec.turn_id] = plus(by_turn.get(rec.turn_id, _NONE), step)
+        touched.add(rec.turn_id)
         total = plus(total, step)
         skipped += rec.skipped
     for seq, rec in messages:
@@ -148,9 +156,11 @@ def _counted_on(held: _Counted, fold: LaneFold, cut: int) -> LaneTokens | None:
             if not rec.turn_id:
                 return None  # "" is the loose steps' key in _with_messages
             by_turn[rec.turn_id] = plus(by_turn.get(rec.turn_id, _NONE), step)
+            touched.add(rec.turn_id)
         total = plus(total, step)
     provider, model = _source(fold, cut)
-    return LaneTokens(total, by_turn, skipped, 0, provider, model)
+    since = (was.by_turn, frozenset(touched))
+    return LaneTokens(total, by_turn, skipped, 0, provider, model, since)
 
 
 def _step_key(seq: int, rec: UsageRec) -> tuple[str, ...]:
@@ -254,6 +264,7 @@ def _stepped_on(held: _Counted, fold: LaneFold, cut: int) -> _Counted | None:
     touched = _keep_latest(chunks, new_chunks, cut) | _keep_latest(messages, new_messages, cut)
     t = held.tokens
     by_turn = dict(t.by_turn)
+    turns: set[str] = set()
     total, skipped, bad_chunks = t.total, t.skipped, t.bad_chunks
     for k in touched:
         turn_id = _step_turn(k)
@@ -270,8 +281,10 @@ def _stepped_on(held: _Counted, fold: LaneFold, cut: int) -> _Counted | None:
         bad_chunks += bad
         if turn_id is not None:
             by_turn[turn_id] = plus(by_turn.get(turn_id, _NONE), step)
+            turns.add(turn_id)
     provider, model = _source(fold, cut)
-    tokens = LaneTokens(total, by_turn, skipped, bad_chunks, provider, model)
+    since = (t.by_turn, frozenset(turns))
+    tokens = LaneTokens(total, by_turn, skipped, bad_chunks, provider, model, since)
     return _Counted(fold, cut, tokens, False, (chunks, messages))
 
 
