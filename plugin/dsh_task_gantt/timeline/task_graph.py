@@ -392,6 +392,9 @@ class Analysis:
     working: Mapping[str, _Working]
     #: When each task completed last (tasks completed at the end).
     done: Mapping[str, int]
+    #: Each task ever in progress with scopes: from its first such state to the end of
+    #: its last (``None``: still so). Two tasks overlap only within both.
+    windows: Mapping[str, tuple[int, int | None]]
 
 
 def _named(view: TaskView, timeline: Sequence[HistoryEntry]) -> tuple[str, ...]:
@@ -414,6 +417,25 @@ def _working(timeline: Sequence[HistoryEntry]) -> _Working:
         else:
             out.append((h.time, scopes))
     return tuple(out)
+
+
+def _window(working: _Working) -> tuple[int, int | None] | None:
+    """When the task first was in progress with scopes, and when it last stopped being
+    so (``None``: it still is); ``None`` when it never was."""
+    start: int | None = None
+    end: int | None = None
+    for t, scopes in working:
+        if scopes is not None:
+            if start is None:
+                start = t
+            end = None
+        elif start is not None and end is None:
+            end = t
+    return None if start is None else (start, end)
+
+
+def _windows_meet(a: tuple[int, int | None], b: tuple[int, int | None]) -> bool:
+    return (b[1] is None or a[0] < b[1]) and (a[1] is None or b[0] < a[1])
 
 
 def _pair_overlaps(
@@ -485,6 +507,8 @@ def _analysed_afresh(tasks: Iterable[TaskView]) -> Analysis:
     graph.critical_path = _path_of(views, timelines, done)
     _rules(graph, views, named)
     graph.cyclic = _cycles(views)
+    working = {tid: _working(hs) for tid, hs in timelines.items()}
+    windows = {tid: w for tid, ws in working.items() if (w := _window(ws)) is not None}
     return Analysis(
         graph,
         views,
@@ -493,8 +517,9 @@ def _analysed_afresh(tasks: Iterable[TaskView]) -> Analysis:
         statuses,
         named,
         {b: frozenset(ds) for b, ds in dependents.items()},
-        {tid: _working(hs) for tid, hs in timelines.items()},
+        working,
         done,
+        windows,
     )
 
 
@@ -518,6 +543,7 @@ def analyse_on(held: Analysis | None, tasks: Iterable[TaskView]) -> Analysis:
     timelines = dict(held.timelines)
     times, statuses = dict(held.times), dict(held.statuses)
     named, working, done = dict(held.named), dict(held.working), dict(held.done)
+    windows = dict(held.windows)
     dependents = dict(held.dependents)
     #: Tasks whose statuses over time changed (or that are new): their dependents'
     #: phases are read again.
@@ -539,6 +565,11 @@ def analyse_on(held: Analysis | None, tasks: Iterable[TaskView]) -> Analysis:
             for b in set(named[tid]) - set(old_named):
                 dependents[b] = dependents.get(b, frozenset()) | {tid}
         working[tid] = _working(hs)
+        window = _window(working[tid])
+        if window is None:
+            windows.pop(tid, None)
+        else:
+            windows[tid] = window
         at = _completed_at(hs)
         if at is None:
             done.pop(tid, None)
@@ -551,21 +582,32 @@ def analyse_on(held: Analysis | None, tasks: Iterable[TaskView]) -> Analysis:
     graph = TaskGraph()
     phases = held.graph.phases
     fresh = {tid: task_phases(timelines[tid], known) for tid in again}
-    graph.phases = {tid: fresh[tid] if tid in fresh else phases[tid] for tid in views}
-    graph.overlaps = _overlaps_on(held.graph.overlaps, working, changed)
+    # Phases read again to the same value stay the very same tuple (readers compare
+    # by identity first).
+    graph.phases = {
+        tid: phases[tid] if tid not in fresh or fresh[tid] == phases.get(tid) else fresh[tid]
+        for tid in views
+    }
+    graph.overlaps = _overlaps_on(held.graph.overlaps, working, windows, changed)
     graph.critical_path = _path_of(views, timelines, done)
     _rules(graph, views, named)
     same_edges = list(was) == list(views) and all(
         was[tid].blocked_by == views[tid].blocked_by for tid in changed
     )
     graph.cyclic = list(held.graph.cyclic) if same_edges else _cycles(views)
-    return Analysis(graph, views, timelines, times, statuses, named, dependents, working, done)
+    return Analysis(
+        graph, views, timelines, times, statuses, named, dependents, working, done, windows
+    )
 
 
 def _overlaps_on(
-    held: Mapping[str, list[Overlap]], working: Mapping[str, _Working], changed: Sequence[str]
+    held: Mapping[str, list[Overlap]],
+    working: Mapping[str, _Working],
+    windows: Mapping[str, tuple[int, int | None]],
+    changed: Sequence[str],
 ) -> dict[str, list[Overlap]]:
-    """``held``'s overlaps with every pair that names a ``changed`` task read again."""
+    """``held``'s overlaps with every pair that names a ``changed`` task read again
+    (the pairs whose windows meet: the others never overlap)."""
     gone = set(changed)
     out: dict[str, list[Overlap]] = {}
     for tid, found in held.items():
@@ -575,19 +617,21 @@ def _overlaps_on(
         if kept:
             out[tid] = kept
     touched: set[str] = set()
-    workers = [tid for tid, w in working.items() if any(s is not None for _t, s in w)]
     done_pairs: set[tuple[str, str]] = set()
     for tid in changed:
-        if not any(s is not None for _t, s in working[tid]):
+        window = windows.get(tid)
+        if window is None:
             continue
-        for other in workers:
+        for other, theirs in windows.items():
+            if other == tid or not _windows_meet(window, theirs):
+                continue
             pair = (tid, other) if tid < other else (other, tid)
-            if other == tid or pair in done_pairs:
+            if pair in done_pairs:
                 continue
             done_pairs.add(pair)
-            for start, end, mine, theirs in _pair_overlaps(working[pair[0]], working[pair[1]]):
+            for start, end, mine, their in _pair_overlaps(working[pair[0]], working[pair[1]]):
                 out.setdefault(pair[0], []).append(Overlap(pair[1], start, end, mine))
-                out.setdefault(pair[1], []).append(Overlap(pair[0], start, end, theirs))
+                out.setdefault(pair[1], []).append(Overlap(pair[0], start, end, their))
                 touched.update(pair)
     for tid in touched:
         out[tid].sort(key=lambda o: (o.start, o.task_id))
