@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import weakref
 from typing import Any
 
 from hypothesis import given, settings
@@ -260,10 +261,11 @@ def test_turn_spans_drawn_on_from_the_turns_a_count_changed_are_the_ones_from_sc
     looked in."""
     from dsh_task_gantt.fold.turns import TurnPairing, TurnSpan
     from dsh_task_gantt.timeline import spans
+    from dsh_task_gantt.timeline.tokens import TurnTotals
 
     party = {"kind": "teammate", "id": "m1", "name": "ann"}
     turns = [TurnSpan(f"t{n}", n * 10, n, n * 10 + 5, "ended") for n in range(first)]
-    by_turn: dict[str, Any] = {t.turn_id: ((1, 0, 0, 1, 0), 1, 0) for t in turns[::2]}
+    by_turn = TurnTotals({t.turn_id: ((1, 0, 0, 1, 0), 1, 0) for t in turns[::2]})
     clear_memos()
     versions = []
     since = None
@@ -274,7 +276,7 @@ def test_turn_spans_drawn_on_from_the_turns_a_count_changed_are_the_ones_from_sc
             last = turns[-1]
             turns[-1] = TurnSpan(last.turn_id, last.time, last.seq, last.time + 5, "ended")
         old = by_turn
-        by_turn = dict(old)
+        by_turn = TurnTotals(old)
         touched = set()
         for i in changes:
             if i < len(turns):
@@ -282,7 +284,7 @@ def test_turn_spans_drawn_on_from_the_turns_a_count_changed_are_the_ones_from_sc
                 held = by_turn.get(turn_id, ((0, 0, 0, 0, 0), 0, 0))
                 by_turn[turn_id] = ((held[0][0] + 1, 0, 0, 1, 0), held[1] + 1, 0)
                 touched.add(turn_id)
-        since = (old, frozenset(touched)) if says else None
+        since = (weakref.ref(old), frozenset(touched)) if says else None
         pairing = TurnPairing(tuple(turns), 0, 0, 0, 0, 0)
         versions.append((pairing, by_turn, spans.turn_spans(pairing, party, "s1", by_turn, since)))
     for pairing, counted, drawn in versions:

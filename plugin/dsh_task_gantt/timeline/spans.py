@@ -24,7 +24,7 @@ from .briefs import child_briefs
 from .counts import Counts
 from .identity import identity_changes
 from .roster import Lane, Roster
-from .tokens import Totals, lane_tokens, tokens_json
+from .tokens import Since, Totals, lane_tokens, tokens_json
 
 #: The human, as the sender of a prompt.
 USER = {"kind": "user", "id": "user", "name": "you"}
@@ -157,7 +157,7 @@ def turn_spans(
     party: dict[str, str],
     session: str,
     by_turn: Mapping[str, Totals] | None = None,
-    since: tuple[Mapping[str, Totals], frozenset[str]] | None = None,
+    since: Since | None = None,
 ) -> _TurnSpans:
     """The lane's turn spans, and their ``(kind, id)`` keys (distinct: one per turn id);
     ``by_turn``: each turn's token totals; ``since``: ``by_turn`` is this map but at
@@ -209,7 +209,7 @@ _TOUCHED_WITHIN = 64
 def _totals_after(
     turns: tuple[TurnSpan, ...],
     by_turn: Mapping[str, Totals],
-    since: tuple[Mapping[str, Totals], frozenset[str]] | None,
+    since: Since | None,
     old_turns: tuple[TurnSpan, ...],
     old_totals: list[Totals | None],
     old_by_turn: Mapping[str, Totals],
@@ -221,7 +221,7 @@ def _totals_after(
     thousands)."""
     if by_turn is old_by_turn:
         touched: frozenset[str] = frozenset()
-    elif since is not None and since[0] is old_by_turn:
+    elif since is not None and since[0]() is old_by_turn:
         touched = since[1]
     else:
         return list(map(by_turn.get, map(_TURN_ID, turns)))

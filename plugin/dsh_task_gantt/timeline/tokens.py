@@ -10,7 +10,8 @@ disjoint (``fold.usage``), so every total is a plain sum.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+import weakref
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 from operator import attrgetter
@@ -26,6 +27,17 @@ Totals = tuple[Counts, int, int]
 _NONE: Totals = (ZERO, 0, 0)
 
 
+class TurnTotals(dict[str, Totals]):
+    """Each turn's totals (a plain dict that can be weakly referred to: a count
+    carried on names the one it was carried from, see ``LaneTokens.since``)."""
+
+    __slots__ = ("__weakref__",)
+
+
+#: ``(the map counted on, weakly; the turns whose totals changed)``.
+Since = tuple[Callable[[], Mapping[str, Totals] | None], frozenset[str]]
+
+
 @dataclass(frozen=True, slots=True)
 class LaneTokens:
     total: Totals
@@ -37,12 +49,11 @@ class LaneTokens:
     bad_chunks: int
     provider: str | None
     model: str | None
-    #: ``(base, turn ids)``: ``by_turn`` is ``base`` (the lane's count before, counted on
-    #: by an append) but at these turns, so a reader that used ``base`` reads these
-    #: again, not every turn (``None``: counted whole). Not part of the count.
-    since: tuple[Mapping[str, Totals], frozenset[str]] | None = field(
-        default=None, compare=False, repr=False
-    )
+    #: ``(base, turn ids)``: ``by_turn`` is ``base()`` (the lane's count before, counted
+    #: on by an append; weakly held, so a count keeps no older map alive) but at these
+    #: turns, so a reader that used that map reads these again, not every turn
+    #: (``None``: counted whole). Not part of the count.
+    since: Since | None = field(default=None, compare=False, repr=False)
 
 
 #: By fold identity. Its key holds the fold, and a lead's fold is its whole history:
@@ -136,7 +147,7 @@ def _counted_on(held: _Counted, fold: LaneFold, cut: int) -> LaneTokens | None:
         return None  # not one chunk per step: the record by record way
     if not chunks and not messages and _source(fold, cut) == (was.provider, was.model):
         return was  # the very same count: what is memoised by its identity holds
-    by_turn = dict(was.by_turn)
+    by_turn = TurnTotals(was.by_turn)
     touched: set[str] = set()
     total, skipped = was.total, was.skipped
     for seq, rec in chunks:
@@ -159,8 +170,17 @@ def _counted_on(held: _Counted, fold: LaneFold, cut: int) -> LaneTokens | None:
             touched.add(rec.turn_id)
         total = plus(total, step)
     provider, model = _source(fold, cut)
-    since = (was.by_turn, frozenset(touched))
+    since = _since(was.by_turn, touched)
     return LaneTokens(total, by_turn, skipped, 0, provider, model, since)
+
+
+def _since(base: Mapping[str, Totals], touched: set[str]) -> Since | None:
+    """What a count carried on from ``base`` says of it (``None``: ``base`` cannot be
+    weakly referred to, e.g. a plain dict handed in)."""
+    try:
+        return (weakref.ref(base), frozenset(touched))
+    except TypeError:
+        return None
 
 
 def _step_key(seq: int, rec: UsageRec) -> tuple[str, ...]:
@@ -223,7 +243,7 @@ def _by_steps(fold: LaneFold, cut: int) -> tuple[LaneTokens, tuple[_Latest, _Lat
     """The record by record count, and each step's latest records it was made from."""
     chunks = _latest(fold.usage_chunks, cut)
     messages = _latest(fold.usage_messages, cut)
-    by_turn: dict[str, Totals] = {}
+    by_turn: dict[str, Totals] = TurnTotals()
     total = _NONE
     skipped = bad_chunks = 0
     for k in chunks.keys() | messages.keys():
@@ -263,7 +283,7 @@ def _stepped_on(held: _Counted, fold: LaneFold, cut: int) -> _Counted | None:
     chunks, messages = dict(old_chunks), dict(old_messages)
     touched = _keep_latest(chunks, new_chunks, cut) | _keep_latest(messages, new_messages, cut)
     t = held.tokens
-    by_turn = dict(t.by_turn)
+    by_turn = TurnTotals(t.by_turn)
     turns: set[str] = set()
     total, skipped, bad_chunks = t.total, t.skipped, t.bad_chunks
     for k in touched:
@@ -283,7 +303,7 @@ def _stepped_on(held: _Counted, fold: LaneFold, cut: int) -> _Counted | None:
             by_turn[turn_id] = plus(by_turn.get(turn_id, _NONE), step)
             turns.add(turn_id)
     provider, model = _source(fold, cut)
-    since = (t.by_turn, frozenset(turns))
+    since = _since(t.by_turn, turns)
     tokens = LaneTokens(total, by_turn, skipped, bad_chunks, provider, model, since)
     return _Counted(fold, cut, tokens, False, (chunks, messages))
 
@@ -300,7 +320,7 @@ def _bulk_chunk_totals(fold: LaneFold, cut: int) -> dict[str, Totals] | None:
     if len(fold.usage_chunk_steps) != len(recs) or any(map(_NO_COUNTS, recs)):
         return None
     recs.sort(key=_TURN)
-    out: dict[str, Totals] = {}
+    out: dict[str, Totals] = TurnTotals()
     for turn_id, group in groupby(recs, key=_TURN):
         counts = [rec.counts for rec in group]
         (i, cr, cw, o, r) = map(sum, zip(*counts, strict=True))
