@@ -471,11 +471,11 @@ def _pair_overlaps(
     return out
 
 
-def _rules(graph: TaskGraph, analysis_views: Mapping[str, TaskView],
-           named: Mapping[str, tuple[str, ...]]) -> None:  # fmt: skip
+def _rules(
+    graph: TaskGraph, views: Mapping[str, TaskView], named: Mapping[str, tuple[str, ...]]
+) -> None:
     """The missing blockers, dependencies on deleted tasks and self-blocks, as
     :func:`analyse` finds them (in the tasks' order)."""
-    views = analysis_views
     for tid, view in views.items():
         for blocker in named[tid]:
             if blocker not in views:
