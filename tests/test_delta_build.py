@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import weakref
 from typing import Any
 
 from hypothesis import given, settings
@@ -234,6 +235,61 @@ def test_a_lanes_turn_spans_drawn_on_are_the_ones_drawn_from_scratch(
     for (pairing, by_turn), (got, keys) in zip(pairings, warm, strict=True):
         clear_memos()
         assert (got, keys) == spans.turn_spans(pairing, party, "s1", by_turn)
+    clear_memos()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(0, 90),
+    st.lists(
+        st.tuples(
+            st.integers(0, 4),  # turns added
+            st.lists(st.integers(0, 120), max_size=4),  # turns whose totals change
+            st.booleans(),  # the last turn ends (a new object at its place)
+            st.booleans(),  # the count says which turns changed (``since``)
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_turn_spans_drawn_on_from_the_turns_a_count_changed_are_the_ones_from_scratch(
+    first: int, appends: list[tuple[int, list[int], bool, bool]]
+) -> None:
+    """A count carried on says which turns' totals it changed (``LaneTokens.since``):
+    the spans drawn on by looking only those up (near the newest turn, else all of
+    them) are the ones drawn from scratch, on lanes shorter and longer than the window
+    looked in."""
+    from dsh_task_gantt.fold.turns import TurnPairing, TurnSpan
+    from dsh_task_gantt.timeline import spans
+    from dsh_task_gantt.timeline.tokens import TurnTotals
+
+    party = {"kind": "teammate", "id": "m1", "name": "ann"}
+    turns = [TurnSpan(f"t{n}", n * 10, n, n * 10 + 5, "ended") for n in range(first)]
+    by_turn = TurnTotals({t.turn_id: ((1, 0, 0, 1, 0), 1, 0) for t in turns[::2]})
+    clear_memos()
+    versions = []
+    since = None
+    for added, changes, ends, says in appends:
+        n0 = len(turns)
+        turns += [TurnSpan(f"t{n}", n * 10, n, None, None) for n in range(n0, n0 + added)]
+        if ends and turns:
+            last = turns[-1]
+            turns[-1] = TurnSpan(last.turn_id, last.time, last.seq, last.time + 5, "ended")
+        old = by_turn
+        by_turn = TurnTotals(old)
+        touched = set()
+        for i in changes:
+            if i < len(turns):
+                turn_id = turns[i].turn_id
+                held = by_turn.get(turn_id, ((0, 0, 0, 0, 0), 0, 0))
+                by_turn[turn_id] = ((held[0][0] + 1, 0, 0, 1, 0), held[1] + 1, 0)
+                touched.add(turn_id)
+        since = (weakref.ref(old), frozenset(touched)) if says else None
+        pairing = TurnPairing(tuple(turns), 0, 0, 0, 0, 0)
+        versions.append((pairing, by_turn, spans.turn_spans(pairing, party, "s1", by_turn, since)))
+    for pairing, counted, drawn in versions:
+        clear_memos()
+        assert drawn == spans.turn_spans(pairing, party, "s1", counted)
     clear_memos()
 
 

@@ -85,13 +85,14 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("fold.turns pairings", turns._PAIRINGS, _pairing),
     ("timeline.spans turn spans", spans._TURN_SPANS, lambda n: ([{}] * n, frozenset())),
     ("timeline.spans sorted spans", spans._SORTED_SPANS, lambda n: ([], [{}] * n)),
-    ("timeline.spans last turns", spans._LAST_TURNS, lambda n: ((), [], [{}] * n, frozenset())),
+    ("timeline.spans last turns", spans._LAST_TURNS, lambda n: ((), [], [{}] * n, frozenset(), {})),
     ("timeline.messages pairings", messages._PAIRINGS, lambda n: ((), _pairing(n), {})),
     ("timeline.messages drawn", messages._LAST_DRAWN, lambda n: SimpleNamespace(drawn=(None,) * n)),
     ("timeline.messages ids", messages._MESSAGE_IDS, lambda n: ["m"] * n),
     ("timeline.tasks placements", tasks._PLACED, lambda n: ((), _placed(n))),
     ("timeline.spans last prompts", spans._LAST_PROMPTS, lambda n: SimpleNamespace(weight=n)),
     ("timeline.tasks replays", tasks._REPLAYED, lambda n: SimpleNamespace(parts=[None] * n)),
+    ("timeline.tasks analyses", tasks._ANALYSED, lambda n: SimpleNamespace(views=[None] * n)),
     ("timeline.activity last summaries", activity._LAST_SUMMARY, lambda n: ([{}] * n, None, None)),
 ]
 #: The memos whose values are small and alike: bounded by entries.

@@ -19,6 +19,36 @@ from .colours import PALETTE
 from .inputs import LaneSource, TeamSnapshot, descriptor_label, missing_source, seed_cut
 
 
+class SpanKeys:
+    """A lane's span keys ``(kind, id)``: the key sets drawn whole (a lane's turns, its
+    message marks: a day holds tens of thousands, the very same frozenset from one
+    build to the next) are kept as they are, not copied into one set on every build;
+    single keys go in a set of their own."""
+
+    __slots__ = ("_own", "_parts")
+
+    def __init__(self) -> None:
+        self._parts: list[frozenset[tuple[str, str]]] = []
+        self._own: set[tuple[str, str]] = set()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._own or any(key in part for part in self._parts)
+
+    def isdisjoint(self, keys: frozenset[tuple[str, str]]) -> bool:
+        return self._own.isdisjoint(keys) and all(part.isdisjoint(keys) for part in self._parts)
+
+    def add(self, key: tuple[str, str]) -> None:
+        self._own.add(key)
+
+    def join(self, keys: frozenset[tuple[str, str]]) -> None:
+        """Add ``keys``, new to this lane."""
+        if keys:
+            self._parts.append(keys)
+
+    def __len__(self) -> int:
+        return len(self._own) + sum(map(len, self._parts))
+
+
 @dataclass(slots=True)
 class Lane:
     id: str
@@ -33,7 +63,7 @@ class Lane:
     label: str | None = None
     cut: int = 0
     spans: list[dict[str, Any]] = field(default_factory=list)
-    span_keys: set[tuple[str, str]] = field(default_factory=set)
+    span_keys: SpanKeys = field(default_factory=SpanKeys)
     task_ids: list[str] = field(default_factory=list)
 
     @property
@@ -46,7 +76,7 @@ class Lane:
     def add_unique(self, spans: Sequence[dict[str, Any]], keys: frozenset[tuple[str, str]]) -> None:
         """Add ``spans`` whose ``keys`` are distinct and new to this lane (a lane's turns)."""
         self.spans.extend(spans)
-        self.span_keys |= keys
+        self.span_keys.join(keys)
 
     def add(self, span: dict[str, Any]) -> bool:
         mark = (span["kind"], span["id"])

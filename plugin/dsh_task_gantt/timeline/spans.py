@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import compress, count, repeat
-from operator import attrgetter, ne, or_
+from operator import attrgetter, is_not, or_
 from typing import Any, NamedTuple
 
 from ..fold import seqs_below
@@ -24,7 +24,7 @@ from .briefs import child_briefs
 from .counts import Counts
 from .identity import identity_changes
 from .roster import Lane, Roster
-from .tokens import Totals, lane_tokens, tokens_json
+from .tokens import Since, Totals, lane_tokens, tokens_json
 
 #: The human, as the sender of a prompt.
 USER = {"kind": "user", "id": "user", "name": "you"}
@@ -52,8 +52,9 @@ _TURN_SPAN: Memo[tuple[TurnSpan, _LaneKey, Totals | None], dict[str, Any]] = Mem
     1 << 14, per_slot=2
 )
 #: Each lane's turns as last drawn (the pairing's turns, their totals, their spans and
-#: keys): the next pairing of the lane keeps the spans of the turns that did not
-#: change. One entry per lane (its last version), bounded by lanes and by spans.
+#: keys, and the token map the totals were read from): the next pairing of the lane
+#: keeps the spans of the turns that did not change. One entry per lane (its last
+#: version), bounded by lanes and by spans.
 _LAST_TURNS: Memo[
     _LaneKey,
     tuple[
@@ -61,6 +62,7 @@ _LAST_TURNS: Memo[
         list[Totals | None],
         list[dict[str, Any]],
         frozenset[tuple[str, str]],
+        Mapping[str, Totals],
     ],
 ] = Memo(256, max_weight=SPANS_KEPT, weight=lambda held: len(held[2]) + 1)
 #: Each lane's spans as last sorted, with the list they were sorted from: a poll after
@@ -103,8 +105,8 @@ def draw_turns(roster: Roster, counts: Counts) -> None:
         which = (lane.id, lane.session_id)
         pairing = pair_turns(lane.fold, lane.cut, lane.restores(), which, lane.session_id)
         session = lane.session_id or roster.lead_session
-        by_turn = lane_tokens(lane.fold, lane.cut, which, lane.session_id).by_turn
-        spans, keys = turn_spans(pairing, lane.party(), session, by_turn)
+        tokens = lane_tokens(lane.fold, lane.cut, which, lane.session_id)
+        spans, keys = turn_spans(pairing, lane.party(), session, tokens.by_turn, tokens.since)
         if lane.span_keys.isdisjoint(keys):
             lane.add_unique(spans, keys)
         else:
@@ -155,9 +157,11 @@ def turn_spans(
     party: dict[str, str],
     session: str,
     by_turn: Mapping[str, Totals] | None = None,
+    since: Since | None = None,
 ) -> _TurnSpans:
     """The lane's turn spans, and their ``(kind, id)`` keys (distinct: one per turn id);
-    ``by_turn``: each turn's token totals."""
+    ``by_turn``: each turn's token totals; ``since``: ``by_turn`` is this map but at
+    these turns (see ``LaneTokens.since``), so only those are looked up again."""
     by_turn = _NO_TOKENS if by_turn is None else by_turn
     lane_key = (party["kind"], party["id"], party["name"], session)
     memo_key = (Same(pairing), Same(by_turn), lane_key)
@@ -165,9 +169,9 @@ def turn_spans(
     if hit is not None:
         return hit
     turns = pairing.spans
-    totals = list(map(by_turn.get, map(_TURN_ID, turns)))
     held = _LAST_TURNS.get(lane_key)
     if held is None:
+        totals = list(map(by_turn.get, map(_TURN_ID, turns)))
         spans = [
             _turn_span(t, lane_key, n, party, session) for t, n in zip(turns, totals, strict=True)
         ]
@@ -175,21 +179,70 @@ def turn_spans(
     else:
         # After an append most turns are the ones drawn last time with the same totals:
         # their spans are kept, found in C-level passes; the others are drawn.
-        old_turns, old_totals, old_spans, old_keys = held
+        old_turns, old_totals, old_spans, old_keys, old_by_turn = held
+        totals = _totals_after(turns, by_turn, since, old_turns, old_totals, old_by_turn)
         spans = old_spans[: len(turns)]
-        changed = list(
-            compress(
-                count(),
-                map(or_, map(ne, turns, old_turns), map(ne, totals, old_totals)),
+        # By identity first (a C-level pass of pointer tests: an append keeps the
+        # pairing's turns and the count's totals as the very same objects), then by
+        # value at the few places that are not the same object.
+        changed = [
+            i
+            for i in compress(
+                count(), map(or_, map(is_not, turns, old_turns), map(is_not, totals, old_totals))
             )
-        )
+            if turns[i] != old_turns[i] or totals[i] != old_totals[i]
+        ]
         for i in changed:
             spans[i] = _turn_span(turns[i], lane_key, totals[i], party, session)
         for i in range(len(spans), len(turns)):
             spans.append(_turn_span(turns[i], lane_key, totals[i], party, session))
         keys = _keys_after(old_keys, old_turns, turns)
-    _LAST_TURNS.put(lane_key, (turns, totals, spans, keys), owner=session)
+    _LAST_TURNS.put(lane_key, (turns, totals, spans, keys, by_turn), owner=session)
     return _TURN_SPANS.put(memo_key, (spans, keys), slot=lane_key, owner=session)
+
+
+#: How far from a lane's newest turn a turn whose totals changed is looked for (an
+#: append counts the live turn, or one just ended); further, every turn is looked up.
+_TOUCHED_WITHIN = 64
+
+
+def _totals_after(
+    turns: tuple[TurnSpan, ...],
+    by_turn: Mapping[str, Totals],
+    since: Since | None,
+    old_turns: tuple[TurnSpan, ...],
+    old_totals: list[Totals | None],
+    old_by_turn: Mapping[str, Totals],
+) -> list[Totals | None]:
+    """Each turn's totals in ``by_turn`` (``list(map(by_turn.get, turn ids))``), from the
+    ones last read (``old_totals``, of ``old_turns`` in ``old_by_turn``) when ``by_turn``
+    is ``old_by_turn`` but at a few turns near the end: only the turns that are not the
+    very same objects as before, and those few, are looked up (a day holds tens of
+    thousands)."""
+    if by_turn is old_by_turn:
+        touched: frozenset[str] = frozenset()
+    elif since is not None and since[0]() is old_by_turn:
+        touched = since[1]
+    else:
+        return list(map(by_turn.get, map(_TURN_ID, turns)))
+    totals = old_totals[: len(turns)]
+    get = by_turn.get
+    for i in compress(count(), map(is_not, turns, old_turns)):
+        totals[i] = get(turns[i].turn_id)
+    for i in range(len(totals), len(turns)):
+        totals.append(get(turns[i].turn_id))
+    if touched:
+        left = set(touched)
+        for i in range(len(turns) - 1, max(len(turns) - _TOUCHED_WITHIN, 0) - 1, -1):
+            turn_id = turns[i].turn_id
+            if turn_id in left:
+                totals[i] = get(turn_id)
+                left.discard(turn_id)
+                if not left:
+                    break
+        if left and len(turns) > _TOUCHED_WITHIN:
+            return list(map(by_turn.get, map(_TURN_ID, turns)))
+    return totals
 
 
 _TURN_ID = attrgetter("turn_id")
@@ -204,7 +257,7 @@ def _keys_after(
 ) -> frozenset[tuple[str, str]]:
     """``turns``' keys from ``was``'s: a turn id is at one place in a pairing, so the
     ids at the places that changed (and past the shorter end) are all that differ."""
-    moved = list(compress(count(), map(ne, turns, was)))
+    moved = [i for i in compress(count(), map(is_not, turns, was)) if turns[i] != was[i]]
     if not moved and len(turns) == len(was):
         return keys
     if len(moved) > _INSERTED_AT_MOST:

@@ -116,7 +116,15 @@ def _timeline(view: TaskView) -> list[HistoryEntry]:
 class _Statuses:
     """Each task's status over time, for "was this blocker completed at ``t``"."""
 
-    def __init__(self, entries: Mapping[str, list[HistoryEntry]]) -> None:
+    def __init__(
+        self,
+        entries: Mapping[str, Sequence[HistoryEntry]],
+        known: tuple[Mapping[str, list[int]], Mapping[str, list[str]]] | None = None,
+    ) -> None:
+        """``known``: the times and statuses already read (``entries`` is then unused)."""
+        if known is not None:
+            self._times, self._status = known
+            return
         self._times = {tid: [h.time for h in hs] for tid, hs in entries.items()}
         self._status = {tid: [h.status for h in hs] for tid, hs in entries.items()}
 
@@ -131,7 +139,7 @@ class _Statuses:
         return self._times.get(task_id, [])
 
 
-def _state_at(entries: list[HistoryEntry], times: list[int], t: int) -> HistoryEntry | None:
+def _state_at(entries: Sequence[HistoryEntry], times: list[int], t: int) -> HistoryEntry | None:
     i = bisect_right(times, t) - 1
     return entries[i] if i >= 0 else None
 
@@ -155,7 +163,7 @@ def _kind(
     return (BLOCKED, None, open_blockers) if open_blockers else (READY, None, ())
 
 
-def task_phases(entries: list[HistoryEntry], statuses: _Statuses) -> tuple[Phase, ...]:
+def task_phases(entries: Sequence[HistoryEntry], statuses: _Statuses) -> tuple[Phase, ...]:
     """One task's phases: its own changes and its blockers' cut them."""
     if not entries:
         return ()
@@ -181,7 +189,7 @@ def task_phases(entries: list[HistoryEntry], statuses: _Statuses) -> tuple[Phase
     return tuple(phases)
 
 
-def _overlaps(timelines: Mapping[str, list[HistoryEntry]]) -> dict[str, list[Overlap]]:
+def _overlaps(timelines: Mapping[str, Sequence[HistoryEntry]]) -> dict[str, list[Overlap]]:
     """Intervals in which two tasks were both in progress with overlapping scopes."""
     changes = sorted(
         ((h.time, h.revision, tid, h) for tid, hs in timelines.items() for h in hs),
@@ -240,7 +248,7 @@ def _shared(a: Sequence[str], b: Sequence[str]) -> tuple[tuple[str, ...], tuple[
     return mine, tuple(y for y in b if any(scopes_overlap(x, y) for x in a))
 
 
-def _completed_at(entries: list[HistoryEntry]) -> int | None:
+def _completed_at(entries: Sequence[HistoryEntry]) -> int | None:
     """When a task (completed at the end) was completed last."""
     if not entries or entries[-1].status != "completed":
         return None
@@ -251,9 +259,18 @@ def _completed_at(entries: list[HistoryEntry]) -> int | None:
 
 
 def _critical_path(
-    views: Mapping[str, TaskView], timelines: Mapping[str, list[HistoryEntry]]
+    views: Mapping[str, TaskView], timelines: Mapping[str, Sequence[HistoryEntry]]
 ) -> CriticalPath | None:
     done = {tid: at for tid, hs in timelines.items() if (at := _completed_at(hs)) is not None}
+    return _path_of(views, timelines, done)
+
+
+def _path_of(
+    views: Mapping[str, TaskView],
+    timelines: Mapping[str, Sequence[HistoryEntry]],
+    done: Mapping[str, int],
+) -> CriticalPath | None:
+    """The critical path, from when each task completed last (``done``)."""
     if not done:
         return None
     last = max(done, key=lambda tid: (done[tid], tid))
@@ -346,6 +363,279 @@ def analyse(tasks: Iterable[TaskView]) -> TaskGraph:
             graph.self_blocked.append(tid)
     graph.cyclic = _cycles(views)
     return graph
+
+
+# -- the analysis carried on -------------------------------------------------------------
+
+#: A task's write state at each of its change times: its scopes while in progress with
+#: scopes (what an overlap reads), else ``None``; the last entry at a time wins.
+_Working = tuple[tuple[int, tuple[str, ...] | None], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """:func:`analyse`'s graph with what it was read from, so that the next one, after
+    an append moved a task or two, reads again only what those moves can change (see
+    :func:`analyse_on`). Never mutated once made (its graph neither)."""
+
+    graph: TaskGraph
+    #: The tasks by id, in their order.
+    views: Mapping[str, TaskView]
+    timelines: Mapping[str, tuple[HistoryEntry, ...]]
+    #: Each task's entries' times and statuses (what a dependent's phases read of it).
+    times: Mapping[str, list[int]]
+    statuses: Mapping[str, list[str]]
+    #: Each task's blockers named by its entries or its last snapshot (capped), sorted.
+    named: Mapping[str, tuple[str, ...]]
+    #: Each blocker id: the tasks naming it (see ``named``).
+    dependents: Mapping[str, frozenset[str]]
+    working: Mapping[str, _Working]
+    #: When each task completed last (tasks completed at the end).
+    done: Mapping[str, int]
+    #: Each task ever in progress with scopes: from its first such state to the end of
+    #: its last (``None``: still so). Two tasks overlap only within both.
+    windows: Mapping[str, tuple[int, int | None]]
+
+
+def _named(view: TaskView, timeline: Sequence[HistoryEntry]) -> tuple[str, ...]:
+    named = set(view.blocked_by[:MAX_BLOCKERS])
+    for h in timeline:
+        named.update(h.blocked_by[:MAX_BLOCKERS])
+    return tuple(sorted(named))
+
+
+def _working(timeline: Sequence[HistoryEntry]) -> _Working:
+    out: list[tuple[int, tuple[str, ...] | None]] = []
+    for h in timeline:
+        scopes = (
+            tuple(dict.fromkeys(h.write_scopes[:MAX_SCOPES]))
+            if h.status == "in_progress" and h.write_scopes
+            else None
+        )
+        if out and out[-1][0] == h.time:
+            out[-1] = (h.time, scopes)
+        else:
+            out.append((h.time, scopes))
+    return tuple(out)
+
+
+def _window(working: _Working) -> tuple[int, int | None] | None:
+    """When the task first was in progress with scopes, and when it last stopped being
+    so (``None``: it still is); ``None`` when it never was."""
+    start: int | None = None
+    end: int | None = None
+    for t, scopes in working:
+        if scopes is not None:
+            if start is None:
+                start = t
+            end = None
+        elif start is not None and end is None:
+            end = t
+    return None if start is None else (start, end)
+
+
+def _windows_meet(a: tuple[int, int | None], b: tuple[int, int | None]) -> bool:
+    return (b[1] is None or a[0] < b[1]) and (a[1] is None or b[0] < a[1])
+
+
+def _pair_overlaps(
+    a: _Working, b: _Working
+) -> list[tuple[int, int | None, tuple[str, ...], tuple[str, ...]]]:
+    """When tasks ``a`` and ``b`` (``a``'s id first) were both in progress with
+    overlapping scopes, with each one's overlapping scopes: what :func:`_overlaps`
+    finds for this pair (it reads a pair again only when one of the two changes)."""
+    out: list[tuple[int, int | None, tuple[str, ...], tuple[str, ...]]] = []
+    if not any(w is not None for _t, w in a) or not any(w is not None for _t, w in b):
+        return out
+    i = j = 0
+    wa: tuple[str, ...] | None = None
+    wb: tuple[str, ...] | None = None
+    opened: tuple[int, tuple[str, ...], tuple[str, ...]] | None = None
+    while i < len(a) or j < len(b):
+        t = min(a[i][0] if i < len(a) else b[j][0], b[j][0] if j < len(b) else a[i][0])
+        if i < len(a) and a[i][0] == t:
+            wa = a[i][1]
+            i += 1
+        if j < len(b) and b[j][0] == t:
+            wb = b[j][1]
+            j += 1
+        now = _shared(wa, wb) if wa is not None and wb is not None else None
+        if opened is not None and now != opened[1:]:
+            if t > opened[0]:
+                out.append((opened[0], t, opened[1], opened[2]))
+            opened = None
+        if opened is None and now is not None:
+            opened = (t, *now)
+    if opened is not None:
+        out.append((opened[0], None, opened[1], opened[2]))
+    return out
+
+
+def _rules(
+    graph: TaskGraph, views: Mapping[str, TaskView], named: Mapping[str, tuple[str, ...]]
+) -> None:
+    """The missing blockers, dependencies on deleted tasks and self-blocks, as
+    :func:`analyse` finds them (in the tasks' order)."""
+    for tid, view in views.items():
+        for blocker in named[tid]:
+            if blocker not in views:
+                graph.missing_blockers.setdefault(blocker, []).append(tid)
+        if view.status != "deleted" and any(
+            views[b].status == "deleted" for b in view.blocked_by if b in views
+        ):
+            graph.on_deleted.append(tid)
+        if tid in view.blocked_by:
+            graph.self_blocked.append(tid)
+
+
+def _analysed_afresh(tasks: Iterable[TaskView]) -> Analysis:
+    views = {v.id: v for v in tasks}
+    timelines = {tid: tuple(_timeline(v)) for tid, v in views.items()}
+    times = {tid: [h.time for h in hs] for tid, hs in timelines.items()}
+    statuses = {tid: [h.status for h in hs] for tid, hs in timelines.items()}
+    named = {tid: _named(views[tid], hs) for tid, hs in timelines.items()}
+    dependents: dict[str, set[str]] = {}
+    for tid, blockers in named.items():
+        for b in blockers:
+            dependents.setdefault(b, set()).add(tid)
+    known = _Statuses({}, (times, statuses))
+    graph = TaskGraph()
+    for tid, entries in timelines.items():
+        graph.phases[tid] = task_phases(entries, known)
+    graph.overlaps = _overlaps(timelines)
+    done = {tid: at for tid, hs in timelines.items() if (at := _completed_at(hs)) is not None}
+    graph.critical_path = _path_of(views, timelines, done)
+    _rules(graph, views, named)
+    graph.cyclic = _cycles(views)
+    working = {tid: _working(hs) for tid, hs in timelines.items()}
+    windows = {tid: w for tid, ws in working.items() if (w := _window(ws)) is not None}
+    return Analysis(
+        graph,
+        views,
+        timelines,
+        times,
+        statuses,
+        named,
+        {b: frozenset(ds) for b, ds in dependents.items()},
+        working,
+        done,
+        windows,
+    )
+
+
+def analyse_on(held: Analysis | None, tasks: Iterable[TaskView]) -> Analysis:
+    """:func:`analyse` of ``tasks`` (its graph is equal to it), read again only where
+    ``tasks`` differ from ``held``'s (the last analysis of this board, or ``None``): a
+    task's phases change with its own entries and its blockers' statuses, a pair's
+    overlaps with either task, the rest is a pass over what is kept per task. A board
+    that lost a task is analysed afresh."""
+    views = {v.id: v for v in tasks}
+    if held is None or not held.views.keys() <= views.keys():
+        return _analysed_afresh(views.values())
+    was = held.views
+    changed = [
+        tid
+        for tid, v in views.items()
+        if (old := was.get(tid)) is None or (old is not v and old != v)
+    ]
+    if not changed and list(was) == list(views):
+        return held
+    timelines = dict(held.timelines)
+    times, statuses = dict(held.times), dict(held.statuses)
+    named, working, done = dict(held.named), dict(held.working), dict(held.done)
+    windows = dict(held.windows)
+    dependents = dict(held.dependents)
+    #: Tasks whose statuses over time changed (or that are new): their dependents'
+    #: phases are read again.
+    moved: list[str] = []
+    for tid in changed:
+        hs = tuple(_timeline(views[tid]))
+        timelines[tid] = hs
+        new_times, new_statuses = [h.time for h in hs], [h.status for h in hs]
+        if tid not in was or new_times != times[tid] or new_statuses != statuses[tid]:
+            moved.append(tid)
+        times[tid], statuses[tid] = new_times, new_statuses
+        old_named = named.get(tid, ())
+        named[tid] = _named(views[tid], hs)
+        if named[tid] != old_named:
+            for b in set(old_named) - set(named[tid]):
+                dependents[b] = dependents[b] - {tid}
+                if not dependents[b]:
+                    del dependents[b]
+            for b in set(named[tid]) - set(old_named):
+                dependents[b] = dependents.get(b, frozenset()) | {tid}
+        working[tid] = _working(hs)
+        window = _window(working[tid])
+        if window is None:
+            windows.pop(tid, None)
+        else:
+            windows[tid] = window
+        at = _completed_at(hs)
+        if at is None:
+            done.pop(tid, None)
+        else:
+            done[tid] = at
+    again = set(changed)
+    for tid in moved:
+        again |= dependents.get(tid, frozenset())
+    known = _Statuses({}, (times, statuses))
+    graph = TaskGraph()
+    phases = held.graph.phases
+    fresh = {tid: task_phases(timelines[tid], known) for tid in again}
+    # Phases read again to the same value stay the very same tuple (readers compare
+    # by identity first).
+    graph.phases = {
+        tid: phases[tid] if tid not in fresh or fresh[tid] == phases.get(tid) else fresh[tid]
+        for tid in views
+    }
+    graph.overlaps = _overlaps_on(held.graph.overlaps, working, windows, changed)
+    graph.critical_path = _path_of(views, timelines, done)
+    _rules(graph, views, named)
+    same_edges = list(was) == list(views) and all(
+        was[tid].blocked_by == views[tid].blocked_by for tid in changed
+    )
+    graph.cyclic = list(held.graph.cyclic) if same_edges else _cycles(views)
+    return Analysis(
+        graph, views, timelines, times, statuses, named, dependents, working, done, windows
+    )
+
+
+def _overlaps_on(
+    held: Mapping[str, list[Overlap]],
+    working: Mapping[str, _Working],
+    windows: Mapping[str, tuple[int, int | None]],
+    changed: Sequence[str],
+) -> dict[str, list[Overlap]]:
+    """``held``'s overlaps with every pair that names a ``changed`` task read again
+    (the pairs whose windows meet: the others never overlap)."""
+    gone = set(changed)
+    out: dict[str, list[Overlap]] = {}
+    for tid, found in held.items():
+        if tid in gone:
+            continue
+        kept = [o for o in found if o.task_id not in gone]
+        if kept:
+            out[tid] = kept
+    touched: set[str] = set()
+    done_pairs: set[tuple[str, str]] = set()
+    for tid in changed:
+        window = windows.get(tid)
+        if window is None:
+            continue
+        for other, theirs in windows.items():
+            if other == tid or not _windows_meet(window, theirs):
+                continue
+            pair = (tid, other) if tid < other else (other, tid)
+            if pair in done_pairs:
+                continue
+            done_pairs.add(pair)
+            for start, end, mine, their in _pair_overlaps(working[pair[0]], working[pair[1]]):
+                out.setdefault(pair[0], []).append(Overlap(pair[1], start, end, mine))
+                out.setdefault(pair[1], []).append(Overlap(pair[0], start, end, their))
+                touched.update(pair)
+    for tid in touched:
+        out[tid].sort(key=lambda o: (o.start, o.task_id))
+    return out
 
 
 def names(ids: Sequence[str]) -> str:

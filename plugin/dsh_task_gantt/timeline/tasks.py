@@ -19,10 +19,10 @@ from ..fold.tasks import (
     replay_task,
     task_groups,
 )
-from ..memo import TASK_ENTRIES_KEPT, Memo
+from ..memo import TASK_ENTRIES_KEPT, Memo, Same
 from .inputs import TeamSnapshot
 from .roster import Lane, Roster, is_ours
-from .task_graph import Overlap, Phase, TaskGraph, analyse
+from .task_graph import Analysis, Overlap, Phase, TaskGraph, analyse_on
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,11 +257,21 @@ def _replayed_on(
     )
 
 
+#: Each team's last task graph analysis: a task move reads again the phases and
+#: overlaps it can change, not every task's. One entry per team (its last version),
+#: bounded by teams and by tasks.
+_ANALYSED: Memo[str, Analysis] = Memo(
+    64, max_weight=TASKS_KEPT, weight=lambda held: len(held.views) + 1
+)
+
+
 def _place(roster: Roster, live: Sequence[Any] | None) -> _Placed:
     replayed = _replayed(roster)
     replay = assembled(replayed.parts.values(), replayed.index, roster.actor_of, live)
     foreign = replayed.foreign
-    graph = analyse(replay.tasks)
+    analysis = analyse_on(_ANALYSED.get(roster.lead_session), replay.tasks)
+    _ANALYSED.put(roster.lead_session, analysis, owner=roster.lead_session)
+    graph = analysis.graph
     positions = {id(lane): n for n, lane in enumerate(roster.lanes)}
     token = roster.token()
     tasks: list[dict[str, Any]] = []
@@ -300,11 +310,11 @@ def _name_of(roster: Roster, owner_id: str | None) -> str | None:
     return lane.name if lane else None
 
 
-#: Each task's JSON by everything it is made of (its view, owner, lane, phases and
-#: overlaps, and the roster that names its history's owners): a replay after an append
-#: moves a task or two, and the others keep their JSON (no new dicts per task, which
-#: the collector would then traverse). Bounded by entries, and per task by its last two
-#: versions (the older are never asked for again).
+#: Each task's JSON by everything it is made of (its view and phases, by identity, its
+#: owner, lane and overlaps, and the roster that names its history's owners): a replay
+#: after an append moves a task or two, and the others keep their JSON (no new dicts
+#: per task, which the collector would then traverse). Bounded by entries, and per
+#: task by its last two versions (the older are never asked for again).
 _TASK_JSON: Memo[tuple[Any, ...], dict[str, Any]] = Memo(TASKS_KEPT, per_slot=2)
 
 
@@ -319,7 +329,10 @@ def _task_json(
     phases = graph.phases.get(view.id, ())
     overlaps = tuple(graph.overlaps.get(view.id, ()))
     owner_key = (owner.name, owner.session_id) if owner is not None else None
-    memo_key = (view, owner_key, lane_id, phases, overlaps, token)
+    # The view and its phases by identity (frozen: the same object is the same value;
+    # an unmoved task keeps both from one placement to the next): hashing a day's
+    # views and phases by value on every task move cost more than the rest of it.
+    memo_key = (Same(view), owner_key, lane_id, Same(phases), overlaps, token)
     held = _TASK_JSON.get(memo_key)
     if held is None:
         held = _TASK_JSON.put(

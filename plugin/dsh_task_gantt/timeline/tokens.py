@@ -10,8 +10,9 @@ disjoint (``fold.usage``), so every total is a plain sum.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass, replace
+import weakref
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from operator import attrgetter
 from typing import Any
@@ -19,11 +20,22 @@ from typing import Any
 from ..fold.appends import appended
 from ..fold.records import LaneFold, UsageRec
 from ..fold.usage import ZERO, Counts, add
-from ..memo import Memo, Same
+from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 
 #: Counts, steps with usage, steps without (a turn's or a lane's totals).
 Totals = tuple[Counts, int, int]
 _NONE: Totals = (ZERO, 0, 0)
+
+
+class TurnTotals(dict[str, Totals]):
+    """Each turn's totals (a plain dict that can be weakly referred to: a count
+    carried on names the one it was carried from, see ``LaneTokens.since``)."""
+
+    __slots__ = ("__weakref__",)
+
+
+#: ``(the map counted on, weakly; the turns whose totals changed)``.
+Since = tuple[Callable[[], Mapping[str, Totals] | None], frozenset[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +49,11 @@ class LaneTokens:
     bad_chunks: int
     provider: str | None
     model: str | None
+    #: ``(base, turn ids)``: ``by_turn`` is ``base()`` (the lane's count before, counted
+    #: on by an append; weakly held, so a count keeps no older map alive) but at these
+    #: turns, so a reader that used that map reads these again, not every turn
+    #: (``None``: counted whole). Not part of the count.
+    since: Since | None = field(default=None, compare=False, repr=False)
 
 
 #: By fold identity. Its key holds the fold, and a lead's fold is its whole history:
@@ -96,8 +113,10 @@ def _weight(held: _Counted) -> int:
 
 
 #: Each lane's last count, by lane: the next append counts on from it. One entry per
-#: lane (its last version), bounded by lanes and by the turns and steps they hold.
-_COUNTED: Memo[Hashable, _Counted] = Memo(256, max_weight=1 << 16, weight=_weight)
+#: lane (its last version), bounded by lanes and by the turns and steps they hold,
+#: sized for the kept teams' days (a big team's day is ~66k turns: a smaller bound
+#: evicts its lanes, and each append then recounts a lane's whole history).
+_COUNTED: Memo[Hashable, _Counted] = Memo(256, max_weight=HISTORY_ITEMS_KEPT, weight=_weight)
 
 
 def _summed(fold: LaneFold, cut: int) -> bool:
@@ -128,13 +147,15 @@ def _counted_on(held: _Counted, fold: LaneFold, cut: int) -> LaneTokens | None:
         return None  # not one chunk per step: the record by record way
     if not chunks and not messages and _source(fold, cut) == (was.provider, was.model):
         return was  # the very same count: what is memoised by its identity holds
-    by_turn = dict(was.by_turn)
+    by_turn = TurnTotals(was.by_turn)
+    touched: set[str] = set()
     total, skipped = was.total, was.skipped
     for seq, rec in chunks:
         if seq < cut or rec.counts is None or not rec.turn_id or rec.step_id is None:
             return None  # not the plain-sum kind: see _summed
         step: Totals = (rec.counts, 1, 0)
         by_turn[rec.turn_id] = plus(by_turn.get(rec.turn_id, _NONE), step)
+        touched.add(rec.turn_id)
         total = plus(total, step)
         skipped += rec.skipped
     for seq, rec in messages:
@@ -146,9 +167,20 @@ def _counted_on(held: _Counted, fold: LaneFold, cut: int) -> LaneTokens | None:
             if not rec.turn_id:
                 return None  # "" is the loose steps' key in _with_messages
             by_turn[rec.turn_id] = plus(by_turn.get(rec.turn_id, _NONE), step)
+            touched.add(rec.turn_id)
         total = plus(total, step)
     provider, model = _source(fold, cut)
-    return LaneTokens(total, by_turn, skipped, 0, provider, model)
+    since = _since(was.by_turn, touched)
+    return LaneTokens(total, by_turn, skipped, 0, provider, model, since)
+
+
+def _since(base: Mapping[str, Totals], touched: set[str]) -> Since | None:
+    """What a count carried on from ``base`` says of it (``None``: ``base`` cannot be
+    weakly referred to, e.g. a plain dict handed in)."""
+    try:
+        return (weakref.ref(base), frozenset(touched))
+    except TypeError:
+        return None
 
 
 def _step_key(seq: int, rec: UsageRec) -> tuple[str, ...]:
@@ -211,7 +243,7 @@ def _by_steps(fold: LaneFold, cut: int) -> tuple[LaneTokens, tuple[_Latest, _Lat
     """The record by record count, and each step's latest records it was made from."""
     chunks = _latest(fold.usage_chunks, cut)
     messages = _latest(fold.usage_messages, cut)
-    by_turn: dict[str, Totals] = {}
+    by_turn: dict[str, Totals] = TurnTotals()
     total = _NONE
     skipped = bad_chunks = 0
     for k in chunks.keys() | messages.keys():
@@ -251,7 +283,8 @@ def _stepped_on(held: _Counted, fold: LaneFold, cut: int) -> _Counted | None:
     chunks, messages = dict(old_chunks), dict(old_messages)
     touched = _keep_latest(chunks, new_chunks, cut) | _keep_latest(messages, new_messages, cut)
     t = held.tokens
-    by_turn = dict(t.by_turn)
+    by_turn = TurnTotals(t.by_turn)
+    turns: set[str] = set()
     total, skipped, bad_chunks = t.total, t.skipped, t.bad_chunks
     for k in touched:
         turn_id = _step_turn(k)
@@ -268,8 +301,10 @@ def _stepped_on(held: _Counted, fold: LaneFold, cut: int) -> _Counted | None:
         bad_chunks += bad
         if turn_id is not None:
             by_turn[turn_id] = plus(by_turn.get(turn_id, _NONE), step)
+            turns.add(turn_id)
     provider, model = _source(fold, cut)
-    tokens = LaneTokens(total, by_turn, skipped, bad_chunks, provider, model)
+    since = _since(t.by_turn, turns)
+    tokens = LaneTokens(total, by_turn, skipped, bad_chunks, provider, model, since)
     return _Counted(fold, cut, tokens, False, (chunks, messages))
 
 
@@ -285,7 +320,7 @@ def _bulk_chunk_totals(fold: LaneFold, cut: int) -> dict[str, Totals] | None:
     if len(fold.usage_chunk_steps) != len(recs) or any(map(_NO_COUNTS, recs)):
         return None
     recs.sort(key=_TURN)
-    out: dict[str, Totals] = {}
+    out: dict[str, Totals] = TurnTotals()
     for turn_id, group in groupby(recs, key=_TURN):
         counts = [rec.counts for rec in group]
         (i, cr, cw, o, r) = map(sum, zip(*counts, strict=True))

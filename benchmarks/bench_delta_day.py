@@ -1,0 +1,252 @@
+"""A delta poll after an append, after a day of history: what it costs, in process.
+
+Generates the big team (``teams.py``) with ``--hours`` of appends written before it at
+the real rate (``bench_soak.prewrite``: a ``LiveTeam`` tick every 2 s, timestamped in
+the past), then, in this process, serves it with the embedded host (starlette's
+``TestClient``: the app and this loop share the process, so ``time.process_time``
+counts the server's CPU and the client's, which is small), the collector paced as
+``serve`` paces it (``collector.pace_for_serving``). It opens the panel as each kind
+of poller does (``bench_soak.KINDS``: 400 px and 1280 px following now), takes the
+``v``/``drawn``/``b`` its answer carries, then for ``--ticks`` ticks:
+
+- one ``LiveTeam`` append (timestamped now);
+- the delta board poll each kind sends (``bench_soak.board_params``, ``HX-Request``):
+  the 400 px one first (it pays for reading the append and building the timeline), the
+  1280 px one next (the timeline is built: only its board);
+- an unchanged poll (400 px again, holding the answer it just had: a 204).
+
+It prints per kind the CPU and the wall time (p50, p99, max, in ms) and, with
+``--profile``, a cProfile of the delta polls (cumulative, the top ``--profile-lines``).
+
+``--root DIR`` keeps the generated dataset there (the team, its spec after the
+history) and reuses it on later runs: each run appends to a scratch copy, so the
+dataset stays as generated. Writing 24 hours takes a few tens of seconds. A reused
+dataset's history ends when it was generated: the ticks are timestamped now, after a
+gap (no member ran in between).
+
+The machine this runs on in the project is shared (2 cores, other jobs): CPU time
+(``process_time``) is the figure; the wall time is noisier. Nothing here asserts.
+
+Run: ``python benchmarks/bench_delta_day.py [--hours 24] [--ticks 60] [--root DIR]
+[--team big] [--profile]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import cProfile
+import gc
+import io
+import json
+import os
+import pstats
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_soak import (
+    _INPUT,
+    KINDS,
+    PREFIX,
+    PollerKind,
+    board_params,
+    pct,
+    prewrite,
+    raw_log_bytes,
+    unescape,
+)
+from teams import HOUR_MS, TEAMS, generate_recent_team
+
+from dsh_task_gantt.collector import pace_for_serving
+from dsh_task_gantt.embedded import EmbeddedHost
+from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
+
+#: The kinds measured: following now, 400 px and 1280 px.
+FOLLOWING = tuple(k for k in KINDS if k.follow and not k.list_open and not k.replay)
+SPEC = "spec.json"
+MADE = "made.json"
+
+
+def dataset(root: Path, team: str, hours: float) -> Path:
+    """``root``'s dataset of ``team`` with ``hours`` of history, generated there once
+    (``made.json`` says which): the folder holding ``sessions/`` and ``spec.json``."""
+    made = root / MADE
+    want = {"team": team, "hours": hours}
+    if made.exists() and json.loads(made.read_text()) == want:
+        return root
+    if root.exists():
+        shutil.rmtree(root)
+    sessions = root / "sessions"
+    sessions.mkdir(parents=True)
+    span = round(hours * HOUR_MS)
+    t0 = time.monotonic()
+    spec = generate_recent_team(sessions, TEAMS[team], ends_ms=int(time.time() * 1000) - span)
+    print(f"generated the {team} team in {time.monotonic() - t0:.0f} s", flush=True)
+    live = LiveTeam(sessions, spec)
+    if span:
+        prewrite(live, span)
+    live.spec().dump(root / SPEC)
+    made.write_text(json.dumps(want))
+    return root
+
+
+def _held(text: str, held: dict[str, str]) -> None:
+    held.update({k: unescape(v) for k, v in _INPUT.findall(text)})
+
+
+def _figures(values: list[float]) -> str:
+    return (
+        f"p50 {pct(values, 0.5):6.1f}  p99 {pct(values, 0.99):6.1f}  "
+        f"max {max(values, default=float('nan')):6.1f}"
+    )
+
+
+def measure(args: argparse.Namespace, data: Path) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="dsh-gantt-delta-"))
+    try:
+        root = work / "sessions"
+        shutil.copytree(data / "sessions", root)
+        spec = TeamSpec.load(data / SPEC, root=str(root))
+        live = LiveTeam(root, spec)
+        raw = raw_log_bytes(root)
+        session = spec.lead_id
+        print(
+            f"team {args.team}: {len(spec.members)} lanes, {len(spec.messages)} messages, "
+            f"{len(spec.tasks)} tasks, {len(spec.human_prompts)} prompts, "
+            f"{raw / 1e6:.0f} MB of raw logs ({args.hours:g} h of history); "
+            f"load average {os.getloadavg()[0]:.2f}",
+            flush=True,
+        )
+        pace_for_serving()
+        host = EmbeddedHost(root)
+        result = asyncio.run(_ticks(args, host, live, session))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    cpu, wall, statuses = result["cpu_ms"], result["wall_ms"], result["statuses"]
+    print(f"\n{args.ticks} ticks; load average {os.getloadavg()[0]:.2f} (ms per poll)")
+    for name in cpu:
+        print(
+            f"{name:18s} CPU  {_figures(cpu[name])}   wall {_figures(wall[name])}   "
+            f"statuses {statuses[name]}"
+        )
+    return result
+
+
+class _InlineExecutor(concurrent.futures.ThreadPoolExecutor):
+    """Runs what the host hands to a thread at once, in the calling thread: the profile
+    then sees the reads too (``cProfile`` follows one thread)."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed on to the awaiting request
+            future.set_exception(exc)
+        return future
+
+
+async def _ticks(
+    args: argparse.Namespace, host: EmbeddedHost, live: LiveTeam, session: str
+) -> dict[str, Any]:
+    cpu: dict[str, list[float]] = {}
+    wall: dict[str, list[float]] = {}
+    statuses: dict[str, dict[str, int]] = {}
+    profile = cProfile.Profile() if args.profile else None
+    if profile is not None:
+        asyncio.get_running_loop().set_default_executor(_InlineExecutor())
+
+    def add(name: str, c: float, w: float, status: int) -> None:
+        cpu.setdefault(name, []).append(c * 1000)
+        wall.setdefault(name, []).append(w * 1000)
+        counts = statuses.setdefault(name, {})
+        counts[str(status)] = counts.get(str(status), 0) + 1
+
+    transport = httpx.ASGITransport(app=host, client=("127.0.0.1", 5))
+    held: dict[str, dict[str, str]] = {}
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1:8765", timeout=600
+    ) as client:
+
+        async def poll(kind: PollerKind, profiled: bool = False) -> tuple[int, float, float]:
+            params = board_params(session, kind, 0, held[kind.name])
+            on = profile is not None and profiled
+            c0, w0 = time.process_time(), time.perf_counter()
+            if on:
+                assert profile is not None
+                profile.enable()
+            r = await client.get(
+                PREFIX + "/panel/board", params=params, headers={"HX-Request": "true"}
+            )
+            if on:
+                assert profile is not None
+                profile.disable()
+            c, w = time.process_time() - c0, time.perf_counter() - w0
+            if r.status_code in (200, 286):
+                _held(r.text, held[kind.name])
+            return r.status_code, c, w
+
+        for kind in FOLLOWING:
+            held[kind.name] = {"version": "", "drawn": "", "token": ""}
+            c0, w0 = time.process_time(), time.perf_counter()
+            page = await client.get(PREFIX + "/panel", params={"session": session, "follow": "1"})
+            c, w = time.process_time() - c0, time.perf_counter() - w0
+            print(f"panel page ({kind.name}): {page.status_code} in {w:.1f} s ({c:.1f} s CPU)")
+            _held(page.text, held[kind.name])
+            # The panel's first polls settle its extent (its width is known then).
+            for _ in range(2):
+                await poll(kind)
+        gc.collect()
+        for _ in range(args.ticks):
+            live.tick(int(time.time() * 1000))
+            for kind in FOLLOWING:
+                status, c, w = await poll(kind, profiled=True)
+                add(f"delta {kind.name}", c, w, status)
+            status, c, w = await poll(FOLLOWING[0])
+            add(f"unchanged {FOLLOWING[0].name}", c, w, status)
+            if args.pause:
+                await asyncio.sleep(args.pause)
+    if profile is not None:
+        out = io.StringIO()
+        stats = pstats.Stats(profile, stream=out).sort_stats(args.profile_sort)
+        stats.print_stats(args.profile_lines)
+        print(out.getvalue())
+    return {"cpu_ms": cpu, "wall_ms": wall, "statuses": statuses}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--team", choices=sorted(TEAMS), default="big")
+    parser.add_argument("--hours", type=float, default=24)
+    parser.add_argument("--ticks", type=int, default=60)
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds between ticks")
+    parser.add_argument("--root", type=Path, help="keep the dataset here and reuse it")
+    parser.add_argument("--profile", action="store_true", help="cProfile the delta polls")
+    parser.add_argument("--profile-lines", type=int, default=60)
+    parser.add_argument("--profile-sort", default="cumulative")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    scratch = None
+    if args.root is None:
+        scratch = Path(tempfile.mkdtemp(prefix="dsh-gantt-delta-data-"))
+    try:
+        data = dataset(args.root or scratch, args.team, args.hours)
+        result = measure(args, data)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
