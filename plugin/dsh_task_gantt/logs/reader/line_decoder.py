@@ -114,6 +114,13 @@ class LineDecoder:
     #: Runs mode: the usage chunks in DSH's spelling, a unit's rows at a time
     #: (``line_ends.counts_row_bytes``), decoded once by :meth:`take_run`.
     chunk_rows: list[bytes] = field(default_factory=list)
+    #: Runs mode: the messages of counted steps, as ``seq,time`` rows
+    #: (``line_ends.seq_time_bytes``), decoded once by :meth:`take_run`.
+    counted_rows: list[bytes] = field(default_factory=list)
+    #: Runs mode: each unit's message that names the lane's model though its step's
+    #: chunk counts (``line_ends.named_row_bytes``), and its source.
+    named_rows: list[bytes] = field(default_factory=list)
+    named_sources: list[dict[str, Any]] = field(default_factory=list)
 
     def feed(self, text: bytes, keep_from: int = 0, keep_to: int | None = None) -> None:
         """Decode the ``\n``-separated lines of ``text``; keep only events with index in
@@ -305,46 +312,28 @@ class LineDecoder:
             if source is not None:
                 named_last = (counted_last.pop(), source)
         counted += counted_last
-        if in_bulk:
+        if chunks or lasts or firsts:
             lasts_m = [m for m, _ in lasts]
-            found_all = chunks + lasts_m + firsts + counted
-            if named_last is not None:
-                found_all.append(named_last[0])
-            try:  # every bulk line's seq and time in one decode (groups 1 and 2 of each)
+            found_all = chunks + lasts_m + firsts
+            try:  # these lines' seqs and times in one decode (groups 1 and 2 of each)
                 seqs, times = line_ends.seqs_and_times(found_all)
             except orjson.JSONDecodeError:
                 seqs = times = ()  # each group decodes its own (and falls back alone)
-            cut = 0
-
-            def columns(size: int) -> line_ends.Columns | None:
-                nonlocal cut
-                cut += size
-                return (seqs[cut - size : cut], times[cut - size : cut]) if seqs else None
-
             groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
-            if counts:  # decoded once per read, seqs and times too (``take_run``)
-                self.chunk_rows.append(line_ends.counts_row_bytes(counts))
-                index += len(counts)
-                self.lines_seen += len(counts)
+            cut = 0
             if chunks:
-                groups.append((chunks, line_ends.chunk_batch(chunks, columns(len(chunks)))))
+                cut = len(chunks)
+                columns = (seqs[:cut], times[:cut]) if seqs else None
+                groups.append((chunks, line_ends.chunk_batch(chunks, columns)))
             if lasts:
+                got = slice(cut, cut + len(lasts))
+                columns = (seqs[got], times[got]) if seqs else None
+                cut += len(lasts)
                 source = line_ends.tail_source(lasts_m[-1])
-                batch = line_ends.last_batch(lasts, columns(len(lasts)), source)
-                groups.append((lasts_m, batch))
+                groups.append((lasts_m, line_ends.last_batch(lasts, columns, source)))
             if firsts:
-                groups.append((firsts, line_ends.first_batch(firsts, columns(len(firsts)))))
-            if counted:
-                got = columns(len(counted))
-                try:
-                    seqs_n, times_n = got or line_ends.seqs_and_times(counted)
-                    groups.append((counted, ("", seqs_n, times_n, (), (), (), None)))
-                except orjson.JSONDecodeError:
-                    groups.append((counted, None))
-            if named_last is not None:
-                match, source = named_last
-                batch = line_ends.last_batch([(match, b"null")], columns(1), source)
-                groups.append(([match], batch))
+                columns = (seqs[cut:], times[cut:]) if seqs else None
+                groups.append((firsts, line_ends.first_batch(firsts, columns)))
             for group, batch in groups:
                 if batch is None:  # a batch that does not decode: each line on its own
                     for found in group:
@@ -360,12 +349,26 @@ class LineDecoder:
                             index += 1
                     others += len(group)
                     continue
-                if batch[0]:
-                    self.run_usage.append(batch)
+                self.run_usage.append(batch)
                 self.run_seqs += batch[1]
                 self.run_time = max(self.run_time, max(batch[2]))
                 index += len(group)
                 self.lines_seen += len(group)
+        # The rows whose numbers always decode (digits matched by the patterns) wait for
+        # :meth:`take_run`, a read's rows in one decode: usage chunks in DSH's spelling,
+        # the messages of counted steps (seq and time only) and the one that names the
+        # model (as a message of no usage).
+        if counts:
+            self.chunk_rows.append(line_ends.counts_row_bytes(counts))
+        if counted:
+            self.counted_rows.append(line_ends.seq_time_bytes(counted))
+        if named_last is not None:
+            match, source = named_last
+            self.named_rows.append(line_ends.named_row_bytes(match))
+            self.named_sources.append(source)
+        counted_rows = len(counts) + len(counted) + (named_last is not None)
+        index += counted_rows
+        self.lines_seen += counted_rows
         if matched:
             # Each line's ``"<type>","seq":N,"time":T`` (one group) goes to orjson as one
             # JSON array of type, seq, time, ...: C makes the ints, where a group call per
@@ -394,14 +397,25 @@ class LineDecoder:
     def take_run(self) -> EventRun | None:
         """The lines matched by :meth:`feed_runs` as one run (``None`` when none):
         their seqs, latest time and the latest seq of each type in ``marks``."""
-        if not self.run_seqs and not self.chunk_rows:
+        if not (self.run_seqs or self.chunk_rows or self.counted_rows or self.named_rows):
             return None
         seqs = tuple(self.run_seqs)
         run_time = self.run_time
         latest = tuple(
             (mark.decode(), self.run_latest[mark]) for mark in self.marks if mark in self.run_latest
         )
-        usage = line_ends.merged(self.run_usage)
+        batches = self.run_usage
+        if self.named_rows:  # messages of no usage: their seqs and times are in the batch
+            batches = [*batches, line_ends.named_batch(self.named_rows, self.named_sources)]
+        usage = line_ends.merged(batches)
+        if self.counted_rows:  # seqs and times only
+            counted_seqs, counted_times = line_ends.seq_time_columns(self.counted_rows)
+            seqs += counted_seqs
+            run_time = max(run_time, max(counted_times))
+        if self.named_rows:
+            named = batches[-1]
+            seqs += named[1]
+            run_time = max(run_time, max(named[2]))
         if self.chunk_rows:  # the DSH-spelled usage chunks: their seqs and times are here
             chunks = line_ends.counted_chunks(self.chunk_rows)
             usage = (*usage, chunks)

@@ -205,6 +205,34 @@ def counted_chunks(pieces: list[bytes]) -> Batch:
     return (CHUNK, seqs, times, turns, steps, UsageColumns(i, cr, cw, o, r), None)
 
 
+def seq_time_bytes(matches: list[re.Match[bytes]]) -> bytes:
+    """Groups 1 and 2 (seq and time: digits) of these matches as the inside of one
+    JSON array, ``seq,time,seq,time,…`` (:func:`seq_time_columns` decodes a read's)."""
+    return b",".join(chain.from_iterable(map(_GROUP, matches, repeat(1), repeat(2))))
+
+
+def seq_time_columns(pieces: list[bytes]) -> Columns:
+    """The seqs and times of a read's :func:`seq_time_bytes` pieces (one ``orjson``
+    call: digits and commas always decode)."""
+    flat = orjson.loads(b"[" + b",".join(pieces) + b"]")
+    return tuple(flat[0::2]), tuple(flat[1::2])
+
+
+def named_row_bytes(match: re.Match[bytes]) -> bytes:
+    """A message matched by ``match_message_last`` as ``seq,time,"turn":T,"step":S``."""
+    return b",".join(match.group(1, 2, 3))
+
+
+def named_batch(rows: list[bytes], sources: list[dict[str, Any]]) -> Batch:
+    """The message batch of a read's :func:`named_row_bytes` rows, each of no usage and
+    naming its source (one ``orjson`` call; digits, commas and the step's names)."""
+    flat = orjson.loads(
+        b"[" + b",".join(rows).replace(b'"turn":', b"").replace(b'"step":', b"") + b"]"
+    )
+    seqs, times, turns, steps = (tuple(flat[k::4]) for k in range(4))
+    return (MESSAGE, seqs, times, turns, steps, (None,) * len(seqs), tuple(sources))
+
+
 def _column(matches: list[re.Match[bytes]], group: int) -> tuple[Any, ...]:
     return tuple(orjson.loads(b"[" + b",".join(map(_GROUP, matches, repeat(group))) + b"]"))
 
