@@ -30,7 +30,7 @@ from dsh_task_gantt.logs.reader.line_ends import PARSE, probe
 from dsh_task_gantt.logs.reader.skip_rules import SkipRule, has_marker
 
 #: ``LogEvent(...)`` without the named tuple's generated ``__new__`` (a hot path).
-_new_event: Callable[[tuple[str, int, int | None, Any, int, None]], LogEvent] = functools.partial(
+_new_event: Callable[[tuple[str, int, int | None, Any, int, Any]], LogEvent] = functools.partial(
     tuple.__new__, LogEvent
 )
 
@@ -68,7 +68,7 @@ def event_from_object(obj: Any, position: int) -> LogEvent | None:
     time = obj.get("time")
     if type(time) is not int or not 0 <= time <= MAX_SAFE_INT:
         time = as_time(time)
-    return LogEvent(etype, seq, time, obj.get("data"), position, obj.get("surfaceOp"))
+    return _new_event((etype, seq, time, obj.get("data"), position, obj.get("surfaceOp")))
 
 
 def _probed(text: bytes, match: re.Match[bytes], end: int, position: int) -> LogEvent | None:
@@ -387,7 +387,10 @@ class LineDecoder:
                 names = fields[0::3]
                 latest = self.run_latest
                 for mark in self.marks:
-                    seq = max(compress(seqs, map(mark.decode().__eq__, names)), default=-1)
+                    name = mark.decode()
+                    if name not in names:
+                        continue
+                    seq = max(compress(seqs, map(operator.eq, names, repeat(name))))
                     if seq > latest.get(mark, -1):
                         latest[mark] = seq
         self.next_index = index + len(matched)
