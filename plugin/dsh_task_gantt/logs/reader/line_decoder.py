@@ -37,6 +37,8 @@ _new_event: Callable[[tuple[str, int, int | None, Any, int, Any]], LogEvent] = f
 #: ``Match.group`` unbound: mapped with the group's number (``methodcaller`` looks the
 #: method up again for each match).
 _GROUP = re.Match.group
+#: A group of messages kept for :meth:`LineDecoder.take_run` (its batch comes there).
+_PART: Any = ()
 
 #: First bytes of a line that may be blank (``bytes.isspace`` whitespace).
 _BLANK = frozenset(b" \t\n\r\x0b\x0c")
@@ -121,6 +123,12 @@ class LineDecoder:
     #: chunk counts (``line_ends.named_row_bytes``), and its source.
     named_rows: list[bytes] = field(default_factory=list)
     named_sources: list[dict[str, Any]] = field(default_factory=list)
+    #: Runs mode: the other messages read in bulk, a group of a unit's at a time, their
+    #: usage decoded (``line_ends.last_part``, ``first_part``); :meth:`take_run` makes
+    #: one batch of them (at ``message_at`` among ``run_usage``), and a message whose
+    #: step's chunk came later in the read then stands for its seq and time only.
+    message_parts: list[line_ends.MessagePart] = field(default_factory=list)
+    message_at: int = 0
 
     def feed(self, text: bytes, keep_from: int = 0, keep_to: int | None = None) -> None:
         """Decode the ``\n``-separated lines of ``text``; keep only events with index in
@@ -313,27 +321,22 @@ class LineDecoder:
                 named_last = (counted_last.pop(), source)
         counted += counted_last
         if chunks or lasts or firsts:
-            lasts_m = [m for m, _ in lasts]
-            found_all = chunks + lasts_m + firsts
-            try:  # these lines' seqs and times in one decode (groups 1 and 2 of each)
-                seqs, times = line_ends.seqs_and_times(found_all)
-            except orjson.JSONDecodeError:
-                seqs = times = ()  # each group decodes its own (and falls back alone)
+            # Each group decoded here as far as its line must be read on its own when it
+            # does not decode (below, in this order: a line's index depends on it); the
+            # messages' digits wait for :meth:`take_run` (``message_parts``).
             groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
-            cut = 0
+            parts: list[line_ends.MessagePart | None] = []
             if chunks:
-                cut = len(chunks)
-                columns = (seqs[:cut], times[:cut]) if seqs else None
-                groups.append((chunks, line_ends.chunk_batch(chunks, columns)))
+                groups.append((chunks, line_ends.chunk_batch(chunks)))
             if lasts:
-                got = slice(cut, cut + len(lasts))
-                columns = (seqs[got], times[got]) if seqs else None
-                cut += len(lasts)
-                source = line_ends.tail_source(lasts_m[-1])
-                groups.append((lasts_m, line_ends.last_batch(lasts, columns, source)))
+                source = line_ends.tail_source(lasts[-1][0])
+                part = line_ends.last_part(lasts, source)
+                groups.append(([m for m, _ in lasts], None if part is None else _PART))
+                parts.append(part)
             if firsts:
-                columns = (seqs[cut:], times[cut:]) if seqs else None
-                groups.append((firsts, line_ends.first_batch(firsts, columns)))
+                part = line_ends.first_part(firsts)
+                groups.append((firsts, None if part is None else _PART))
+                parts.append(part)
             for group, batch in groups:
                 if batch is None:  # a batch that does not decode: each line on its own
                     for found in group:
@@ -349,11 +352,17 @@ class LineDecoder:
                             index += 1
                     others += len(group)
                     continue
-                self.run_usage.append(batch)
-                self.run_seqs += batch[1]
-                self.run_time = max(self.run_time, max(batch[2]))
+                if batch is not _PART:
+                    self.run_usage.append(batch)
+                    self.run_seqs += batch[1]
+                    self.run_time = max(self.run_time, max(batch[2]))
                 index += len(group)
                 self.lines_seen += len(group)
+            for part in parts:
+                if part is not None:
+                    if not self.message_parts and not self.named_rows:
+                        self.message_at = len(self.run_usage)
+                    self.message_parts.append(part)
         # The rows whose numbers always decode (digits matched by the patterns) wait for
         # :meth:`take_run`, a read's rows in one decode: usage chunks in DSH's spelling,
         # the messages of counted steps (seq and time only) and the one that names the
@@ -364,6 +373,8 @@ class LineDecoder:
             self.counted_rows.append(line_ends.seq_time_bytes(counted))
         if named_last is not None:
             match, source = named_last
+            if not self.message_parts and not self.named_rows:
+                self.message_at = len(self.run_usage)
             self.named_rows.append(line_ends.named_row_bytes(match))
             self.named_sources.append(source)
         counted_rows = len(counts) + len(counted) + (named_last is not None)
@@ -400,25 +411,33 @@ class LineDecoder:
     def take_run(self) -> EventRun | None:
         """The lines matched by :meth:`feed_runs` as one run (``None`` when none):
         their seqs, latest time and the latest seq of each type in ``marks``."""
-        if not (self.run_seqs or self.chunk_rows or self.counted_rows or self.named_rows):
+        if not (
+            self.run_seqs
+            or self.chunk_rows
+            or self.counted_rows
+            or self.named_rows
+            or self.message_parts
+        ):
             return None
         seqs = tuple(self.run_seqs)
         run_time = self.run_time
         latest = tuple(
             (mark.decode(), self.run_latest[mark]) for mark in self.marks if mark in self.run_latest
         )
-        batches = self.run_usage
-        if self.named_rows:  # messages of no usage: their seqs and times are in the batch
-            batches = [*batches, line_ends.named_batch(self.named_rows, self.named_sources)]
+        batches = list(self.run_usage)
+        if self.message_parts or self.named_rows:
+            batch, counted = line_ends.message_batch(
+                self.message_parts, self.chunk_steps, self.named_rows, self.named_sources
+            )
+            if batch[1]:
+                batches.insert(self.message_at, batch)
+            seqs += batch[1] + counted[0]
+            run_time = max(run_time, max(batch[2] + counted[1]))
         usage = line_ends.merged(batches)
         if self.counted_rows:  # seqs and times only
             counted_seqs, counted_times = line_ends.seq_time_columns(self.counted_rows)
             seqs += counted_seqs
             run_time = max(run_time, max(counted_times))
-        if self.named_rows:
-            named = batches[-1]
-            seqs += named[1]
-            run_time = max(run_time, max(named[2]))
         if self.chunk_rows:  # the DSH-spelled usage chunks: their seqs and times are here
             chunks = line_ends.counted_chunks(self.chunk_rows)
             usage = (*usage, chunks)

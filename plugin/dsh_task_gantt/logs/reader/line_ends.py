@@ -21,8 +21,8 @@ A short line is parsed whole (cheap, and no guessing); a line whose start holds 
 from __future__ import annotations
 
 import re
-from itertools import chain, repeat
-from operator import itemgetter
+from itertools import chain, compress, repeat
+from operator import itemgetter, not_
 from typing import Any, Final
 
 import orjson
@@ -305,6 +305,85 @@ def first_batch(matches: list[re.Match[bytes]], columns: Columns | None = None) 
         return (MESSAGE, seqs, times, turns, steps, _column(matches, 3), tuple(sources))
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return None
+
+
+#: A group of a unit's messages read in bulk, kept for the read's one message batch
+#: (:func:`message_batch`): each row's ``seq,time,"turn":T,"step":S``, its step as
+#: the chunks name it (empty: never counted by a chunk later in the read), its usage
+#: and its source.
+MessagePart = tuple[list[bytes], list[bytes], tuple[Any, ...], tuple[Any, ...]]
+#: ``b",".join``, mapped over each match's groups: one row's bytes.
+_JOIN = b",".join
+
+
+def _rows(matches: list[re.Match[bytes]], step: int) -> list[bytes]:
+    return list(map(_JOIN, map(_GROUP, matches, repeat(1), repeat(2), repeat(step))))
+
+
+def last_part(
+    found: list[tuple[re.Match[bytes], bytes]], last_source: dict[str, Any] | None = None
+) -> MessagePart | None:
+    """Messages matched by ``match_message_last``, with their :func:`message_tail`, or
+    ``None`` when the tails do not decode (each line is then read on its own);
+    ``last_source`` is the last one's :func:`tail_source` (only the latest source names
+    the lane's model, so the others are not looked for)."""
+    matches = [m for m, _ in found]
+    try:
+        tails = orjson.loads(b"[" + b",".join(t for _, t in found) + b"]")
+    except orjson.JSONDecodeError:
+        return None
+    sources = (None,) * (len(matches) - 1) + (last_source,)
+    steps = list(map(_GROUP, matches, repeat(3)))
+    return _rows(matches, 3), steps, tuple(map(_tail_usage, tails)), sources
+
+
+def first_part(matches: list[re.Match[bytes]]) -> MessagePart | None:
+    """Messages matched by ``match_message_first``, or ``None`` when their usages or
+    sources do not decode."""
+    try:
+        usages = _column(matches, 3)
+        sources = orjson.loads(b"[" + b",".join(m.group(5) or b"null" for m in matches) + b"]")
+    except orjson.JSONDecodeError:
+        return None
+    return _rows(matches, 4), [b""] * len(matches), usages, tuple(sources)
+
+
+def message_batch(
+    parts: list[MessagePart],
+    chunk_steps: set[bytes],
+    named_rows: list[bytes],
+    named_sources: list[dict[str, Any]],
+) -> tuple[Batch, Columns]:
+    """A read's one message batch: its parts' rows, then the rows that name the model
+    (``named_rows``: of no usage), and the seqs and times of the parts' messages whose
+    step's chunk this read saw after them (as if counted where they were read; one that
+    named the model stays a row of no usage, for its source). One ``orjson`` call."""
+    rows = list(chain.from_iterable(p[0] for p in parts))
+    usages = tuple(chain.from_iterable(p[2] for p in parts))
+    sources = tuple(chain.from_iterable(p[3] for p in parts))
+    late = list(map(chunk_steps.__contains__, chain.from_iterable(p[1] for p in parts)))
+    counted: list[bytes] = []
+    if any(late):
+        keep = list(map(not_, late))
+        gone = list(compress(zip(rows, sources, strict=True), late))
+        rows = list(compress(rows, keep))
+        usages = tuple(compress(usages, keep))
+        sources = tuple(compress(sources, keep))
+        named_rows = named_rows + [r for r, s in gone if s is not None]
+        named_sources = named_sources + [s for _, s in gone if s is not None]
+        counted = [r for r, s in gone if s is None]
+    flat = orjson.loads(
+        b"["
+        + b",".join(rows + named_rows + counted).replace(b'"turn":', b"").replace(b'"step":', b"")
+        + b"]"
+    )
+    seqs, times, turns, steps = (flat[k::4] for k in range(4))
+    n = len(rows) + len(named_rows)
+    usages += (None,) * len(named_rows)
+    sources += tuple(named_sources)
+    batch = (MESSAGE, tuple(seqs[:n]), tuple(times[:n]), tuple(turns[:n]), tuple(steps[:n]),
+             usages, sources)  # fmt: skip
+    return batch, (tuple(seqs[n:]), tuple(times[n:]))
 
 
 def _tail_usage(tail: Any) -> Any:
