@@ -49,6 +49,9 @@ _ASSISTANT = b'{"type":"assistant/'
 _KIND_AT = len(_ASSISTANT)
 _C, _M, _A = ord("c"), ord("m"), ord("a")
 _TYPE_AT = len(b'{"type":"')
+_MESSAGE_ONLY = frozenset({b"assistant/message"})
+#: A ``runs_prefix`` match's group of the run fields (1, or 3 for a type with markers).
+_LASTINDEX = operator.attrgetter("lastindex")
 
 
 def event_from_object(obj: Any, position: int) -> LogEvent | None:
@@ -204,10 +207,13 @@ class LineDecoder:
             cut = text.find(b"\n", leading.end() if leading else 0) + 1 or len(text)
             self.feed(text[:cut])
             text = text[cut:]
-        match_prefix = skip.run_prefix.match
-        match_marked = skip.marked_prefix.match if skip.marked_prefix is not None else None
+        assert skip.runs_prefix is not None
+        match_runs = skip.runs_prefix.match
         needles = dict(skip.needles)
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
+        # Only an assistant message's line can match ``ends_prefix``: looked for only
+        # where the line's first bytes say so (``kind``).
+        ends_by_kind = skip.ends == _MESSAGE_ONLY
         bulk = match_ends is not None  # token-use lines in DSH's own spelling, in bulk
         match_chunk = line_ends.match_chunk
         match_counts = line_ends.match_chunk_counts
@@ -272,21 +278,19 @@ class LineDecoder:
                     in_bulk += 1
                     pos = end + 1
                     continue
-            match = match_prefix(text, pos, end)
-            if match is None and match_marked is not None:
-                match = match_marked(text, pos, end)
-                if match is not None:
-                    for needle, marked in needles[match.group(2)]:  # no call per line
-                        if find(needle, pos, end) != -1 and has_marker(find, marked, pos, end):
-                            match = None
-                            break
+            match = match_runs(text, pos, end)
+            if match is not None and match.lastindex != 1:  # a type with markers
+                for needle, marked in needles[match.group(4)]:  # no call per line
+                    if find(needle, pos, end) != -1 and has_marker(find, marked, pos, end):
+                        match = None
+                        break
             if match is not None:
                 keep(match)
             elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
                 others += 1
                 position = index + len(matched) + in_bulk
                 event = None
-                if match_ends is not None:
+                if match_ends is not None and (kind == _M or not ends_by_kind):
                     found = match_ends(text, pos, end)
                     if found is not None:
                         event = _probed(text, found, end, position)
@@ -386,7 +390,7 @@ class LineDecoder:
             # value, or an int() per line, cost as much again as matching the line.
             fields = orjson.loads(
                 b"["
-                + b",".join(map(_GROUP, matched, repeat(1)))
+                + b",".join(map(_GROUP, matched, map(_LASTINDEX, matched)))
                 .replace(b',"seq":', b",")
                 .replace(b',"time":', b",")
                 + b"]"
