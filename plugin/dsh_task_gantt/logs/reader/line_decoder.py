@@ -112,6 +112,8 @@ class LineDecoder:
     run_seqs: list[int] = field(default_factory=list)
     run_time: int = -1
     run_latest: dict[bytes, int] = field(default_factory=dict)
+    #: Runs mode: the matched lines' run fields, a unit's joined at a time.
+    run_rows: list[bytes] = field(default_factory=list)
     #: Runs mode: the token-use rows read in bulk (``line_ends.bulk_rows``).
     run_usage: list[line_ends.Batch] = field(default_factory=list)
     #: Runs mode: the steps (``"turn":T,"step":S``) whose usage chunk this read saw.
@@ -385,29 +387,9 @@ class LineDecoder:
         index += counted_rows
         self.lines_seen += counted_rows
         if matched:
-            # Each line's ``"<type>","seq":N,"time":T`` (one group) goes to orjson as one
-            # JSON array of type, seq, time, ...: C makes the ints, where a group call per
-            # value, or an int() per line, cost as much again as matching the line.
-            fields = orjson.loads(
-                b"["
-                + b",".join(map(_GROUP, matched, map(_LASTINDEX, matched)))
-                .replace(b',"seq":', b",")
-                .replace(b',"time":', b",")
-                + b"]"
-            )
-            seqs = fields[1::3]
-            self.run_seqs += seqs
-            self.run_time = max(self.run_time, max(fields[2::3]))
-            if self.marks:
-                names = fields[0::3]
-                latest = self.run_latest
-                for mark in self.marks:
-                    name = mark.decode()
-                    if name not in names:
-                        continue
-                    seq = max(compress(seqs, map(operator.eq, names, repeat(name))))
-                    if seq > latest.get(mark, -1):
-                        latest[mark] = seq
+            # Each line's ``"<type>","seq":N,"time":T`` (one group), a read's at once in
+            # :meth:`take_run`: the names and digits the pattern matched always decode.
+            self.run_rows.append(b",".join(map(_GROUP, matched, map(_LASTINDEX, matched))))
         self.next_index = index + len(matched)
         self.lines_seen += len(matched) + others
         self.bad_lines += bad
@@ -421,8 +403,11 @@ class LineDecoder:
             or self.counted_rows
             or self.named_rows
             or self.message_parts
+            or self.run_rows
         ):
             return None
+        if self.run_rows:
+            self._decode_run_rows()
         seqs = tuple(self.run_seqs)
         run_time = self.run_time
         latest = tuple(
@@ -448,6 +433,30 @@ class LineDecoder:
             seqs += chunks[1]
             run_time = max(run_time, max(chunks[2]))
         return EventRun(len(seqs), seqs, run_time, latest, usage)
+
+    def _decode_run_rows(self) -> None:
+        """The matched lines' seqs, latest time and marks, from their run fields: one
+        JSON array of type, seq, time, ... (C makes the ints, where a group call per
+        value, or an int() per line, cost as much again as matching the line)."""
+        fields = orjson.loads(
+            b"["
+            + b",".join(self.run_rows).replace(b',"seq":', b",").replace(b',"time":', b",")
+            + b"]"
+        )
+        self.run_rows = []
+        seqs = fields[1::3]
+        self.run_seqs += seqs
+        self.run_time = max(self.run_time, max(fields[2::3]))
+        if self.marks:
+            names = fields[0::3]
+            latest = self.run_latest
+            for mark in self.marks:
+                name = mark.decode()
+                if name not in names:
+                    continue
+                seq = max(compress(seqs, map(operator.eq, names, repeat(name))))
+                if seq > latest.get(mark, -1):
+                    latest[mark] = seq
 
     def _header_line(self, line: bytes) -> bool:
         header = header_from_line(line)
