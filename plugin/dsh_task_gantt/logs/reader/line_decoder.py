@@ -306,8 +306,10 @@ class LineDecoder:
             pos = end + 1
         if sourced is not None:
             firsts.append(sourced)
-        if counts:
-            chunk_steps.update(map(_GROUP, counts, repeat(3)))
+        rows: list[tuple[bytes, ...]] = []
+        if counts:  # their groups once: the steps now, the rows' bytes below
+            rows = line_ends.count_rows(counts)
+            chunk_steps.update(map(line_ends.STEP_OF_ROW, rows))
         # The DSH-spelled messages of steps whose chunk this read saw (so far, or later
         # in this unit) stand for their seqs and times; the others' usage is read. In
         # C-level passes, not a set lookup and a call per line.
@@ -374,7 +376,7 @@ class LineDecoder:
         # the messages of counted steps (seq and time only) and the one that names the
         # model (as a message of no usage).
         if counts:
-            self.chunk_rows.append(line_ends.counts_row_bytes(counts))
+            self.chunk_rows.append(line_ends.rows_bytes(rows))
         if counted:
             self.counted_rows.append(line_ends.seq_time_bytes(counted))
         if named_last is not None:

@@ -54,6 +54,7 @@ _HEAD = re.compile(
 #: Any value: one that is no object is still data's usage (skipped and counted), as
 #: the bulk (``message_tail``) and a whole parse read it.
 _USAGE_AT = re.compile(rb'"usage"\s*:')
+_SOURCE_KEY = b'"source":{'
 _SOURCE = re.compile(rb'"source":(' + _FLAT + rb")")
 
 
@@ -90,16 +91,23 @@ def probe(text: bytes, start: int, end: int) -> dict[str, Any] | _Parse:
 
 
 def _source(text: bytes, lo: int, hi: int) -> dict[str, Any] | None:
-    """The last small ``source`` object between ``lo`` and ``hi`` naming a model."""
-    found = None
-    for match in _SOURCE.finditer(text, lo, hi):
-        try:
-            obj = orjson.loads(match.group(1))
-        except orjson.JSONDecodeError:
-            continue
-        if type(obj) is dict and ("model" in obj or "provider" in obj):
-            found = obj
-    return found
+    """The last small ``source`` object between ``lo`` and ``hi`` naming a model.
+
+    Looked for from ``hi`` back, one ``rfind`` per ``"source":{`` (most windows hold
+    none): a match is one of them, and none starts inside another's object (which
+    holds no ``{``), so the first that names a model from the end is the last one."""
+    at = text.rfind(_SOURCE_KEY, lo, hi)
+    while at != -1:
+        match = _SOURCE.match(text, at, hi)
+        if match is not None:
+            try:
+                obj = orjson.loads(match.group(1))
+            except orjson.JSONDecodeError:
+                obj = None
+            if type(obj) is dict and ("model" in obj or "provider" in obj):
+                return obj
+        at = text.rfind(_SOURCE_KEY, lo, at)
+    return None
 
 
 # -- in bulk: the token-use lines as DSH's own writer spells them ------------------------
@@ -191,7 +199,22 @@ def counts_row_bytes(matches: list[re.Match[bytes]]) -> bytes:
     """Rows matched by ``match_chunk_counts`` (an absent count as 0) as the inside of
     one JSON array (C-level passes; :func:`counted_chunks` decodes a read's pieces at
     once)."""
-    return b",".join(chain.from_iterable(map(_GROUPS, matches, repeat(b"0"))))
+    return rows_bytes(count_rows(matches))
+
+
+def count_rows(matches: list[re.Match[bytes]]) -> list[tuple[bytes, ...]]:
+    """The groups of rows matched by ``match_chunk_counts``, an absent count as 0 (the
+    step is :data:`STEP_OF_ROW`)."""
+    return list(map(_GROUPS, matches, repeat(b"0")))
+
+
+#: A :func:`count_rows` row's step, ``"turn":T,"step":S`` (group 3).
+STEP_OF_ROW = itemgetter(2)
+
+
+def rows_bytes(rows: list[tuple[bytes, ...]]) -> bytes:
+    """:func:`count_rows` as the inside of one JSON array (see :func:`counted_chunks`)."""
+    return b",".join(chain.from_iterable(rows))
 
 
 def counted_chunks(pieces: list[bytes]) -> Batch:
