@@ -319,17 +319,6 @@ def last_batch(
         return None
 
 
-def first_batch(matches: list[re.Match[bytes]], columns: Columns | None = None) -> Batch | None:
-    """Messages matched by ``match_message_first``."""
-    try:
-        seqs, times = columns or seqs_and_times(matches)
-        turns, steps = _steps(matches, 4)
-        sources = orjson.loads(b"[" + b",".join(m.group(5) or b"null" for m in matches) + b"]")
-        return (MESSAGE, seqs, times, turns, steps, _column(matches, 3), tuple(sources))
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        return None
-
-
 #: A group of a unit's messages read in bulk, kept for the read's one message batch
 #: (:func:`message_batch`): each row's ``seq,time,"turn":T,"step":S``, its step as
 #: the chunks name it (empty: never counted by a chunk later in the read), its usage
