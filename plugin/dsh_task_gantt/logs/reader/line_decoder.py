@@ -391,7 +391,9 @@ class LineDecoder:
         if matched:
             # Each line's ``"<type>","seq":N,"time":T`` (one group), a read's at once in
             # :meth:`take_run`: the names and digits the pattern matched always decode.
-            self.run_rows.append(b",".join(map(_GROUP, matched, map(_LASTINDEX, matched))))
+            joined = b",".join(map(_GROUP, matched, map(_LASTINDEX, matched)))
+            # Their keys dropped here, a unit's rows at a time (see ``line_ends.unnamed``).
+            self.run_rows.append(joined.replace(b',"seq":', b",").replace(b',"time":', b","))
         self.next_index = index + len(matched)
         self.lines_seen += len(matched) + others
         self.bad_lines += bad
@@ -440,11 +442,7 @@ class LineDecoder:
         """The matched lines' seqs, latest time and marks, from their run fields: one
         JSON array of type, seq, time, ... (C makes the ints, where a group call per
         value, or an int() per line, cost as much again as matching the line)."""
-        fields = orjson.loads(
-            b"["
-            + b",".join(self.run_rows).replace(b',"seq":', b",").replace(b',"time":', b",")
-            + b"]"
-        )
+        fields = orjson.loads(b"[" + b",".join(self.run_rows) + b"]")
         self.run_rows = []
         seqs = fields[1::3]
         self.run_seqs += seqs
