@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dsh_task_gantt.fold.lane import LINE_ENDS as FOLD_LINE_ENDS
 from dsh_task_gantt.logs.reader import line_ends
@@ -105,3 +108,53 @@ def test_a_usage_chunk_with_a_nested_usage_is_not_a_bulk_row() -> None:
     broken = chunk[:-1]  # one brace short: not JSON, whatever the pattern takes of it
     found = line_ends.match_chunk(broken)
     assert found is None or line_ends.chunk_batch([found]) is None
+
+
+def _source_left_to_right(text: bytes, lo: int, hi: int) -> dict[str, Any] | None:
+    """What ``_source`` finds, as every match from the left would (the last one wins)."""
+    found = None
+    for match in line_ends._SOURCE.finditer(text, lo, hi):
+        try:
+            obj = orjson.loads(match.group(1))
+        except orjson.JSONDecodeError:
+            continue
+        if type(obj) is dict and ("model" in obj or "provider" in obj):
+            found = obj
+    return found
+
+
+_SOURCE_PIECES = st.sampled_from(
+    [
+        b'"source":{"provider":"p","model":"m"}',
+        b'"source":{"model":"n"}',
+        b'"source":{"name":"x"}',  # names no model
+        b'"source":{"model":}',  # does not decode
+        b'"source":{"a":{"model":"deeper"}}',  # not a flat object
+        b'"source":{',
+        b'"source":',
+        b"{",
+        b"}",
+        b",",
+        b'"x"',
+        b"\n",
+    ]
+)
+
+
+@settings(max_examples=400)
+@given(pieces=st.lists(_SOURCE_PIECES, max_size=12), data=st.data())
+def test_the_source_looked_for_from_the_end_is_the_last_from_the_start(
+    pieces: list[bytes], data: st.DataObject
+) -> None:
+    text = b"".join(pieces)
+    lo = data.draw(st.integers(0, len(text)))
+    hi = data.draw(st.integers(lo, len(text)))
+    assert line_ends._source(text, lo, hi) == _source_left_to_right(text, lo, hi)
+
+
+def test_the_last_source_naming_a_model_wins() -> None:
+    first, last = b'"source":{"model":"a"}', b'"source":{"provider":"b"}'
+    text = first + b"," + last + b',"source":{"name":"c"},"source":{"model":}'
+    assert line_ends._source(text, 0, len(text)) == {"provider": "b"}
+    assert line_ends._source(text, 0, len(first) + 1) == {"model": "a"}  # the window's
+    assert line_ends._source(text, 1, len(text)) == {"provider": "b"}

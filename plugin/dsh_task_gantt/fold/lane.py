@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import chain, compress, repeat
-from operator import not_, sub
+from operator import itemgetter, not_, sub
 from typing import Any, TypeVar
 
 import orjson
@@ -397,6 +397,10 @@ def _source_rank(named: tuple[int, str | None, str | None]) -> tuple[int, str, s
     return (named[0], named[1] or "", named[2] or "")
 
 
+#: A (seq, source) row's seq.
+_SEQ_OF = itemgetter(0)
+
+
 def _prune_messages(st: _State) -> None:
     """Drop the messages of steps a chunk arrived for (the canonical form: equal
     events in any order and any split give equal folds)."""
@@ -735,8 +739,12 @@ def _bulk_messages(
         source = {"source": whole[5][n]} if whole[5] is not None else {}
         data = {"turn": whole[2][n], "step": whole[3][n], "usage": None, "message": source}
         _assistant_message(st, whole[0][n], whole[1][n], data)
-    if sources is not None:  # a reader names few: only the latest names the model
-        for seq, source in compress(zip(seqs, sources, strict=True), sources):
+    if sources is not None:  # only the latest names the model: looked at latest first
+        named = compress(zip(seqs, sources, strict=True), sources)
+        for seq, source in sorted(named, key=_SEQ_OF, reverse=True):  # stable: ties in order
+            held = st.kept["usage_source"]
+            if held is not None and held[0] > seq:
+                break  # no earlier seq outranks what is held (see _source_rank)
             _note_source(st, seq, source)
     turn_ids, step_ids = _step_ids(turns, steps)
     # A step whose chunk counts: its message is not kept (the chunk wins, never both).

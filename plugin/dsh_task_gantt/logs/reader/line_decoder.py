@@ -30,13 +30,15 @@ from dsh_task_gantt.logs.reader.line_ends import PARSE, probe
 from dsh_task_gantt.logs.reader.skip_rules import SkipRule, has_marker
 
 #: ``LogEvent(...)`` without the named tuple's generated ``__new__`` (a hot path).
-_new_event: Callable[[tuple[str, int, int | None, Any, int, None]], LogEvent] = functools.partial(
+_new_event: Callable[[tuple[str, int, int | None, Any, int, Any]], LogEvent] = functools.partial(
     tuple.__new__, LogEvent
 )
 
 #: ``Match.group`` unbound: mapped with the group's number (``methodcaller`` looks the
 #: method up again for each match).
 _GROUP = re.Match.group
+#: A group of messages kept for :meth:`LineDecoder.take_run` (its batch comes there).
+_PART: Any = ()
 
 #: First bytes of a line that may be blank (``bytes.isspace`` whitespace).
 _BLANK = frozenset(b" \t\n\r\x0b\x0c")
@@ -47,6 +49,9 @@ _ASSISTANT = b'{"type":"assistant/'
 _KIND_AT = len(_ASSISTANT)
 _C, _M, _A = ord("c"), ord("m"), ord("a")
 _TYPE_AT = len(b'{"type":"')
+_MESSAGE_ONLY = frozenset({b"assistant/message"})
+#: A ``runs_prefix`` match's group of the run fields (1, or 3 for a type with markers).
+_LASTINDEX = operator.attrgetter("lastindex")
 
 
 def event_from_object(obj: Any, position: int) -> LogEvent | None:
@@ -68,7 +73,7 @@ def event_from_object(obj: Any, position: int) -> LogEvent | None:
     time = obj.get("time")
     if type(time) is not int or not 0 <= time <= MAX_SAFE_INT:
         time = as_time(time)
-    return LogEvent(etype, seq, time, obj.get("data"), position, obj.get("surfaceOp"))
+    return _new_event((etype, seq, time, obj.get("data"), position, obj.get("surfaceOp")))
 
 
 def _probed(text: bytes, match: re.Match[bytes], end: int, position: int) -> LogEvent | None:
@@ -107,6 +112,8 @@ class LineDecoder:
     run_seqs: list[int] = field(default_factory=list)
     run_time: int = -1
     run_latest: dict[bytes, int] = field(default_factory=dict)
+    #: Runs mode: the matched lines' run fields, a unit's joined at a time.
+    run_rows: list[bytes] = field(default_factory=list)
     #: Runs mode: the token-use rows read in bulk (``line_ends.bulk_rows``).
     run_usage: list[line_ends.Batch] = field(default_factory=list)
     #: Runs mode: the steps (``"turn":T,"step":S``) whose usage chunk this read saw.
@@ -114,6 +121,19 @@ class LineDecoder:
     #: Runs mode: the usage chunks in DSH's spelling, a unit's rows at a time
     #: (``line_ends.counts_row_bytes``), decoded once by :meth:`take_run`.
     chunk_rows: list[bytes] = field(default_factory=list)
+    #: Runs mode: the messages of counted steps, as ``seq,time`` rows
+    #: (``line_ends.seq_time_bytes``), decoded once by :meth:`take_run`.
+    counted_rows: list[bytes] = field(default_factory=list)
+    #: Runs mode: each unit's message that names the lane's model though its step's
+    #: chunk counts (``line_ends.named_row_bytes``), and its source.
+    named_rows: list[bytes] = field(default_factory=list)
+    named_sources: list[dict[str, Any]] = field(default_factory=list)
+    #: Runs mode: the other messages read in bulk, a group of a unit's at a time, their
+    #: usage decoded (``line_ends.last_part``, ``first_part``); :meth:`take_run` makes
+    #: one batch of them (at ``message_at`` among ``run_usage``), and a message whose
+    #: step's chunk came later in the read then stands for its seq and time only.
+    message_parts: list[line_ends.MessagePart] = field(default_factory=list)
+    message_at: int = 0
 
     def feed(self, text: bytes, keep_from: int = 0, keep_to: int | None = None) -> None:
         """Decode the ``\n``-separated lines of ``text``; keep only events with index in
@@ -189,10 +209,13 @@ class LineDecoder:
             cut = text.find(b"\n", leading.end() if leading else 0) + 1 or len(text)
             self.feed(text[:cut])
             text = text[cut:]
-        match_prefix = skip.run_prefix.match
-        match_marked = skip.marked_prefix.match if skip.marked_prefix is not None else None
+        assert skip.runs_prefix is not None
+        match_runs = skip.runs_prefix.match
         needles = dict(skip.needles)
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
+        # Only an assistant message's line can match ``ends_prefix``: looked for only
+        # where the line's first bytes say so (``kind``).
+        ends_by_kind = skip.ends == _MESSAGE_ONLY
         bulk = match_ends is not None  # token-use lines in DSH's own spelling, in bulk
         match_chunk = line_ends.match_chunk
         match_counts = line_ends.match_chunk_counts
@@ -257,21 +280,19 @@ class LineDecoder:
                     in_bulk += 1
                     pos = end + 1
                     continue
-            match = match_prefix(text, pos, end)
-            if match is None and match_marked is not None:
-                match = match_marked(text, pos, end)
-                if match is not None:
-                    for needle, marked in needles[match.group(2)]:  # no call per line
-                        if find(needle, pos, end) != -1 and has_marker(find, marked, pos, end):
-                            match = None
-                            break
+            match = match_runs(text, pos, end)
+            if match is not None and match.lastindex != 1:  # a type with markers
+                for needle, marked in needles[match.group(4)]:  # no call per line
+                    if find(needle, pos, end) != -1 and has_marker(find, marked, pos, end):
+                        match = None
+                        break
             if match is not None:
                 keep(match)
             elif pos != end and not (text[pos] in _BLANK and text[pos:end].isspace()):
                 others += 1
                 position = index + len(matched) + in_bulk
                 event = None
-                if match_ends is not None:
+                if match_ends is not None and (kind == _M or not ends_by_kind):
                     found = match_ends(text, pos, end)
                     if found is not None:
                         event = _probed(text, found, end, position)
@@ -285,8 +306,10 @@ class LineDecoder:
             pos = end + 1
         if sourced is not None:
             firsts.append(sourced)
-        if counts:
-            chunk_steps.update(map(_GROUP, counts, repeat(3)))
+        rows: list[tuple[bytes, ...]] = []
+        if counts:  # their groups once: the steps now, the rows' bytes below
+            rows = line_ends.count_rows(counts)
+            chunk_steps.update(map(line_ends.STEP_OF_ROW, rows))
         # The DSH-spelled messages of steps whose chunk this read saw (so far, or later
         # in this unit) stand for their seqs and times; the others' usage is read. In
         # C-level passes, not a set lookup and a call per line.
@@ -305,46 +328,23 @@ class LineDecoder:
             if source is not None:
                 named_last = (counted_last.pop(), source)
         counted += counted_last
-        if in_bulk:
-            lasts_m = [m for m, _ in lasts]
-            found_all = chunks + lasts_m + firsts + counted
-            if named_last is not None:
-                found_all.append(named_last[0])
-            try:  # every bulk line's seq and time in one decode (groups 1 and 2 of each)
-                seqs, times = line_ends.seqs_and_times(found_all)
-            except orjson.JSONDecodeError:
-                seqs = times = ()  # each group decodes its own (and falls back alone)
-            cut = 0
-
-            def columns(size: int) -> line_ends.Columns | None:
-                nonlocal cut
-                cut += size
-                return (seqs[cut - size : cut], times[cut - size : cut]) if seqs else None
-
+        if chunks or lasts or firsts:
+            # Each group decoded here as far as its line must be read on its own when it
+            # does not decode (below, in this order: a line's index depends on it); the
+            # messages' digits wait for :meth:`take_run` (``message_parts``).
             groups: list[tuple[list[re.Match[bytes]], line_ends.Batch | None]] = []
-            if counts:  # decoded once per read, seqs and times too (``take_run``)
-                self.chunk_rows.append(line_ends.counts_row_bytes(counts))
-                index += len(counts)
-                self.lines_seen += len(counts)
+            parts: list[line_ends.MessagePart | None] = []
             if chunks:
-                groups.append((chunks, line_ends.chunk_batch(chunks, columns(len(chunks)))))
+                groups.append((chunks, line_ends.chunk_batch(chunks)))
             if lasts:
-                source = line_ends.tail_source(lasts_m[-1])
-                batch = line_ends.last_batch(lasts, columns(len(lasts)), source)
-                groups.append((lasts_m, batch))
+                source = line_ends.tail_source(lasts[-1][0])
+                part = line_ends.last_part(lasts, source)
+                groups.append(([m for m, _ in lasts], None if part is None else _PART))
+                parts.append(part)
             if firsts:
-                groups.append((firsts, line_ends.first_batch(firsts, columns(len(firsts)))))
-            if counted:
-                got = columns(len(counted))
-                try:
-                    seqs_n, times_n = got or line_ends.seqs_and_times(counted)
-                    groups.append((counted, ("", seqs_n, times_n, (), (), (), None)))
-                except orjson.JSONDecodeError:
-                    groups.append((counted, None))
-            if named_last is not None:
-                match, source = named_last
-                batch = line_ends.last_batch([(match, b"null")], columns(1), source)
-                groups.append(([match], batch))
+                part = line_ends.first_part(firsts)
+                groups.append((firsts, None if part is None else _PART))
+                parts.append(part)
             for group, batch in groups:
                 if batch is None:  # a batch that does not decode: each line on its own
                     for found in group:
@@ -360,33 +360,40 @@ class LineDecoder:
                             index += 1
                     others += len(group)
                     continue
-                if batch[0]:
+                if batch is not _PART:
                     self.run_usage.append(batch)
-                self.run_seqs += batch[1]
-                self.run_time = max(self.run_time, max(batch[2]))
+                    self.run_seqs += batch[1]
+                    self.run_time = max(self.run_time, max(batch[2]))
                 index += len(group)
                 self.lines_seen += len(group)
+            for part in parts:
+                if part is not None:
+                    if not self.message_parts and not self.named_rows:
+                        self.message_at = len(self.run_usage)
+                    self.message_parts.append(part)
+        # The rows whose numbers always decode (digits matched by the patterns) wait for
+        # :meth:`take_run`, a read's rows in one decode: usage chunks in DSH's spelling,
+        # the messages of counted steps (seq and time only) and the one that names the
+        # model (as a message of no usage).
+        if counts:
+            self.chunk_rows.append(line_ends.rows_bytes(rows))
+        if counted:
+            self.counted_rows.append(line_ends.seq_time_bytes(counted))
+        if named_last is not None:
+            match, source = named_last
+            if not self.message_parts and not self.named_rows:
+                self.message_at = len(self.run_usage)
+            self.named_rows.append(line_ends.named_row_bytes(match))
+            self.named_sources.append(source)
+        counted_rows = len(counts) + len(counted) + (named_last is not None)
+        index += counted_rows
+        self.lines_seen += counted_rows
         if matched:
-            # Each line's ``"<type>","seq":N,"time":T`` (one group) goes to orjson as one
-            # JSON array of type, seq, time, ...: C makes the ints, where a group call per
-            # value, or an int() per line, cost as much again as matching the line.
-            fields = orjson.loads(
-                b"["
-                + b",".join(map(_GROUP, matched, repeat(1)))
-                .replace(b',"seq":', b",")
-                .replace(b',"time":', b",")
-                + b"]"
-            )
-            seqs = fields[1::3]
-            self.run_seqs += seqs
-            self.run_time = max(self.run_time, max(fields[2::3]))
-            if self.marks:
-                names = fields[0::3]
-                latest = self.run_latest
-                for mark in self.marks:
-                    seq = max(compress(seqs, map(mark.decode().__eq__, names)), default=-1)
-                    if seq > latest.get(mark, -1):
-                        latest[mark] = seq
+            # Each line's ``"<type>","seq":N,"time":T`` (one group), a read's at once in
+            # :meth:`take_run`: the names and digits the pattern matched always decode.
+            joined = b",".join(map(_GROUP, matched, map(_LASTINDEX, matched)))
+            # Their keys dropped here, a unit's rows at a time (see ``line_ends.unnamed``).
+            self.run_rows.append(joined.replace(b',"seq":', b",").replace(b',"time":', b","))
         self.next_index = index + len(matched)
         self.lines_seen += len(matched) + others
         self.bad_lines += bad
@@ -394,20 +401,62 @@ class LineDecoder:
     def take_run(self) -> EventRun | None:
         """The lines matched by :meth:`feed_runs` as one run (``None`` when none):
         their seqs, latest time and the latest seq of each type in ``marks``."""
-        if not self.run_seqs and not self.chunk_rows:
+        if not (
+            self.run_seqs
+            or self.chunk_rows
+            or self.counted_rows
+            or self.named_rows
+            or self.message_parts
+            or self.run_rows
+        ):
             return None
+        if self.run_rows:
+            self._decode_run_rows()
         seqs = tuple(self.run_seqs)
         run_time = self.run_time
         latest = tuple(
             (mark.decode(), self.run_latest[mark]) for mark in self.marks if mark in self.run_latest
         )
-        usage = line_ends.merged(self.run_usage)
+        batches = list(self.run_usage)
+        if self.message_parts or self.named_rows:
+            batch, counted = line_ends.message_batch(
+                self.message_parts, self.chunk_steps, self.named_rows, self.named_sources
+            )
+            if batch[1]:
+                batches.insert(self.message_at, batch)
+            seqs += batch[1] + counted[0]
+            run_time = max(run_time, max(batch[2] + counted[1]))
+        usage = line_ends.merged(batches)
+        if self.counted_rows:  # seqs and times only
+            counted_seqs, counted_times = line_ends.seq_time_columns(self.counted_rows)
+            seqs += counted_seqs
+            run_time = max(run_time, max(counted_times))
         if self.chunk_rows:  # the DSH-spelled usage chunks: their seqs and times are here
             chunks = line_ends.counted_chunks(self.chunk_rows)
             usage = (*usage, chunks)
             seqs += chunks[1]
             run_time = max(run_time, max(chunks[2]))
         return EventRun(len(seqs), seqs, run_time, latest, usage)
+
+    def _decode_run_rows(self) -> None:
+        """The matched lines' seqs, latest time and marks, from their run fields: one
+        JSON array of type, seq, time, ... (C makes the ints, where a group call per
+        value, or an int() per line, cost as much again as matching the line)."""
+        fields = orjson.loads(b"[" + b",".join(self.run_rows) + b"]")
+        self.run_rows = []
+        seqs = fields[1::3]
+        self.run_seqs += seqs
+        self.run_time = max(self.run_time, max(fields[2::3]))
+        if self.marks:
+            names = fields[0::3]
+            latest = self.run_latest
+            for mark in self.marks:
+                name = mark.decode()
+                if name not in names:
+                    continue
+                seq = max(compress(seqs, map(operator.eq, names, repeat(name))))
+                if seq > latest.get(mark, -1):
+                    latest[mark] = seq
 
     def _header_line(self, line: bytes) -> bool:
         header = header_from_line(line)

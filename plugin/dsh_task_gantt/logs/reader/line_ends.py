@@ -21,8 +21,8 @@ A short line is parsed whole (cheap, and no guessing); a line whose start holds 
 from __future__ import annotations
 
 import re
-from itertools import chain, repeat
-from operator import itemgetter
+from itertools import chain, compress, repeat
+from operator import itemgetter, not_
 from typing import Any, Final
 
 import orjson
@@ -54,6 +54,7 @@ _HEAD = re.compile(
 #: Any value: one that is no object is still data's usage (skipped and counted), as
 #: the bulk (``message_tail``) and a whole parse read it.
 _USAGE_AT = re.compile(rb'"usage"\s*:')
+_SOURCE_KEY = b'"source":{'
 _SOURCE = re.compile(rb'"source":(' + _FLAT + rb")")
 
 
@@ -90,16 +91,23 @@ def probe(text: bytes, start: int, end: int) -> dict[str, Any] | _Parse:
 
 
 def _source(text: bytes, lo: int, hi: int) -> dict[str, Any] | None:
-    """The last small ``source`` object between ``lo`` and ``hi`` naming a model."""
-    found = None
-    for match in _SOURCE.finditer(text, lo, hi):
-        try:
-            obj = orjson.loads(match.group(1))
-        except orjson.JSONDecodeError:
-            continue
-        if type(obj) is dict and ("model" in obj or "provider" in obj):
-            found = obj
-    return found
+    """The last small ``source`` object between ``lo`` and ``hi`` naming a model.
+
+    Looked for from ``hi`` back, one ``rfind`` per ``"source":{`` (most windows hold
+    none): a match is one of them, and none starts inside another's object (which
+    holds no ``{``), so the first that names a model from the end is the last one."""
+    at = text.rfind(_SOURCE_KEY, lo, hi)
+    while at != -1:
+        match = _SOURCE.match(text, at, hi)
+        if match is not None:
+            try:
+                obj = orjson.loads(match.group(1))
+            except orjson.JSONDecodeError:
+                obj = None
+            if type(obj) is dict and ("model" in obj or "provider" in obj):
+                return obj
+        at = text.rfind(_SOURCE_KEY, lo, at)
+    return None
 
 
 # -- in bulk: the token-use lines as DSH's own writer spells them ------------------------
@@ -189,20 +197,61 @@ _PER_ROW = 9
 
 def counts_row_bytes(matches: list[re.Match[bytes]]) -> bytes:
     """Rows matched by ``match_chunk_counts`` (an absent count as 0) as the inside of
-    one JSON array (C-level passes; :func:`counted_chunks` decodes a read's pieces at
-    once)."""
-    return b",".join(chain.from_iterable(map(_GROUPS, matches, repeat(b"0"))))
+    one JSON array, the step's names dropped (C-level passes; :func:`counted_chunks`
+    decodes a read's pieces at once)."""
+    return rows_bytes(count_rows(matches))
+
+
+def count_rows(matches: list[re.Match[bytes]]) -> list[tuple[bytes, ...]]:
+    """The groups of rows matched by ``match_chunk_counts``, an absent count as 0 (the
+    step is :data:`STEP_OF_ROW`)."""
+    return list(map(_GROUPS, matches, repeat(b"0")))
+
+
+#: A :func:`count_rows` row's step, ``"turn":T,"step":S`` (group 3).
+STEP_OF_ROW = itemgetter(2)
+
+
+def rows_bytes(rows: list[tuple[bytes, ...]]) -> bytes:
+    """:func:`count_rows` as the inside of one JSON array (see :func:`counted_chunks`)."""
+    return unnamed(b",".join(chain.from_iterable(rows)))
+
+
+def unnamed(row: bytes) -> bytes:
+    """``row`` without the step's names (``"turn":``, ``"step":``): digits and commas.
+
+    Done on a unit's rows, not on a read's: ``bytes.replace`` looks for each next
+    occurrence anew, and in a read's long haystack each look prepares the needle again
+    (CPython's two-way search): under callgrind twice the instructions of replacing
+    in each unit's short one, for about the same time."""
+    return row.replace(b'"turn":', b"").replace(b'"step":', b"")
 
 
 def counted_chunks(pieces: list[bytes]) -> Batch:
     """The chunk batch of a read's :func:`counts_row_bytes` pieces: one ``orjson`` call,
-    the columns sliced from it. The pieces hold digits, commas and each step's
-    ``"turn":`` and ``"step":`` (dropped here), so they always decode."""
-    flat = orjson.loads(
-        b"[" + b",".join(pieces).replace(b'"turn":', b"").replace(b'"step":', b"") + b"]"
-    )
+    the columns sliced from it. The pieces hold digits and commas, so they always
+    decode."""
+    flat = orjson.loads(b"[" + b",".join(pieces) + b"]")
     seqs, times, turns, steps, i, o, cr, cw, r = (tuple(flat[k::_PER_ROW]) for k in range(_PER_ROW))
     return (CHUNK, seqs, times, turns, steps, UsageColumns(i, cr, cw, o, r), None)
+
+
+def seq_time_bytes(matches: list[re.Match[bytes]]) -> bytes:
+    """Groups 1 and 2 (seq and time: digits) of these matches as the inside of one
+    JSON array, ``seq,time,seq,time,…`` (:func:`seq_time_columns` decodes a read's)."""
+    return b",".join(chain.from_iterable(map(_GROUP, matches, repeat(1), repeat(2))))
+
+
+def seq_time_columns(pieces: list[bytes]) -> Columns:
+    """The seqs and times of a read's :func:`seq_time_bytes` pieces (one ``orjson``
+    call: digits and commas always decode)."""
+    flat = orjson.loads(b"[" + b",".join(pieces) + b"]")
+    return tuple(flat[0::2]), tuple(flat[1::2])
+
+
+def named_row_bytes(match: re.Match[bytes]) -> bytes:
+    """A message matched by ``match_message_last`` as ``seq,time,turn,step``."""
+    return unnamed(b",".join(match.group(1, 2, 3)))
 
 
 def _column(matches: list[re.Match[bytes]], group: int) -> tuple[Any, ...]:
@@ -268,15 +317,83 @@ def last_batch(
         return None
 
 
-def first_batch(matches: list[re.Match[bytes]], columns: Columns | None = None) -> Batch | None:
-    """Messages matched by ``match_message_first``."""
+#: A group of a unit's messages read in bulk, kept for the read's one message batch
+#: (:func:`message_batch`): each row's ``seq,time,turn,step``, its step as
+#: the chunks name it (empty: never counted by a chunk later in the read), its usage
+#: and its source.
+MessagePart = tuple[list[bytes], list[bytes], tuple[Any, ...], tuple[Any, ...]]
+#: ``b",".join``, mapped over each match's groups: one row's bytes.
+_JOIN = b",".join
+
+
+def _rows(matches: list[re.Match[bytes]], step: int) -> list[bytes]:
+    rows = map(_JOIN, map(_GROUP, matches, repeat(1), repeat(2), repeat(step)))
+    return list(map(_UNNAMED, rows))
+
+
+_UNNAMED = unnamed
+
+
+def last_part(
+    found: list[tuple[re.Match[bytes], bytes]], last_source: dict[str, Any] | None = None
+) -> MessagePart | None:
+    """Messages matched by ``match_message_last``, with their :func:`message_tail`, or
+    ``None`` when the tails do not decode (each line is then read on its own);
+    ``last_source`` is the last one's :func:`tail_source` (only the latest source names
+    the lane's model, so the others are not looked for)."""
+    matches = [m for m, _ in found]
     try:
-        seqs, times = columns or seqs_and_times(matches)
-        turns, steps = _steps(matches, 4)
-        sources = orjson.loads(b"[" + b",".join(m.group(5) or b"null" for m in matches) + b"]")
-        return (MESSAGE, seqs, times, turns, steps, _column(matches, 3), tuple(sources))
-    except (orjson.JSONDecodeError, KeyError, TypeError):
+        tails = orjson.loads(b"[" + b",".join(t for _, t in found) + b"]")
+    except orjson.JSONDecodeError:
         return None
+    sources = (None,) * (len(matches) - 1) + (last_source,)
+    steps = list(map(_GROUP, matches, repeat(3)))
+    return _rows(matches, 3), steps, tuple(map(_tail_usage, tails)), sources
+
+
+def first_part(matches: list[re.Match[bytes]]) -> MessagePart | None:
+    """Messages matched by ``match_message_first``, or ``None`` when their usages or
+    sources do not decode."""
+    try:
+        usages = _column(matches, 3)
+        sources = orjson.loads(b"[" + b",".join(m.group(5) or b"null" for m in matches) + b"]")
+    except orjson.JSONDecodeError:
+        return None
+    return _rows(matches, 4), [b""] * len(matches), usages, tuple(sources)
+
+
+def message_batch(
+    parts: list[MessagePart],
+    chunk_steps: set[bytes],
+    named_rows: list[bytes],
+    named_sources: list[dict[str, Any]],
+) -> tuple[Batch, Columns]:
+    """A read's one message batch: its parts' rows, then the rows that name the model
+    (``named_rows``: of no usage), and the seqs and times of the parts' messages whose
+    step's chunk this read saw after them (as if counted where they were read; one that
+    named the model stays a row of no usage, for its source). One ``orjson`` call."""
+    rows = list(chain.from_iterable(p[0] for p in parts))
+    usages = tuple(chain.from_iterable(p[2] for p in parts))
+    sources = tuple(chain.from_iterable(p[3] for p in parts))
+    late = list(map(chunk_steps.__contains__, chain.from_iterable(p[1] for p in parts)))
+    counted: list[bytes] = []
+    if any(late):
+        keep = list(map(not_, late))
+        gone = list(compress(zip(rows, sources, strict=True), late))
+        rows = list(compress(rows, keep))
+        usages = tuple(compress(usages, keep))
+        sources = tuple(compress(sources, keep))
+        named_rows = named_rows + [r for r, s in gone if s is not None]
+        named_sources = named_sources + [s for _, s in gone if s is not None]
+        counted = [r for r, s in gone if s is None]
+    flat = orjson.loads(b"[" + b",".join(rows + named_rows + counted) + b"]")
+    seqs, times, turns, steps = (flat[k::4] for k in range(4))
+    n = len(rows) + len(named_rows)
+    usages += (None,) * len(named_rows)
+    sources += tuple(named_sources)
+    batch = (MESSAGE, tuple(seqs[:n]), tuple(times[:n]), tuple(turns[:n]), tuple(steps[:n]),
+             usages, sources)  # fmt: skip
+    return batch, (tuple(seqs[n:]), tuple(times[n:]))
 
 
 def _tail_usage(tail: Any) -> Any:

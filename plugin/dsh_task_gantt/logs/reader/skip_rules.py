@@ -43,6 +43,10 @@ class SkipRule:
     #: needle inside each of its markers, fewer needles than markers (one ``find``
     #: each on most lines; the markers themselves only where a needle is found).
     needles: tuple[tuple[bytes, tuple[tuple[bytes, tuple[bytes, ...]], ...]], ...] = ()
+    #: ``run_prefix`` and ``marked_prefix`` in one pattern (one call per line, where a
+    #: line of neither took two): groups 1 and 2 as ``run_prefix``'s, or (a type with
+    #: markers) 3 and 4 as ``marked_prefix``'s 1 and 2; ``lastindex`` says which.
+    runs_prefix: re.Pattern[bytes] | None = None
 
 
 def skip_rule(skip_types: SkipTypes) -> SkipRule | None:
@@ -117,10 +121,23 @@ def _run_prefix(names: list[str]) -> re.Pattern[bytes]:
     ``"<type>","seq":N,"time":T`` (a second group: the type). A unit's groups joined
     become one JSON array once their two keys are dropped: one group per line, where a
     group each for type, seq and time cost as much again as matching the line."""
+    return re.compile(_TYPE_KEY + _run_fields(names) + _FIELD_END)
+
+
+def _runs_prefix(plain: list[str], marked: list[str]) -> re.Pattern[bytes]:
+    """``_run_prefix(plain)`` or ``_run_prefix(marked)``, with the second one's groups
+    numbered 3 and 4 (its match's ``lastindex`` is 3, a plain one's 1)."""
+    branches = [_run_fields(plain), *([_run_fields(marked)] if marked else [])]
+    return re.compile(_TYPE_KEY + b"(?:" + b"|".join(branches) + b")" + _FIELD_END)
+
+
+_TYPE_KEY = rb'\{"type":'
+_FIELD_END = rb"[,}]"
+
+
+def _run_fields(names: list[str]) -> bytes:
     alternatives = b"|".join(re.escape(t.encode()) for t in names) or b"(?!)"
-    return re.compile(
-        rb'\{"type":("(' + alternatives + rb')","seq":(?!0\d)\d{1,15},"time":(?!0\d)\d{1,15})[,}]'
-    )
+    return rb'("(' + alternatives + rb')","seq":(?!0\d)\d{1,15},"time":(?!0\d)\d{1,15})'
 
 
 @functools.cache
@@ -142,4 +159,5 @@ def _cached_skip_rule(
         ends_prefix=_writer_prefix(ends, 15) if ends else None,
         marked_prefix=_run_prefix(marked) if marked else None,
         needles=tuple((t.encode(), _needles(m)) for t, m in items if m),
+        runs_prefix=_runs_prefix(plain, marked),
     )
