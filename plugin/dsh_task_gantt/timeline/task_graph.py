@@ -348,19 +348,7 @@ def analyse(tasks: Iterable[TaskView]) -> TaskGraph:
         graph.phases[tid] = task_phases(entries, statuses)
     graph.overlaps = _overlaps(timelines)
     graph.critical_path = _critical_path(views, timelines)
-    for tid, view in views.items():
-        named = set(view.blocked_by[:MAX_BLOCKERS])
-        for h in timelines[tid]:
-            named.update(h.blocked_by[:MAX_BLOCKERS])
-        for blocker in sorted(named):
-            if blocker not in views:
-                graph.missing_blockers.setdefault(blocker, []).append(tid)
-        if view.status != "deleted" and any(
-            views[b].status == "deleted" for b in view.blocked_by if b in views
-        ):
-            graph.on_deleted.append(tid)
-        if tid in view.blocked_by:
-            graph.self_blocked.append(tid)
+    _rules(graph, views, {tid: _named(views[tid], timelines[tid]) for tid in views})
     graph.cyclic = _cycles(views)
     return graph
 
