@@ -16,6 +16,7 @@ from types import FrameType
 import uvicorn
 from uvicorn.lifespan.on import LifespanOn
 
+from .allocator import map_large_blocks
 from .collector import pace_for_serving
 from .embedded import (
     PROXY_SECRET_ENV,
@@ -99,6 +100,7 @@ def run_server(
                     file=sys.stderr,
                 )
             pace_for_serving()
+            map_large_blocks()
             config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
             server = _Server(config)
             if proxy_secret is not None:
