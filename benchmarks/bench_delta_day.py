@@ -4,7 +4,7 @@ Generates the big team (``teams.py``) with ``--hours`` of appends written before
 the real rate (``bench_soak.prewrite``: a ``LiveTeam`` tick every 2 s, timestamped in
 the past), then, in this process, serves it with the embedded host (starlette's
 ``TestClient``: the app and this loop share the process, so ``time.process_time``
-counts the server's CPU and the client's, which is small), the collector paced as
+counts the server's CPU and the client's, which is small), the collector and the allocator set as
 ``serve`` paces it (``collector.pace_for_serving``). It opens the panel as each kind
 of poller does (``bench_soak.KINDS``: 400 px and 1280 px following now), takes the
 ``v``/``drawn``/``b`` its answer carries, then for ``--ticks`` ticks:
@@ -66,6 +66,7 @@ from bench_soak import (
 )
 from teams import HOUR_MS, TEAMS, generate_recent_team
 
+from dsh_task_gantt.allocator import map_large_blocks
 from dsh_task_gantt.collector import pace_for_serving
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
@@ -127,6 +128,7 @@ def measure(args: argparse.Namespace, data: Path) -> dict[str, Any]:
             flush=True,
         )
         pace_for_serving()
+        map_large_blocks()
         host = EmbeddedHost(root)
         result = asyncio.run(_ticks(args, host, live, session))
     finally:

@@ -4,7 +4,7 @@ For each of ``--hours`` (default 1, 6, 12, 24) it writes the big team of ``teams
 with that many hours of appends at the real rate before now (``bench_soak.prewrite``:
 each tick timestamped as it would have been), then, in this process, serves it with
 the embedded host (``EmbeddedHost`` through starlette's TestClient, with the young
-generation paced as ``serve`` paces it) and measures, over ``--ticks`` appends each:
+generation and the allocator set as ``serve`` sets them) and measures, over ``--ticks`` appends each:
 
 - ``full``: a plain ``/api/timeline`` just after an append (the build of what changed
   and the whole body, assembled from the lanes' and tasks' kept bytes);
@@ -37,6 +37,7 @@ from starlette.testclient import TestClient
 from teams import TEAMS, generate_recent_team
 
 from dsh_task_gantt import collector
+from dsh_task_gantt.allocator import map_large_blocks
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
 from dsh_task_gantt.memo import clear_memos
@@ -113,6 +114,7 @@ def main() -> None:
     ap.add_argument("--ticks", type=int, default=8)
     args = ap.parse_args()
     collector.pace_for_serving()
+    map_large_blocks()
     rows = []
     for hours in args.hours:
         row = measure(hours, args.ticks)

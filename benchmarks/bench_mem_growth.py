@@ -40,6 +40,7 @@ from teams import TEAMS, generate_recent_team
 
 from dsh_task_gantt import collector
 from dsh_task_gantt import memo as memo_mod
+from dsh_task_gantt.allocator import map_large_blocks
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
 
@@ -113,6 +114,7 @@ def main() -> None:
     live = LiveTeam(root, spec)
     if args.curve:
         collector.pace_for_serving()  # as ``serve`` does
+        map_large_blocks()
     client = TestClient(
         EmbeddedHost(root), base_url="http://127.0.0.1:8765", client=("127.0.0.1", 1)
     )
