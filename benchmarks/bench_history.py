@@ -4,7 +4,8 @@ For each of ``--hours`` (default 1, 6, 12, 24) it writes the big team of ``teams
 with that many hours of appends at the real rate before now (``bench_soak.prewrite``:
 each tick timestamped as it would have been), then, in this process, serves it with
 the embedded host (``EmbeddedHost`` through starlette's TestClient, with the young
-generation and the allocator set as ``serve`` sets them) and measures, over ``--ticks`` appends each:
+generation and the allocator set as ``serve`` sets them) and measures, over
+``--ticks`` appends each:
 
 - ``full``: a plain ``/api/timeline`` just after an append (the build of what changed
   and the whole body, assembled from the lanes' and tasks' kept bytes);
