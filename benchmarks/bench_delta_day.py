@@ -5,9 +5,10 @@ the real rate (``bench_soak.prewrite``: a ``LiveTeam`` tick every 2 s, timestamp
 the past), then, in this process, serves it with the embedded host (starlette's
 ``TestClient``: the app and this loop share the process, so ``time.process_time``
 counts the server's CPU and the client's, which is small), the collector and the
-allocator set as ``serve`` sets them (``pace_for_serving``, ``map_large_blocks``). It opens the panel as each kind
-of poller does (``bench_soak.KINDS``: 400 px and 1280 px following now), takes the
-``v``/``drawn``/``b`` its answer carries, then for ``--ticks`` ticks:
+allocator set as ``serve`` sets them (``pace_for_serving``, ``map_large_blocks``). It
+opens the panel as each kind of poller does (``bench_soak.KINDS``: 400 px and 1280 px
+following now), takes the ``v``/``drawn``/``b`` its answer carries, then for
+``--ticks`` ticks:
 
 - one ``LiveTeam`` append (timestamped now);
 - the delta board poll each kind sends (``bench_soak.board_params``, ``HX-Request``):

@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import multiprocessing as mp
 import re
 import shutil
@@ -343,6 +344,12 @@ def raw_log_bytes(root: Path) -> int:
     return total
 
 
+def _slope_text(slope: float | None) -> str:
+    if slope is None:
+        return "n/a (fewer than two RSS samples after the warm-up: run longer or shorten --warm-up)"
+    return f"{slope} MB/h"
+
+
 def slope_mb_per_h(points: list[tuple[float, float]]) -> float:
     """Least-squares slope of (seconds, MB) points, in MB per hour."""
     if len(points) < 2:
@@ -500,7 +507,8 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
         "rss_after_warm_up_mb": warm,
         "rss_final_mb": round(final_rss, 1),
         "growth_after_warm_up_mb": round(final_rss - warm, 1),
-        "slope_mb_per_h": round(slope_mb_per_h(after), 1),
+        # None (JSON's null, not NaN): fewer than two samples after the warm-up.
+        "slope_mb_per_h": None if math.isnan(slope := slope_mb_per_h(after)) else round(slope, 1),
         "raw_log_bytes_start": raw_start,
         "raw_log_bytes_end": raw_end,
         "rss_to_raw": round(final_rss * 1e6 / raw_end, 2) if raw_end else None,
@@ -512,9 +520,9 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
         f"{summary['appends'] * APPEND_EVERY_S / 3600:.2f} h of appends at the real rate); "
         f"requests {summary['requests']}; errors {summary['errors'] or 0}\n"
         f"RSS after warm-up ({args.warm_up:g} s) {warm} MB, at the end {final_rss:.1f} MB: "
-        f"growth {summary['growth_after_warm_up_mb']} MB, slope {summary['slope_mb_per_h']} "
-        f"MB/h\nraw logs read {raw_start / 1e6:.1f} MB at the start, {raw_end / 1e6:.1f} MB at "
-        f"the end; RSS / raw = {summary['rss_to_raw']}",
+        f"growth {summary['growth_after_warm_up_mb']} MB, slope "
+        f"{_slope_text(summary['slope_mb_per_h'])}\nraw logs read {raw_start / 1e6:.1f} MB at "
+        f"the start, {raw_end / 1e6:.1f} MB at the end; RSS / raw = {summary['rss_to_raw']}",
         flush=True,
     )
     return summary

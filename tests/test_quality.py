@@ -18,7 +18,10 @@ RUFF = str(_BESIDE) if _BESIDE.is_file() else shutil.which("ruff")
 @pytest.mark.skipif(RUFF is None, reason="ruff is installed by '.[test]'")
 def test_ruff_is_clean() -> None:
     run = subprocess.run(
-        [str(RUFF), "check", "plugin", "tests"], cwd=ROOT, capture_output=True, text=True
+        [str(RUFF), "check", "plugin", "tests", "benchmarks", "scripts"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert run.returncode == 0, run.stdout + run.stderr
 
