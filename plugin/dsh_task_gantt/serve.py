@@ -16,7 +16,7 @@ from types import FrameType
 import uvicorn
 from uvicorn.lifespan.on import LifespanOn
 
-from .allocator import map_large_blocks
+from .allocator import give_back_now_and_then, map_large_blocks
 from .collector import pace_for_serving
 from .embedded import (
     PROXY_SECRET_ENV,
@@ -101,6 +101,7 @@ def run_server(
                 )
             pace_for_serving()
             map_large_blocks()
+            give_back = give_back_now_and_then()
             config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
             server = _Server(config)
             if proxy_secret is not None:
@@ -113,7 +114,11 @@ def run_server(
             # too: the clean-up finishes.
             for sig in previous:
                 signal.signal(sig, server.stop)
-            server.run()
+            try:
+                server.run()
+            finally:
+                if give_back is not None:
+                    give_back.set()
             if server.stopped_by is not None:
                 return 128 + server.stopped_by
             return 0 if server.started else 1
