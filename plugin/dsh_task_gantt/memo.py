@@ -144,11 +144,9 @@ class Memo(Generic[_K, _V]):
         while entries and len(entries) >= self._max_entries:
             self._drop(next(iter(entries)))
         if slot is not None and (self._per_slot is not None or self._family is not None):
-            keys = self._slots.setdefault(slot, [])
-            while self._per_slot is not None and len(keys) >= self._per_slot:
-                self._drop(keys[0])
-            keys = self._slots.setdefault(slot, [])
-            keys.append(key)
+            while self._per_slot is not None and len(self._slots.get(slot, ())) >= self._per_slot:
+                self._drop(self._slots[slot][0])  # may empty the slot: looked up again
+            self._slots.setdefault(slot, []).append(key)
             self._slot_of[key] = slot
             if self._family is not None:
                 self._use_member(slot)
@@ -197,8 +195,6 @@ class Memo(Generic[_K, _V]):
                 for key in list(self._slots.get(gone, ())):
                     self._drop(key)
             members.pop(oldest, None)
-        if not members:
-            self._members.pop(family, None)
 
     def _leave_member(self, slot: Hashable) -> None:
         assert self._family is not None
