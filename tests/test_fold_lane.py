@@ -219,6 +219,35 @@ def test_surrogates_and_huge_numbers_stay_serialisable() -> None:
     assert out["lanes"][0]["spans"][0]["preview"] == "bad \ufffd text"
 
 
+def _copy(value: str) -> str:
+    """``value`` as a new string object, as each parsed event line gives it."""
+    return orjson.loads(orjson.dumps(value))  # type: ignore[no-any-return]
+
+
+def test_an_id_read_from_many_events_is_held_once() -> None:
+    """Each event is parsed into new strings; a turn's id (its start, its end, each
+    step's usage) and a reason are kept as one object, not a copy per event: after
+    hours of appends those copies were much of the server's growth."""
+    ids = [_copy("turn-7") for _ in range(4)]
+    assert ids[0] is not ids[1]
+    counts = {"inputTokens": 5, "outputTokens": 2}
+    usage = {"turn": ids[2], "step": _copy("s1"), "chunk": {"type": "usage", "usage": counts}}
+    log = (
+        Log()
+        .add("turn/start", {"turn": ids[0]}, 1)
+        .add("assistant/chunk", usage, 2)
+        .add("turn/end", {"turn": ids[1], "reason": {"kind": _copy("completed")}}, 3)
+        .add("turn/start", {"turn": ids[3]}, 4)
+        .add("turn/end", {"turn": _copy("turn-8"), "reason": {"kind": _copy("completed")}}, 5)
+    )
+    fold = log.fold()
+    starts, ends = list(fold.turn_starts.values()), list(fold.turn_ends.values())
+    (usage_rec,) = fold.usage_chunks.values()
+    assert starts[0].turn_id == "turn-7"
+    assert starts[0].turn_id is ends[0].turn_id is starts[1].turn_id is usage_rec.turn_id
+    assert ends[0].reason == "completed" and ends[0].reason is ends[1].reason
+
+
 def test_bulk_events_count_for_time_and_seq_only() -> None:
     log = Log().bulk(5).bulk(None, "tool/result").bulk(9, "request/context")
     fold = log.fold()

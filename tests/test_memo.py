@@ -221,9 +221,10 @@ def test_forget_owners_reaches_every_memo_of_the_process() -> None:
 
 
 def test_the_process_wide_lru_caches_keep_their_size_when_filled_past_it() -> None:
-    """The time texts and the previews are cached process-wide: teams opened one after
-    another fill them up to their limits and no further; a preview's key is the start
-    of a body, so long bodies of teams no longer kept are not held whole."""
+    """The time texts, the previews and the parties spans name are cached process-wide:
+    teams opened one after another (or a hostile log naming thousands of senders) fill
+    them up to their limits and no further; a preview's key is the start of a body, so
+    long bodies of teams no longer kept are not held whole."""
     import tracemalloc
 
     from dsh_task_gantt import timetext
@@ -246,6 +247,15 @@ def test_the_process_wide_lru_caches_keep_their_size_when_filled_past_it() -> No
         text._preview.cache_clear()
     # Keyed by whole bodies (15 KB each) the cache would hold ~120 MB.
     assert held < 16 * 1024 * 1024
+
+    from dsh_task_gantt.timeline import roster
+
+    roster._party.cache_clear()
+    for n in range(roster.PARTIES_KEPT + 100):
+        party = {"kind": "system", "id": f"sender-{n}", "name": f"sender {n}"}
+        assert roster.shared_party(party) == party
+    assert roster._party.cache_info().currsize == roster.PARTIES_KEPT
+    roster._party.cache_clear()
 
 
 def test_a_turns_span_memo_keeps_the_last_two_versions_of_each_turn() -> None:

@@ -66,6 +66,22 @@ def test_turns_pair_by_id_and_an_unclosed_turn_has_no_end() -> None:
     assert all(s["to"] is None and s["direction"] is None for s in turns)
 
 
+def test_spans_name_their_parties_with_one_shared_object_each() -> None:
+    """Every turn of a lane and every mark of a message name their member with one
+    object (a day holds tens of thousands of spans, each naming one or two members),
+    equal to what a copy would say."""
+    log = _roster(Log(), A).turn("t1", 10, 20).turn("t2", 30, 40)
+    log.queued("q1", LEAD, A, "hello", at=35).delivered("q1", A, 36)
+    out = _build(log, {A: source(A, Log().turn("a1", 37, 38), hdr=header(A, parent=LEAD))})
+    t1, t2 = spans(out, "lead", "turn")
+    assert t1["from"] == {"kind": "lead", "id": "lead", "name": "lead"}
+    assert t1["from"] is t2["from"]
+    (sent,) = spans(out, "lead", "message")
+    (received,) = spans(out, A, "message")
+    assert sent["from"] is received["from"] is t1["from"]
+    assert sent["to"] is received["to"] is spans(out, A, "turn")[0]["from"]
+
+
 def test_orphan_turn_end_is_counted_not_drawn() -> None:
     log = Log().add("turn/end", {"turn": "ghost", "reason": {"kind": "completed"}}, 5)
     out = _build(log)

@@ -10,10 +10,12 @@ import functools
 from datetime import UTC, datetime
 from typing import Any
 
-#: Time texts kept: every poll labels the same thousands of times. Each entry is a
-#: short string (a full cache is ~13 MB, measured), reached after some hundreds of
-#: teams opened one after another; it does not grow past that.
-TIMES_KEPT = 1 << 16
+#: Time texts kept: a board is drawn from memoised chunks, so a poll labels what
+#: changed (the newest bars, the axis, the now line), recent times that stay here.
+#: Each entry is ~200 bytes with its key and link; at 65,536 a full cache was ~13 MB
+#: and a live team filled it at ~4 texts an append (1.5 MB an hour, never given back).
+#: An hour of the biggest team opens with ~5k: so few are full from the first poll.
+TIMES_KEPT = 1 << 12
 
 
 @functools.lru_cache(maxsize=TIMES_KEPT)

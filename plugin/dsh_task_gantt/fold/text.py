@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,11 @@ LABEL_CAP = 256
 
 _WHITESPACE = re.compile(r"\s+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: One object per distinct identifier or label: each event is parsed into new strings,
+#: and a turn's id, say, is held by its start, its end, each step's usage and the maps
+#: keyed by them; after hours those copies were a good part of the growth. Interned
+#: strings are freed with their last holder (CPython's interning is not immortal).
+_intern = sys.intern
 
 
 def clean(value: str) -> str:
@@ -32,22 +38,24 @@ def clean(value: str) -> str:
 
 
 def text(value: Any, cap: int = LABEL_CAP) -> str | None:
-    """A string field, cleaned and capped; ``None`` for anything that is not a string."""
+    """A string field, cleaned and capped; ``None`` for anything that is not a string.
+    A label (``cap`` is LABEL_CAP) is interned, see :func:`key`."""
     if type(value) is str and value.isascii():  # most: no call to clean
-        return value[:cap]
+        return _intern(value[:cap]) if cap == LABEL_CAP else value[:cap]
     if not isinstance(value, str):
         return None
-    return clean(value[:cap])
+    cut = clean(value[:cap])
+    return _intern(cut) if cap == LABEL_CAP else cut
 
 
 def key(value: Any) -> str | None:
     """An identifier: a non-empty string, or a safe integer spelled as a string."""
     if type(value) is str and value.isascii():  # most: ids, no call to clean
-        return value[:LABEL_CAP] if value else None
+        return _intern(value[:LABEL_CAP]) if value else None
     if isinstance(value, str):
-        return clean(value[:LABEL_CAP]) if value else None
+        return _intern(clean(value[:LABEL_CAP])) if value else None
     number = as_int(value)
-    return None if number is None else str(number)
+    return None if number is None else _intern(str(number))
 
 
 def content_text(content: Any) -> str:

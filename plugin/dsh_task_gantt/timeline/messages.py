@@ -21,7 +21,7 @@ from ..fold.text import preview
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .counts import Counts
 from .identity import changed_window
-from .roster import Lane, Roster, is_ours
+from .roster import Lane, Roster, is_ours, shared_party
 from .spans import message_detail_json
 
 _UNKNOWN_SENDER = {"kind": "system", "id": "system", "name": "unknown sender"}
@@ -108,8 +108,8 @@ def message_mark(
         "id": ident,
         "time": when,
         "end": None,
-        "from": dict(src),
-        "to": dict(dst) if dst else None,
+        "from": shared_party(src),
+        "to": shared_party(dst) if dst else None,
         "direction": direction,
         "preview": body_preview,
         "sessionId": session,

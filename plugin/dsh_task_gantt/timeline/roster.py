@@ -7,6 +7,7 @@ whose log was not handed over is an ``unreadable`` lane).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,23 @@ from ..fold.text import key, text
 from ..memo import Memo
 from .colours import PALETTE
 from .inputs import LaneSource, TeamSnapshot, descriptor_label, missing_source, seed_cut
+
+#: Parties kept as shared objects (a team has a few dozen; the bound is for hostile
+#: logs naming thousands of senders).
+PARTIES_KEPT = 4096
+
+
+def shared_party(party: Mapping[str, str]) -> dict[str, str]:
+    """``party``'s ``kind``, ``id`` and ``name`` as one dict per distinct triple, shared
+    by every span and detail that names it: a day holds tens of thousands of turns and
+    messages, each naming its sender (and a message its recipient) three times. Never
+    mutated, like the spans that hold it."""
+    return _party(party["kind"], party["id"], party["name"])
+
+
+@functools.lru_cache(maxsize=PARTIES_KEPT)
+def _party(kind: str, ident: str, name: str) -> dict[str, str]:
+    return {"kind": kind, "id": ident, "name": name}
 
 
 class SpanKeys:
@@ -71,7 +89,8 @@ class Lane:
         return self.source.fold if self.source is not None else EMPTY_FOLD
 
     def party(self) -> dict[str, str]:
-        return {"kind": self.kind, "id": self.id, "name": self.name}
+        """The lane's member as a span names it (shared: never mutate it)."""
+        return _party(self.kind, self.id, self.name)
 
     def add_unique(self, spans: Sequence[dict[str, Any]], keys: frozenset[tuple[str, str]]) -> None:
         """Add ``spans`` whose ``keys`` are distinct and new to this lane (a lane's turns)."""

@@ -23,7 +23,7 @@ from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .briefs import child_briefs
 from .counts import Counts
 from .identity import identity_changes
-from .roster import Lane, Roster
+from .roster import Lane, Roster, shared_party
 from .tokens import Since, Totals, lane_tokens, tokens_json
 
 #: The human, as the sender of a prompt.
@@ -86,8 +86,8 @@ def message_detail_json(
     """One message (or prompt) in full, as ``/api/messages/{id}`` answers it."""
     return {
         "id": ident,
-        "from": dict(src),
-        "to": dict(dst) if dst else None,
+        "from": shared_party(src),
+        "to": shared_party(dst) if dst else None,
         "queuedAt": queued_at,
         "deliveredAt": delivered_at,
         "body": body,
@@ -284,7 +284,7 @@ def _turn_span(
                 "id": turn.turn_id,
                 "time": turn.time,
                 "end": turn.end,
-                "from": dict(party),
+                "from": shared_party(party),
                 "to": None,
                 "direction": None,
                 "preview": preview(f"turn {turn.turn_id} · {label}"),
@@ -551,7 +551,7 @@ def _prompt_span(
         "id": prompt_id,
         "time": prompt.time,
         "end": None,
-        "from": dict(USER),
+        "from": shared_party(USER),
         "to": lane.party(),
         "direction": "incoming",
         "preview": preview(prompt.body),
