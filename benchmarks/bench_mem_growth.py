@@ -2,7 +2,9 @@
 
 A team (``--team`` generated, or ``--resume DIR`` holding ``sessions/`` and
 ``spec-after.json``, copied to a temp dir first: the writer appends), the embedded host
-through starlette's TestClient, and per tick: one ``LiveTeam`` append, then the four
+through starlette's TestClient, and per tick: one ``LiveTeam`` append (in a child
+process, as in the soak: the writer's own memory, every message it ever wrote and its
+texts, is not the server's), then the four
 soak poller kinds (bench_soak.KINDS) polling twice each (the delta and the unchanged
 poll) and one conditional ``/api/timeline`` with ``since=``. tracemalloc runs from the
 start; snapshots at ``--from`` and ``--to`` ticks are compared by traceback, and every
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import multiprocessing as mp
 import shutil
 import sys
 import tempfile
@@ -81,6 +84,13 @@ def _memo_name(m: Any) -> str:
     return f"memo@{id(m):x}"
 
 
+def _write(root: str, spec_path: str, conn: Any) -> None:
+    """The writer's child process: a ``LiveTeam`` tick for each time received."""
+    live = LiveTeam(Path(root), TeamSpec.load(Path(spec_path), root=root))
+    while (now := conn.recv()) is not None:
+        conn.send(sum(live.tick(now).appended.values()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--team", default="big", choices=sorted(TEAMS))
@@ -106,12 +116,16 @@ def main() -> None:
     root = work / "sessions"
     if args.resume:
         shutil.copytree(args.resume / "sessions", root)
-        spec = TeamSpec.load(args.resume / "spec-after.json", root=str(root))
+        spec_path = args.resume / "spec-after.json"
     else:
         spec = generate_recent_team(root, TEAMS[args.team], ends_ms=int(time.time() * 1000))
-        spec.dump(work / "spec.json")
-        spec = TeamSpec.load(work / "spec.json", root=str(root))
-    live = LiveTeam(root, spec)
+        spec_path = work / "spec.json"
+        spec.dump(spec_path)
+    spec = TeamSpec.load(spec_path, root=str(root))
+    ctx = mp.get_context("spawn")
+    to_writer, writer_end = ctx.Pipe()
+    writer = ctx.Process(target=_write, args=(str(root), str(spec_path), writer_end))
+    writer.start()
     if args.curve:
         collector.pace_for_serving()  # as ``serve`` does
         map_large_blocks()
@@ -146,8 +160,8 @@ def main() -> None:
         if tick == args.trace_at and not args.curve:
             tracemalloc.start(args.frames)
         now += 2000
-        report = live.tick(now)
-        appended += sum(report.appended.values())
+        to_writer.send(now)
+        appended += to_writer.recv()
         for n, kind in enumerate(KINDS):
             poll(n, kind)
             poll(n, kind)
@@ -197,8 +211,12 @@ def main() -> None:
                 f"({(r1 - r0) * 1024 / (t1 - t0_):.1f} KB a tick), blocks {b0:,} -> {b1:,} "
                 f"({(b1 - b0) / (t1 - t0_):.0f} a tick)"
             )
+        to_writer.send(None)
+        writer.join(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
         return
+    to_writer.send(None)
+    writer.join(timeout=30)
     span = args.last - args.first
     a, b = snaps[args.first], snaps[args.last]
     filters = [tracemalloc.Filter(False, tracemalloc.__file__)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import operator
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -326,12 +327,33 @@ def test_a_row_reused_after_the_extent_end_moved_is_a_fresh_one() -> None:
     clear_memos()
 
 
+def test_a_live_edge_that_moves_keeps_every_mark_and_chunk_of_a_lane() -> None:
+    """Following now, the extent's end moves at every step of the live edge: the
+    lane's marks and chunks are placed from the extent's start, so they are the very
+    same objects after it moved (before, every mark was made again and every chunk it
+    fell in laid out and rendered again, all lanes at once), and equal a cold layout."""
+    clear_memos()
+    spans = [_span("turn", 1_000 * n, 1_000 * n + 500, n) for n in range(0, 40, 2)]
+    spans += [_span("message", 1_000 * n + 100, None, n, deliveredAt=1_000 * n + 200)
+              for n in range(40)]  # fmt: skip
+    early = layout_board(_timeline(spans, 60_000), View())
+    later = layout_board(_timeline(spans, 63_000), View())
+    assert early.extent_end != later.extent_end
+    lane_early, lane_later = early.lanes[0], later.lanes[0]
+    assert len(lane_later.marks) == 40
+    assert all(map(operator.is_, lane_early.marks, lane_later.marks))
+    assert all(map(operator.is_, lane_early.chunks, lane_later.chunks))
+    with cold_memos():
+        assert later == layout_board(_timeline(spans, 63_000), View())
+    clear_memos()
+
+
 # ---------------------------------------------------------------------------
 # bounds
 
 
 def _read(n: int) -> Any:
-    return view_model._LaneRead((0, ()), 0, (), ["skip"] * n, [], [], (), [], [], True, {})
+    return view_model._LaneRead((0, ()), (), ["skip"] * n, [], [], (), [], [], True, {})
 
 
 def _laid(n: int) -> Any:
@@ -459,7 +481,7 @@ def test_the_message_count_is_each_message_once_and_no_prompt(
     rows = []
     for marks in lanes:
         made = tuple(
-            view_model.Mark(f"m{n}", key, kind, "", 0.0, 0, 0, "", _TONE, 0.0, _PARTY, None, "", "")
+            view_model.Mark(f"m{n}", key, kind, "", 0, 0, "", _TONE, 0.0, _PARTY, None, "", "")
             for n, (key, kind) in enumerate(marks)
         )
         rows.append(SimpleNamespace(marks=made, lane_id=f"lane-{len(rows)}", dom_id="lane"))

@@ -44,7 +44,7 @@ def test_positions_are_percentages_of_the_extent() -> None:
     board = layout_board(team.timeline(), View())
     bar = _lane(board, "a").turns[0]
     assert (_pct(board, bar.t), _pct(board, bar.d)) == (20.0, 50.0)
-    assert [m.left for m in _lane(board, "a").marks] == [50.0]
+    assert [_pct(board, m.t) for m in _lane(board, "a").marks] == [50.0]
     assert _pct(board, _lane(board, "lead").turns[0].d) == 100.0
     assert (board.extent_start, board.extent_end) == (T0, T0 + 10 * MIN)
     assert board.frozen_at == T0 + 10 * MIN and board.now_left is None
@@ -281,7 +281,7 @@ def test_everything_drawn_stays_inside_the_board(
             assert _pct(board, bar.t + bar.d) <= 100.001
             assert bar.end >= bar.start
         for mark in lane.marks:
-            assert 0 <= mark.left <= 100 and 0 <= mark.row < MARK_ROWS
+            assert 0 <= _pct(board, mark.t) <= 100 and 0 <= mark.row < MARK_ROWS
     if board.now_left is not None:
         assert 0 <= board.now_left <= 100
 

@@ -174,7 +174,7 @@ def _mark(ms: int, n: int) -> Any:
 
     tone = Tone("c0", 0)
     party = Party("lead", tone)
-    return Mark(f"m-{n}", f"msg-{n}", "sent", "▲", 0.0, 0, ms, "", tone, ms / 1000, party, None,
+    return Mark(f"m-{n}", f"msg-{n}", "sent", "▲", 0, ms, "", tone, ms / 1000, party, None,
                 "message", "")  # fmt: skip
 
 

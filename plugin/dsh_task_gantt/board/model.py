@@ -106,7 +106,6 @@ class Mark:
     msg_id: str
     kind: str  # "sent" | "received" | "prompt" | "system"
     glyph: str
-    left: float
     row: int
     ms: int
     time_text: str

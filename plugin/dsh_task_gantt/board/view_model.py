@@ -235,9 +235,9 @@ class _LaneRead:
     are reused as they are, and so, in detail.chunk_lane, are the chunks they fall in."""
 
     #: The extent's start and the roster's key: what a read or a mark depends on
-    #: besides its span, and the extent's end (only a mark's ``left`` depends on it).
+    #: besides its span. Not the extent's end: a live edge moves it at every step, and
+    #: a mark placed by its end was made again, with every chunk it fell in, each time.
     context: tuple[Any, ...]
-    end: int
     #: The spans read, held: while they live no other object has their ids.
     spans: tuple[Any, ...]
     #: Each span's read, by its place.
@@ -372,7 +372,6 @@ def _read_whole(
     made, by_value = _marks_of(spans, raw_marks, 0, old_marks, last, position, roster, extent)
     return _LaneRead(
         context,
-        end,
         spans,
         reads,
         turn_at,
@@ -395,10 +394,10 @@ def _read_after(
 ) -> _LaneRead | None:
     """``last`` with what follows the spans it shares with ``spans`` (the same objects
     at the same places: after an append, all but the newest few) read again, the rest
-    reused as it is; ``None`` when that does not hold (the extent's end moved, the
-    marks were not in their spans' order, or a new mark comes before a kept one)."""
+    reused as it is; ``None`` when that does not hold (the marks were not in their
+    spans' order, or a new mark comes before a kept one)."""
     start, end = extent
-    if last.end != end or not last.marks_in_order:
+    if not last.marks_in_order:
         return None
     old = last.spans
     keep = common_head(old, spans)
@@ -426,7 +425,6 @@ def _read_after(
     mark_at = last.mark_at[:kept_marks] + [i for _, i in raw_marks]
     return _LaneRead(
         last.context,
-        end,
         spans,
         reads,
         turn_at,
@@ -454,10 +452,8 @@ def _marks_of(
     place ``first`` among the lane's marks: each found by its span and place in
     ``old_marks``, else by its span's bytes and place in ``last``, else made; and the
     marks found or made by bytes."""
-    start, end = extent
     by_value: dict[tuple[bytes, int], Mark] = {}
     made: list[Mark] = []
-    moved = last is not None and last.end != end
     for n, (time, i) in enumerate(raw_marks, first):
         span = spans[i]
         mark = old_marks.get((id(span), n))
@@ -471,9 +467,6 @@ def _marks_of(
                 mark = last.by_value.get((value, n))
             if mark is None:
                 mark = _mark(fields, time, 0, f"m{position}-{n}", roster, extent)
-        if moved and mark.left != (left := pct(mark.ms, start, end)):
-            # The extent's end moved (a live edge crossing a step): only ``left`` did.
-            mark = replace(mark, left=left)
         if value is not None:
             # Kept as placed now: a mark found by its bytes next time is used as it is.
             by_value[(value, n)] = mark
@@ -527,7 +520,6 @@ def _mark(
         msg_id=as_str(span.get("id")),
         kind=kind,
         glyph=glyph,
-        left=pct(time, *extent),
         row=row,
         ms=time,
         time_text=format_time(time),
