@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsh_task_gantt.events import EventRun, LogEvent, event_count
+from dsh_task_gantt.events import EventRun, LogEvent, UsageColumns, event_count
 from dsh_task_gantt.fold import (
     EMPTY_FOLD,
     RUN_MARKS,
@@ -246,6 +246,19 @@ def test_an_id_read_from_many_events_is_held_once() -> None:
     assert starts[0].turn_id == "turn-7"
     assert starts[0].turn_id is ends[0].turn_id is starts[1].turn_id is usage_rec.turn_id
     assert ends[0].reason == "completed" and ends[0].reason is ends[1].reason
+
+
+def test_a_usage_batch_names_its_turns_with_the_turns_own_ids() -> None:
+    """A reader's batch of usage chunks (DSH's integer turn ids, spelled as strings by
+    the fold) names each turn with the very object the turn's start holds."""
+    start = Log().add("turn/start", {"turn": 4_000_001}, 1).fold()
+    usage = UsageColumns((5,), (0,), (0,), (2,), (0,))
+    batch = ("assistant/chunk", (7,), (T0 + 7,), (4_000_001,), (1,), usage, None)
+    run = EventRun(1, (7,), T0 + 7, (), (batch,))
+    fold = fold_lane([run], start=start)
+    (turn,) = fold.turn_starts.values()
+    (rec,) = fold.usage_chunks.values()
+    assert rec.turn_id == turn.turn_id == "4000001" and rec.turn_id is turn.turn_id
 
 
 def test_bulk_events_count_for_time_and_seq_only() -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import chain, compress, repeat
 from operator import itemgetter, not_, sub
+from sys import intern
 from typing import Any, TypeVar
 
 import orjson
@@ -781,8 +782,8 @@ def _safe_integers(numbers: Iterable[Any]) -> bool:
 def _step_ids(turns: tuple[Any, ...], steps: tuple[Any, ...]) -> tuple[list[str], list[str]]:
     """Each row's turn and step as the fold keys them (safe integers here), one string
     per distinct id: a lead's thousands of steps share a few thousand turns and a few
-    step numbers."""
-    names = {n: str(n) for n in {*turns, *steps}}
+    step numbers (interned as :func:`key` does: the same objects as the turns' own)."""
+    names = {n: intern(str(n)) for n in {*turns, *steps}}
     return list(map(names.__getitem__, turns)), list(map(names.__getitem__, steps))
 
 
