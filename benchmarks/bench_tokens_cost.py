@@ -17,7 +17,11 @@ The measure: the instructions the process executes (all threads), counted by
 ``valgrind --tool=callgrind``, less those of the same process that imports the same
 modules and stops before reading (its start-up); without valgrind (or with
 ``--timer cpu``) the process CPU of the work, the median of ``--runs`` runs taken in
-turn. Instruction counts are the robust measure on a shared machine.
+turn, the order of the two sides swapped every other run (a load that drifts during a
+pair weighs on both alike). With the CPU timer each run's pair also gives a ratio: the
+median and range of those paired ratios and each side's range are printed, with the
+load average before and after, since a median of a shared machine's runs moves with
+its load. Instruction counts are the robust measure on a shared machine.
 
 Run: ``python benchmarks/bench_tokens_cost.py [--team big] [--timer callgrind|cpu]``.
 """
@@ -78,6 +82,8 @@ class Side:
 class Figure:
     cost: float  # instructions, or CPU seconds
     events: int
+    #: With the CPU timer: each run's CPU seconds, in the order taken.
+    samples: tuple[float, ...] = ()
 
 
 def _child(
@@ -121,12 +127,35 @@ def measure_cpu(sides: Sequence[Side], paths: Sequence[Path], runs: int) -> list
     load moves between runs)."""
     cpu: dict[str, list[float]] = {s.name: [] for s in sides}
     events: dict[str, int] = {}
-    for _ in range(runs):
-        for side in sides:
+    for run in range(runs):
+        # Every other run the other side first: neither always runs first after a pause.
+        for side in sides if run % 2 == 0 else sides[::-1]:
             got = _child(side, paths, False, None)
             cpu[side.name].append(float(str(got["cpu"])))
             events[side.name] = int(str(got["events"]))
-    return [Figure(statistics.median(cpu[s.name]), events[s.name]) for s in sides]
+    return [
+        Figure(statistics.median(cpu[s.name]), events[s.name], tuple(cpu[s.name])) for s in sides
+    ]
+
+
+def _load() -> str:
+    try:
+        return "load average " + ", ".join(f"{n:.2f}" for n in os.getloadavg())
+    except OSError:
+        return "load average unknown"
+
+
+def _spread(old: Figure, new: Figure) -> str:
+    """Each side's range and the ratios of the runs taken as pairs (CPU timer)."""
+    ratios = sorted(n / o for o, n in zip(old.samples, new.samples, strict=True) if o > 0)
+    if not ratios:
+        return ""
+    return (
+        f"runs: before {min(old.samples) * 1000:,.0f}-{max(old.samples) * 1000:,.0f} ms, "
+        f"after {min(new.samples) * 1000:,.0f}-{max(new.samples) * 1000:,.0f} ms; "
+        f"paired ratio median {statistics.median(ratios):.3f} "
+        f"({ratios[0]:.3f}-{ratios[-1]:.3f}, {len(ratios)} pairs)"
+    )
 
 
 @contextmanager
@@ -170,6 +199,7 @@ def compare(root: Path, lead_id: str | None, timer: str, runs: int, rev: str) ->
         f"(median of {runs})"
     )
     print(f"measured: {what}")
+    print(f"before: {_load()}")
     with before_checkout(rev) as before_plugin, tempfile.TemporaryDirectory() as scratch:
         sides = [Side("before", before_plugin), Side("after", ROOT / "plugin")]
         for side in sides:  # unmeasured: a fresh checkout writes its bytecode caches now
@@ -183,7 +213,12 @@ def compare(root: Path, lead_id: str | None, timer: str, runs: int, rev: str) ->
         # The team: the sum of the two groups (not measured again).
         parts = list(figures.values())
         figures["team"] = [
-            Figure(sum(f[k].cost for f in parts), sum(f[k].events for f in parts))
+            Figure(
+                sum(f[k].cost for f in parts),
+                sum(f[k].events for f in parts),
+                # The groups' runs of the same number, summed (CPU timer).
+                tuple(map(sum, zip(*(f[k].samples for f in parts), strict=True))),
+            )
             for k in range(len(sides))
         ]
         for group, (old, new) in figures.items():
@@ -195,6 +230,10 @@ def compare(root: Path, lead_id: str | None, timer: str, runs: int, rev: str) ->
                 f"after {_show(new.cost, timer)}   ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f} %)"
                 f"   {new.events} events"
             )
+            spread = _spread(old, new)
+            if spread:
+                print(f"{'':<8} {spread}")
+        print(f"after: {_load()}")
 
 
 def main() -> None:
