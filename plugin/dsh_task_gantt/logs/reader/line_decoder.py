@@ -27,7 +27,13 @@ from dsh_task_gantt.events import (
 )
 from dsh_task_gantt.logs.reader import line_ends
 from dsh_task_gantt.logs.reader.line_ends import PARSE, probe
-from dsh_task_gantt.logs.reader.skip_rules import SkipRule, has_marker
+from dsh_task_gantt.logs.reader.skip_rules import (
+    FIELD_KEYS,
+    RunsPattern,
+    SkipRule,
+    has_marker,
+    runs_pattern,
+)
 
 #: ``LogEvent(...)`` without the named tuple's generated ``__new__`` (a hot path).
 _new_event: Callable[[tuple[str, int, int | None, Any, int, Any]], LogEvent] = functools.partial(
@@ -50,7 +56,7 @@ _KIND_AT = len(_ASSISTANT)
 _C, _M, _A = ord("c"), ord("m"), ord("a")
 _TYPE_AT = len(b'{"type":"')
 _MESSAGE_ONLY = frozenset({b"assistant/message"})
-#: A ``runs_prefix`` match's group of the run fields (1, or 3 for a type with markers).
+#: A ``runs_pattern`` match's group of the run fields (its branch's; see ``RunsPattern``).
 _LASTINDEX = operator.attrgetter("lastindex")
 
 
@@ -112,8 +118,13 @@ class LineDecoder:
     run_seqs: list[int] = field(default_factory=list)
     run_time: int = -1
     run_latest: dict[bytes, int] = field(default_factory=dict)
-    #: Runs mode: the matched lines' run fields, a unit's joined at a time.
+    #: Runs mode: the matched lines' run fields, a unit's joined at a time (``,N,T…``).
     run_rows: list[bytes] = field(default_factory=list)
+    #: Runs mode, with ``marks``: each matched line's branch (``RunsPattern``), a unit's
+    #: as bytes at a time, in the order of ``run_rows``.
+    run_codes: list[bytes] = field(default_factory=list)
+    #: Runs mode: the pattern for ``skip`` and ``marks`` (made at the first unit).
+    runs: RunsPattern | None = None
     #: Runs mode: the token-use rows read in bulk (``line_ends.bulk_rows``).
     run_usage: list[line_ends.Batch] = field(default_factory=list)
     #: Runs mode: the steps (``"turn":T,"step":S``) whose usage chunk this read saw.
@@ -209,8 +220,12 @@ class LineDecoder:
             cut = text.find(b"\n", leading.end() if leading else 0) + 1 or len(text)
             self.feed(text[:cut])
             text = text[cut:]
-        assert skip.runs_prefix is not None
-        match_runs = skip.runs_prefix.match
+        runs = self.runs
+        if runs is None:
+            runs = self.runs = runs_pattern(skip, self.marks)
+        # Its matches always hold a group (``lastindex`` is an int: not checked per line).
+        match_runs: Callable[[bytes, int, int], Any] = runs.pattern.match
+        plain_last = runs.plain_last
         needles = dict(skip.needles)
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
         # Only an assistant message's line can match ``ends_prefix``: looked for only
@@ -281,8 +296,8 @@ class LineDecoder:
                     pos = end + 1
                     continue
             match = match_runs(text, pos, end)
-            if match is not None and match.lastindex != 1:  # a type with markers
-                for needle, marked in needles[match.group(4)]:  # no call per line
+            if match is not None and (code := match.lastindex) > plain_last:  # with markers
+                for needle, marked in needles[match.group(code - 1)]:  # no call per line
                     if find(needle, pos, end) != -1 and has_marker(find, marked, pos, end):
                         match = None
                         break
@@ -389,11 +404,13 @@ class LineDecoder:
         index += counted_rows
         self.lines_seen += counted_rows
         if matched:
-            # Each line's ``"<type>","seq":N,"time":T`` (one group), a read's at once in
-            # :meth:`take_run`: the names and digits the pattern matched always decode.
-            joined = b",".join(map(_GROUP, matched, map(_LASTINDEX, matched)))
-            # Their keys dropped here, a unit's rows at a time (see ``line_ends.unnamed``).
-            self.run_rows.append(joined.replace(b',"seq":', b",").replace(b',"time":', b","))
+            # Each line's ``,"seq":N,"time":T`` (one group, no type), decoded a read's at
+            # once in :meth:`take_run`: their keys' bytes deleted, the digits the pattern
+            # matched always decode. The marks are told by each match's branch.
+            codes = list(map(_LASTINDEX, matched))
+            self.run_rows.append(b"".join(map(_GROUP, matched, codes)).translate(None, FIELD_KEYS))
+            if any(runs.mark_codes):
+                self.run_codes.append(bytes(codes))
         self.next_index = index + len(matched)
         self.lines_seen += len(matched) + others
         self.bad_lines += bad
@@ -440,21 +457,23 @@ class LineDecoder:
 
     def _decode_run_rows(self) -> None:
         """The matched lines' seqs, latest time and marks, from their run fields: one
-        JSON array of type, seq, time, ... (C makes the ints, where a group call per
-        value, or an int() per line, cost as much again as matching the line)."""
-        fields = orjson.loads(b"[" + b",".join(self.run_rows) + b"]")
+        JSON array of seq, time, ... (C makes the ints, where a group call per value,
+        or an int() per line, cost as much again as matching the line); a line's mark
+        is its branch (``run_codes``)."""
+        # A leading 0: each unit's fields start with a comma.
+        fields = orjson.loads(b"[0" + b"".join(self.run_rows) + b"]")
         self.run_rows = []
-        seqs = fields[1::3]
+        seqs = fields[1::2]
         self.run_seqs += seqs
-        self.run_time = max(self.run_time, max(fields[2::3]))
-        if self.marks:
-            names = fields[0::3]
+        self.run_time = max(self.run_time, max(fields[2::2]))
+        if self.run_codes and self.runs is not None:
+            codes = b"".join(self.run_codes)
+            self.run_codes = []
             latest = self.run_latest
-            for mark in self.marks:
-                name = mark.decode()
-                if name not in names:
+            for mark, code in zip(self.marks, self.runs.mark_codes, strict=True):
+                if not code or code not in codes:
                     continue
-                seq = max(compress(seqs, map(operator.eq, names, repeat(name))))
+                seq = max(compress(seqs, map(code.__eq__, codes)))
                 if seq > latest.get(mark, -1):
                     latest[mark] = seq
 
