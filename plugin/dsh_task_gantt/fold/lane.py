@@ -504,9 +504,15 @@ _SEQ_TIME_ONLY = frozenset(
 def _runs_of(seqs: list[int]) -> list[tuple[int, int]]:
     """Sorted disjoint runs of consecutive integers covering ``seqs`` (C-level loops:
     a cold read hands over tens of thousands of seqs)."""
-    distinct = sorted(set(seqs))
-    if not distinct:
+    if not seqs:
         return []
+    low, high = min(seqs), max(seqs)
+    distinct_seqs = set(seqs)
+    if len(distinct_seqs) == high - low + 1:
+        # As many distinct seqs as the span holds: every one of them, one run (a log's
+        # seqs nearly always are; no sort, no pass for the breaks).
+        return [(low, high)]
+    distinct = sorted(distinct_seqs)
     # Where the next seq is not this one plus one, a run ends.
     breaks = list(
         compress(range(1, len(distinct)), map((1).__ne__, map(sub, distinct[1:], distinct)))
