@@ -23,6 +23,11 @@ median and range of those paired ratios and each side's range are printed, with 
 load average before and after, since a median of a shared machine's runs moves with
 its load. Instruction counts are the robust measure on a shared machine.
 
+``--gc serve`` runs both sides under the cyclic collector's pace that ``serve`` sets
+for its own process (``collector.YOUNG_THRESHOLD``; the default pace is CPython's, as
+in a host that mounts the plugin): the same for both, so it says what the read costs
+in the server, where the young collections that the read's objects trigger are rare.
+
 Run: ``python benchmarks/bench_tokens_cost.py [--team big] [--timer callgrind|cpu]``.
 """
 
@@ -50,14 +55,17 @@ BEFORE = "8bce648"
 #: the events read and the process CPU of the work as JSON. ``--startup`` stops
 #: before reading (the imports and the log list only).
 _CHILD = r"""
-import json, sys, time
+import gc, json, sys, time
 from pathlib import Path
 import dsh_task_gantt
 from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA, fold_lane
 from dsh_task_gantt.logs.reader import LogReader
 
 startup = sys.argv[1] == "--startup"
-paths = [Path(p) for p in sys.argv[2:]]
+young = int(sys.argv[2])
+if young:
+    gc.set_threshold(young, *gc.get_threshold()[1:])
+paths = [Path(p) for p in sys.argv[3:]]
 events = 0
 cpu = time.process_time()
 if not startup:
@@ -86,11 +94,19 @@ class Figure:
     samples: tuple[float, ...] = ()
 
 
+#: ``--gc serve``: the young threshold ``serve`` sets (``collector.YOUNG_THRESHOLD``),
+#: spelled here since the plugin before token use had no such module.
+SERVE_YOUNG = 100_000
+#: The young threshold the children run with (0: CPython's own); set by ``main``.
+_young = 0
+
+
 def _child(
     side: Side, paths: Sequence[Path], startup: bool, callgrind: Path | None
 ) -> dict[str, object]:
     env = dict(os.environ, PYTHONPATH=str(side.plugin), PYTHONHASHSEED="0")
-    cmd = [sys.executable, "-c", _CHILD, "--startup" if startup else "--read", *map(str, paths)]
+    cmd = [sys.executable, "-c", _CHILD, "--startup" if startup else "--read", str(_young)]
+    cmd += map(str, paths)
     if callgrind is not None:
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind}", *cmd]
     run = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
@@ -198,6 +214,8 @@ def compare(root: Path, lead_id: str | None, timer: str, runs: int, rev: str) ->
         else f"process CPU of reader + lane fold of every log, from an empty cache "
         f"(median of {runs})"
     )
+    if _young:
+        what += f", young collector threshold {_young:,} (as serve sets it)"
     print(f"measured: {what}")
     print(f"before: {_load()}")
     with before_checkout(rev) as before_plugin, tempfile.TemporaryDirectory() as scratch:
@@ -245,7 +263,15 @@ def main() -> None:
     parser.add_argument("--timer", choices=("callgrind", "cpu"))
     parser.add_argument("--runs", type=int, default=5, help="runs of each side with --timer cpu")
     parser.add_argument("--before", default=BEFORE, help="the commit to compare with")
+    parser.add_argument(
+        "--gc",
+        choices=("default", "serve"),
+        default="default",
+        help="the collector's pace in both sides' processes: CPython's, or serve's",
+    )
     args = parser.parse_args()
+    global _young
+    _young = SERVE_YOUNG if args.gc == "serve" else 0
     timer = args.timer or ("callgrind" if shutil.which("valgrind") else "cpu")
     if args.root is not None:
         compare(args.root, args.lead, timer, args.runs, args.before)

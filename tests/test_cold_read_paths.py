@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 from operator import itemgetter
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dsh_task_gantt.collector import YOUNG_THRESHOLD
 from dsh_task_gantt.fold.lane import _runs_of
 from dsh_task_gantt.logs.reader import line_ends
 from dsh_task_gantt.logs.reader.line_decoder import LineDecoder
@@ -132,3 +134,11 @@ def test_message_rows_are_seq_time_turn_step_each(rows: list[tuple[str, str, str
     expected = [",".join(r).replace('"turn":', "").replace('"step":', "").encode() for r in rows]
     assert line_ends._rows(found, 3) == expected
     assert list(map(itemgetter(0), rows)) == [e.split(b",")[0].decode() for e in expected]
+
+
+def test_the_cost_benchmark_paces_the_collector_as_serve_does() -> None:
+    # Spelled in the benchmark (its plugin before token use had no collector module).
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_tokens_cost.py"
+    found = re.search(r"^SERVE_YOUNG = ([\d_]+)$", path.read_text(), re.MULTILINE)
+    assert found is not None
+    assert int(found.group(1)) == YOUNG_THRESHOLD
