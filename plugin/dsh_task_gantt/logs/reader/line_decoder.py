@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from typing import Any
 
 import orjson
@@ -226,7 +226,7 @@ class LineDecoder:
         # Its matches always hold a group (``lastindex`` is an int: not checked per line).
         match_runs: Callable[[bytes, int, int], Any] = runs.pattern.match
         plain_last = runs.plain_last
-        needles = dict(skip.needles)
+        needles = runs.needles
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
         # Only an assistant message's line can match ``ends_prefix``: looked for only
         # where the line's first bytes say so (``kind``).
@@ -256,15 +256,19 @@ class LineDecoder:
         others = 0  # non-blank lines that are not matched
         bad = 0
         pos, size = 0, len(text)
+        # Where a line's kind byte is inside ``text`` (none without the bulk patterns).
+        kind_at, type_at, assistant = _KIND_AT, _TYPE_AT, _A
+        kinds_before = size - kind_at if bulk else 0
         while pos < size:
             end = find(b"\n", pos)
             if end == -1:
                 end = size
             # DSH's token-use lines: matched whole, in bulk (``line_ends``). Picked by
-            # two bytes (an index is far cheaper than a call); each pattern says the rest.
+            # two bytes (an index is far cheaper than a call); each pattern says the rest
+            # (the bytes of a line too short to hold them are the next line's: only a hint).
             kind = (
-                text[pos + _KIND_AT]
-                if bulk and end - pos > _KIND_AT and text[pos + _TYPE_AT] == _A
+                text[pos + kind_at]
+                if pos < kinds_before and text[pos + type_at] == assistant
                 else 0
             )
             if kind:
@@ -331,9 +335,13 @@ class LineDecoder:
         counted_last: list[re.Match[bytes]] = []
         if messages:
             seen = list(map(chunk_steps.__contains__, map(_GROUP, messages, repeat(3))))
-            counted_last = list(compress(messages, seen))
-            for found in compress(messages, map(operator.not_, seen)):
-                lasts.append((found, line_ends.message_tail(text, found.end(), found.endpos)))
+            if all(seen):  # the usual unit: every step's chunk came first
+                counted_last = messages
+            else:
+                counted_last = list(compress(messages, seen))
+                for found in compress(messages, map(operator.not_, seen)):
+                    tail = line_ends.message_tail(text, found.end(), found.endpos)
+                    lasts.append((found, tail))
         # The latest message in DSH's own spelling whose step a chunk counts still names
         # the lane's model: it goes as a message of no usage (the fold keeps its source
         # and counts the chunk).
@@ -429,8 +437,9 @@ class LineDecoder:
             return None
         if self.run_rows:
             self._decode_run_rows()
-        seqs = tuple(self.run_seqs)
-        run_time = self.run_time
+        # The run's seqs and times, joined once at the end (not a tuple copied per part).
+        seq_parts: list[Sequence[Any]] = [self.run_seqs]
+        time_parts: list[Sequence[Any]] = []
         latest = tuple(
             (mark.decode(), self.run_latest[mark]) for mark in self.marks if mark in self.run_latest
         )
@@ -441,18 +450,20 @@ class LineDecoder:
             )
             if batch[1]:
                 batches.insert(self.message_at, batch)
-            seqs += batch[1] + counted[0]
-            run_time = max(run_time, max(batch[2] + counted[1]))
+            seq_parts += (batch[1], counted[0])
+            time_parts += (batch[2], counted[1])
         usage = line_ends.merged(batches)
         if self.counted_rows:  # seqs and times only
             counted_seqs, counted_times = line_ends.seq_time_columns(self.counted_rows)
-            seqs += counted_seqs
-            run_time = max(run_time, max(counted_times))
+            seq_parts.append(counted_seqs)
+            time_parts.append(counted_times)
         if self.chunk_rows:  # the DSH-spelled usage chunks: their seqs and times are here
             chunks = line_ends.counted_chunks(self.chunk_rows)
             usage = (*usage, chunks)
-            seqs += chunks[1]
-            run_time = max(run_time, max(chunks[2]))
+            seq_parts.append(chunks[1])
+            time_parts.append(chunks[2])
+        seqs = tuple(chain.from_iterable(seq_parts))
+        run_time = max(self.run_time, max(map(max, filter(None, time_parts)), default=-1))
         return EventRun(len(seqs), seqs, run_time, latest, usage)
 
     def _decode_run_rows(self) -> None:

@@ -165,6 +165,8 @@ class RunsPattern:
     pattern: re.Pattern[bytes]
     plain_last: int
     mark_codes: tuple[int, ...]
+    #: ``rule.needles`` by type (looked up once per line of a type with markers).
+    needles: Mapping[bytes, tuple[tuple[bytes, tuple[bytes, ...]], ...]]
 
 
 @functools.cache
@@ -189,7 +191,8 @@ def runs_pattern(rule: SkipRule, marks: tuple[bytes, ...]) -> RunsPattern:
     pattern = re.compile(_TYPE_KEY + b'"(?:' + b"|".join(branches) + b")" + _FIELD_END)
     if pattern.groups > 255:  # ``lastindex`` values are kept as bytes
         raise ValueError("too many run marks")
-    return RunsPattern(pattern, plain_last, tuple(codes.get(m, 0) for m in marks))
+    mark_codes = tuple(codes.get(m, 0) for m in marks)
+    return RunsPattern(pattern, plain_last, mark_codes, dict(rule.needles))
 
 
 def _alternatives(names: list[bytes]) -> bytes:
