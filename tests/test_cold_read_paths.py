@@ -10,15 +10,20 @@ from __future__ import annotations
 import re
 from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dsh_task_gantt.collector import YOUNG_THRESHOLD
+from dsh_task_gantt.events import EventRun, LogEvent
+from dsh_task_gantt.fold import fold_lane
 from dsh_task_gantt.fold.lane import _runs_of
 from dsh_task_gantt.logs.reader import line_ends
 from dsh_task_gantt.logs.reader.line_decoder import LineDecoder
 from dsh_task_gantt.logs.reader.skip_rules import runs_pattern, skip_rule
+
+T0 = 1_796_000_000_000
 
 #: Skipped types of every kind a run mark can be: without markers, with markers, and
 #: a mark no reader skips (``e/parsed``).
@@ -142,3 +147,92 @@ def test_the_cost_benchmark_paces_the_collector_as_serve_does() -> None:
     found = re.search(r"^SERVE_YOUNG = ([\d_]+)$", path.read_text(), re.MULTILINE)
     assert found is not None
     assert int(found.group(1)) == YOUNG_THRESHOLD
+
+
+_USAGE = st.one_of(
+    st.none(),
+    st.fixed_dictionaries(
+        {"inputTokens": st.integers(0, 10**6)},
+        optional={"outputTokens": st.integers(0, 10**6), "cacheReadTokens": st.integers(0, 9)},
+    ),
+)
+_SOURCE_OBJ = st.one_of(
+    st.none(),
+    st.fixed_dictionaries({"provider": st.sampled_from(["p", "q"]), "model": st.just("m")}),
+)
+
+
+@given(
+    chunk_steps=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), max_size=5),
+    messages=st.lists(
+        st.tuples(
+            st.integers(0, 3),
+            st.integers(0, 2),
+            _USAGE,
+            _SOURCE_OBJ,
+            st.one_of(st.integers(0, 10**6), st.just(-1), st.text(max_size=2)),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    with_sources=st.booleans(),
+)
+def test_a_message_batch_folds_like_its_messages_one_by_one(
+    chunk_steps: list[tuple[int, int]],
+    messages: list[tuple[int, int, Any, Any, Any]],
+    with_sources: bool,
+) -> None:
+    """Messages without usage among a run's message batch (each step's chunk before
+    them, or none; odd turn values) fold as their events do, one by one."""
+    chunk_seqs = tuple(range(len(chunk_steps)))
+    chunk_batch = (
+        "assistant/chunk",
+        chunk_seqs,
+        tuple(T0 + s for s in chunk_seqs),
+        tuple(t for t, _ in chunk_steps),
+        tuple(s for _, s in chunk_steps),
+        tuple({"inputTokens": 1, "outputTokens": 2} for _ in chunk_steps),
+        None,
+    )
+    seqs = tuple(range(len(chunk_steps), len(chunk_steps) + len(messages)))
+    turns = tuple(
+        odd if odd != 0 and n % 3 == 2 else t for n, (t, _, _, _, odd) in enumerate(messages)
+    )
+    message_batch = (
+        "assistant/message",
+        seqs,
+        tuple(T0 + s for s in seqs),
+        turns,
+        tuple(s for _, s, _, _, _ in messages),
+        tuple(u for _, _, u, _, _ in messages),
+        tuple(src for _, _, _, src, _ in messages) if with_sources else None,
+    )
+    every = chunk_seqs + seqs
+    run = EventRun(len(every), every, T0 + every[-1], (), (chunk_batch, message_batch))
+    events = [
+        LogEvent(
+            "assistant/chunk",
+            seq,
+            T0 + seq,
+            {"turn": t, "step": s, "chunk": {"type": "usage", "usage": usage}},
+            seq,
+        )
+        for seq, t, s, usage in zip(
+            chunk_seqs, chunk_batch[3], chunk_batch[4], chunk_batch[5], strict=True
+        )
+    ] + [
+        LogEvent(
+            "assistant/message",
+            seq,
+            T0 + seq,
+            {
+                "turn": turn,
+                "step": step,
+                "usage": usage,
+                "message": {"source": source if with_sources else None},
+            },
+            seq,
+        )
+        for seq, turn, (_, step, usage, source, _) in zip(seqs, turns, messages, strict=True)
+    ]
+    assert fold_lane([run]) == fold_lane(events)

@@ -351,6 +351,16 @@ class LineDecoder:
             if source is not None:
                 named_last = (counted_last.pop(), source)
         counted += counted_last
+        if lasts and not chunks and not firsts:
+            # The usual unit with messages to read: only its DSH-spelled ones, one part.
+            part = line_ends.last_part(lasts, line_ends.tail_source(lasts[-1][0]))
+            if part is not None:
+                if not self.message_parts and not self.named_rows:
+                    self.message_at = len(self.run_usage)
+                self.message_parts.append(part)
+                index += len(lasts)
+                self.lines_seen += len(lasts)
+                lasts = []
         if chunks or lasts or firsts:
             # Each group decoded here as far as its line must be read on its own when it
             # does not decode (below, in this order: a line's index depends on it); the
