@@ -56,6 +56,8 @@ _KIND_AT = len(_ASSISTANT)
 _C, _M, _A = ord("c"), ord("m"), ord("a")
 _TYPE_AT = len(b'{"type":"')
 _MESSAGE_ONLY = frozenset({b"assistant/message"})
+#: Per ``lastindex`` value: a ``bytes.translate`` table that makes it 1, any other 0.
+_ONE_CODE = tuple(bytes(256)[:code] + b"\x01" + bytes(255 - code) for code in range(256))
 #: A ``runs_pattern`` match's group of the run fields (its branch's; see ``RunsPattern``).
 _LASTINDEX = operator.attrgetter("lastindex")
 
@@ -494,7 +496,9 @@ class LineDecoder:
             for mark, code in zip(self.marks, self.runs.mark_codes, strict=True):
                 if not code or code not in codes:
                     continue
-                seq = max(compress(seqs, map(code.__eq__, codes)))
+                # The rows of this branch as a bytes of 1s and 0s: ``compress`` reads it
+                # without a call per row.
+                seq = max(compress(seqs, codes.translate(_ONE_CODE[code])))
                 if seq > latest.get(mark, -1):
                     latest[mark] = seq
 
