@@ -17,7 +17,16 @@ The measure: the instructions the process executes (all threads), counted by
 ``valgrind --tool=callgrind``, less those of the same process that imports the same
 modules and stops before reading (its start-up); without valgrind (or with
 ``--timer cpu``) the process CPU of the work, the median of ``--runs`` runs taken in
-turn. Instruction counts are the robust measure on a shared machine.
+turn, the order of the two sides swapped every other run (a load that drifts during a
+pair weighs on both alike). With the CPU timer each run's pair also gives a ratio: the
+median and range of those paired ratios and each side's range are printed, with the
+load average before and after, since a median of a shared machine's runs moves with
+its load. Instruction counts are the robust measure on a shared machine.
+
+``--gc serve`` runs both sides under the cyclic collector's pace that ``serve`` sets
+for its own process (``collector.YOUNG_THRESHOLD``; the default pace is CPython's, as
+in a host that mounts the plugin): the same for both, so it says what the read costs
+in the server, where the young collections that the read's objects trigger are rare.
 
 Run: ``python benchmarks/bench_tokens_cost.py [--team big] [--timer callgrind|cpu]``.
 """
@@ -46,14 +55,17 @@ BEFORE = "8bce648"
 #: the events read and the process CPU of the work as JSON. ``--startup`` stops
 #: before reading (the imports and the log list only).
 _CHILD = r"""
-import json, sys, time
+import gc, json, sys, time
 from pathlib import Path
 import dsh_task_gantt
 from dsh_task_gantt.fold import RUN_MARKS, UNREAD_DATA, fold_lane
 from dsh_task_gantt.logs.reader import LogReader
 
 startup = sys.argv[1] == "--startup"
-paths = [Path(p) for p in sys.argv[2:]]
+young = int(sys.argv[2])
+if young:
+    gc.set_threshold(young, *gc.get_threshold()[1:])
+paths = [Path(p) for p in sys.argv[3:]]
 events = 0
 cpu = time.process_time()
 if not startup:
@@ -78,13 +90,23 @@ class Side:
 class Figure:
     cost: float  # instructions, or CPU seconds
     events: int
+    #: With the CPU timer: each run's CPU seconds, in the order taken.
+    samples: tuple[float, ...] = ()
+
+
+#: ``--gc serve``: the young threshold ``serve`` sets (``collector.YOUNG_THRESHOLD``),
+#: spelled here since the plugin before token use had no such module.
+SERVE_YOUNG = 100_000
+#: The young threshold the children run with (0: CPython's own); set by ``main``.
+_young = 0
 
 
 def _child(
     side: Side, paths: Sequence[Path], startup: bool, callgrind: Path | None
 ) -> dict[str, object]:
     env = dict(os.environ, PYTHONPATH=str(side.plugin), PYTHONHASHSEED="0")
-    cmd = [sys.executable, "-c", _CHILD, "--startup" if startup else "--read", *map(str, paths)]
+    cmd = [sys.executable, "-c", _CHILD, "--startup" if startup else "--read", str(_young)]
+    cmd += map(str, paths)
     if callgrind is not None:
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind}", *cmd]
     run = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
@@ -121,12 +143,35 @@ def measure_cpu(sides: Sequence[Side], paths: Sequence[Path], runs: int) -> list
     load moves between runs)."""
     cpu: dict[str, list[float]] = {s.name: [] for s in sides}
     events: dict[str, int] = {}
-    for _ in range(runs):
-        for side in sides:
+    for run in range(runs):
+        # Every other run the other side first: neither always runs first after a pause.
+        for side in sides if run % 2 == 0 else sides[::-1]:
             got = _child(side, paths, False, None)
             cpu[side.name].append(float(str(got["cpu"])))
             events[side.name] = int(str(got["events"]))
-    return [Figure(statistics.median(cpu[s.name]), events[s.name]) for s in sides]
+    return [
+        Figure(statistics.median(cpu[s.name]), events[s.name], tuple(cpu[s.name])) for s in sides
+    ]
+
+
+def _load() -> str:
+    try:
+        return "load average " + ", ".join(f"{n:.2f}" for n in os.getloadavg())
+    except OSError:
+        return "load average unknown"
+
+
+def _spread(old: Figure, new: Figure) -> str:
+    """Each side's range and the ratios of the runs taken as pairs (CPU timer)."""
+    ratios = sorted(n / o for o, n in zip(old.samples, new.samples, strict=True) if o > 0)
+    if not ratios:
+        return ""
+    return (
+        f"runs: before {min(old.samples) * 1000:,.0f}-{max(old.samples) * 1000:,.0f} ms, "
+        f"after {min(new.samples) * 1000:,.0f}-{max(new.samples) * 1000:,.0f} ms; "
+        f"paired ratio median {statistics.median(ratios):.3f} "
+        f"({ratios[0]:.3f}-{ratios[-1]:.3f}, {len(ratios)} pairs)"
+    )
 
 
 @contextmanager
@@ -169,7 +214,10 @@ def compare(root: Path, lead_id: str | None, timer: str, runs: int, rev: str) ->
         else f"process CPU of reader + lane fold of every log, from an empty cache "
         f"(median of {runs})"
     )
+    if _young:
+        what += f", young collector threshold {_young:,} (as serve sets it)"
     print(f"measured: {what}")
+    print(f"before: {_load()}")
     with before_checkout(rev) as before_plugin, tempfile.TemporaryDirectory() as scratch:
         sides = [Side("before", before_plugin), Side("after", ROOT / "plugin")]
         for side in sides:  # unmeasured: a fresh checkout writes its bytecode caches now
@@ -183,7 +231,12 @@ def compare(root: Path, lead_id: str | None, timer: str, runs: int, rev: str) ->
         # The team: the sum of the two groups (not measured again).
         parts = list(figures.values())
         figures["team"] = [
-            Figure(sum(f[k].cost for f in parts), sum(f[k].events for f in parts))
+            Figure(
+                sum(f[k].cost for f in parts),
+                sum(f[k].events for f in parts),
+                # The groups' runs of the same number, summed (CPU timer).
+                tuple(map(sum, zip(*(f[k].samples for f in parts), strict=True))),
+            )
             for k in range(len(sides))
         ]
         for group, (old, new) in figures.items():
@@ -195,6 +248,10 @@ def compare(root: Path, lead_id: str | None, timer: str, runs: int, rev: str) ->
                 f"after {_show(new.cost, timer)}   ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f} %)"
                 f"   {new.events} events"
             )
+            spread = _spread(old, new)
+            if spread:
+                print(f"{'':<8} {spread}")
+        print(f"after: {_load()}")
 
 
 def main() -> None:
@@ -206,7 +263,15 @@ def main() -> None:
     parser.add_argument("--timer", choices=("callgrind", "cpu"))
     parser.add_argument("--runs", type=int, default=5, help="runs of each side with --timer cpu")
     parser.add_argument("--before", default=BEFORE, help="the commit to compare with")
+    parser.add_argument(
+        "--gc",
+        choices=("default", "serve"),
+        default="default",
+        help="the collector's pace in both sides' processes: CPython's, or serve's",
+    )
     args = parser.parse_args()
+    global _young
+    _young = SERVE_YOUNG if args.gc == "serve" else 0
     timer = args.timer or ("callgrind" if shutil.which("valgrind") else "cpu")
     if args.root is not None:
         compare(args.root, args.lead, timer, args.runs, args.before)

@@ -505,9 +505,15 @@ _SEQ_TIME_ONLY = frozenset(
 def _runs_of(seqs: list[int]) -> list[tuple[int, int]]:
     """Sorted disjoint runs of consecutive integers covering ``seqs`` (C-level loops:
     a cold read hands over tens of thousands of seqs)."""
-    distinct = sorted(set(seqs))
-    if not distinct:
+    if not seqs:
         return []
+    low, high = min(seqs), max(seqs)
+    distinct_seqs = set(seqs)
+    if len(distinct_seqs) == high - low + 1:
+        # As many distinct seqs as the span holds: every one of them, one run (a log's
+        # seqs nearly always are; no sort, no pass for the breaks).
+        return [(low, high)]
+    distinct = sorted(distinct_seqs)
     # Where the next seq is not this one plus one, a run ends.
     breaks = list(
         compress(range(1, len(distinct)), map((1).__ne__, map(sub, distinct[1:], distinct)))
@@ -736,12 +742,14 @@ def _bulk_messages(
     every = whole[0]
     if len(set(every)) != len(every) or not messages.keys().isdisjoint(every):
         return False
-    for n in alone:
-        source = {"source": whole[5][n]} if whole[5] is not None else {}
-        data = {"turn": whole[2][n], "step": whole[3][n], "usage": None, "message": source}
-        _assistant_message(st, whole[0][n], whole[1][n], data)
-    if sources is not None:  # only the latest names the model: looked at latest first
-        named = compress(zip(seqs, sources, strict=True), sources)
+    if alone and not _bulk_no_usage(st, whole, alone):
+        for n in alone:
+            source = {"source": whole[5][n]} if whole[5] is not None else {}
+            data = {"turn": whole[2][n], "step": whole[3][n], "usage": None, "message": source}
+            _assistant_message(st, whole[0][n], whole[1][n], data)
+    if whole[5] is not None:  # only the latest names the model: looked at latest first
+        # Every row's source, with or without usage (the latest wins whatever the order).
+        named = compress(zip(whole[0], whole[5], strict=True), whole[5])
         for seq, source in sorted(named, key=_SEQ_OF, reverse=True):  # stable: ties in order
             held = st.kept["usage_source"]
             if held is not None and held[0] > seq:
@@ -757,6 +765,27 @@ def _bulk_messages(
     )  # fmt: skip
     rows = zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=True)
     messages.update(compress(rows, fresh))
+    return True
+
+
+def _bulk_no_usage(st: _State, whole: tuple[Any, ...], rows: list[int]) -> bool:
+    """The batch's messages without usage (``rows``, at least one), as
+    ``_assistant_message`` folds each but for its source (the caller notes the sources):
+    a message whose step's chunk counts adds nothing, any other a record of no counts.
+    False (nothing done) when their numbers are not all safe integers."""
+    pick = itemgetter(*rows)
+    columns = [pick(c) if len(rows) > 1 else (pick(c),) for c in whole[:4]]
+    if not _safe_integers(chain.from_iterable(columns)):
+        return False
+    seqs, times, turns, steps = columns
+    turn_ids, step_ids = _step_ids(turns, steps)
+    counted = st.kept["usage_chunk_steps"]
+    fresh = map(not_, map(counted.__contains__, zip(turn_ids, step_ids, strict=True)))
+    recs = zip(
+        turn_ids, step_ids, times, repeat(None), repeat(0), repeat(None), repeat(None),
+    )  # fmt: skip
+    rows_by_seq = zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=False)
+    st.kept["usage_messages"].update(compress(rows_by_seq, fresh))
     return True
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from typing import Any
 
 import orjson
@@ -27,7 +27,13 @@ from dsh_task_gantt.events import (
 )
 from dsh_task_gantt.logs.reader import line_ends
 from dsh_task_gantt.logs.reader.line_ends import PARSE, probe
-from dsh_task_gantt.logs.reader.skip_rules import SkipRule, has_marker
+from dsh_task_gantt.logs.reader.skip_rules import (
+    FIELD_KEYS,
+    RunsPattern,
+    SkipRule,
+    has_marker,
+    runs_pattern,
+)
 
 #: ``LogEvent(...)`` without the named tuple's generated ``__new__`` (a hot path).
 _new_event: Callable[[tuple[str, int, int | None, Any, int, Any]], LogEvent] = functools.partial(
@@ -50,7 +56,9 @@ _KIND_AT = len(_ASSISTANT)
 _C, _M, _A = ord("c"), ord("m"), ord("a")
 _TYPE_AT = len(b'{"type":"')
 _MESSAGE_ONLY = frozenset({b"assistant/message"})
-#: A ``runs_prefix`` match's group of the run fields (1, or 3 for a type with markers).
+#: Per ``lastindex`` value: a ``bytes.translate`` table that makes it 1, any other 0.
+_ONE_CODE = tuple(bytes(256)[:code] + b"\x01" + bytes(255 - code) for code in range(256))
+#: A ``runs_pattern`` match's group of the run fields (its branch's; see ``RunsPattern``).
 _LASTINDEX = operator.attrgetter("lastindex")
 
 
@@ -112,8 +120,13 @@ class LineDecoder:
     run_seqs: list[int] = field(default_factory=list)
     run_time: int = -1
     run_latest: dict[bytes, int] = field(default_factory=dict)
-    #: Runs mode: the matched lines' run fields, a unit's joined at a time.
+    #: Runs mode: the matched lines' run fields, a unit's joined at a time (``,N,T…``).
     run_rows: list[bytes] = field(default_factory=list)
+    #: Runs mode, with ``marks``: each matched line's branch (``RunsPattern``), a unit's
+    #: as bytes at a time, in the order of ``run_rows``.
+    run_codes: list[bytes] = field(default_factory=list)
+    #: Runs mode: the pattern for ``skip`` and ``marks`` (made at the first unit).
+    runs: RunsPattern | None = None
     #: Runs mode: the token-use rows read in bulk (``line_ends.bulk_rows``).
     run_usage: list[line_ends.Batch] = field(default_factory=list)
     #: Runs mode: the steps (``"turn":T,"step":S``) whose usage chunk this read saw.
@@ -209,9 +222,13 @@ class LineDecoder:
             cut = text.find(b"\n", leading.end() if leading else 0) + 1 or len(text)
             self.feed(text[:cut])
             text = text[cut:]
-        assert skip.runs_prefix is not None
-        match_runs = skip.runs_prefix.match
-        needles = dict(skip.needles)
+        runs = self.runs
+        if runs is None:
+            runs = self.runs = runs_pattern(skip, self.marks)
+        # Its matches always hold a group (``lastindex`` is an int: not checked per line).
+        match_runs: Callable[[bytes, int, int], Any] = runs.pattern.match
+        plain_last = runs.plain_last
+        needles = runs.needles
         match_ends = skip.ends_prefix.match if skip.ends_prefix is not None else None
         # Only an assistant message's line can match ``ends_prefix``: looked for only
         # where the line's first bytes say so (``kind``).
@@ -241,15 +258,19 @@ class LineDecoder:
         others = 0  # non-blank lines that are not matched
         bad = 0
         pos, size = 0, len(text)
+        # Where a line's kind byte is inside ``text`` (none without the bulk patterns).
+        kind_at, type_at, assistant = _KIND_AT, _TYPE_AT, _A
+        kinds_before = size - kind_at if bulk else 0
         while pos < size:
             end = find(b"\n", pos)
             if end == -1:
                 end = size
             # DSH's token-use lines: matched whole, in bulk (``line_ends``). Picked by
-            # two bytes (an index is far cheaper than a call); each pattern says the rest.
+            # two bytes (an index is far cheaper than a call); each pattern says the rest
+            # (the bytes of a line too short to hold them are the next line's: only a hint).
             kind = (
-                text[pos + _KIND_AT]
-                if bulk and end - pos > _KIND_AT and text[pos + _TYPE_AT] == _A
+                text[pos + kind_at]
+                if pos < kinds_before and text[pos + type_at] == assistant
                 else 0
             )
             if kind:
@@ -281,8 +302,8 @@ class LineDecoder:
                     pos = end + 1
                     continue
             match = match_runs(text, pos, end)
-            if match is not None and match.lastindex != 1:  # a type with markers
-                for needle, marked in needles[match.group(4)]:  # no call per line
+            if match is not None and (code := match.lastindex) > plain_last:  # with markers
+                for needle, marked in needles[match.group(code - 1)]:  # no call per line
                     if find(needle, pos, end) != -1 and has_marker(find, marked, pos, end):
                         match = None
                         break
@@ -316,9 +337,13 @@ class LineDecoder:
         counted_last: list[re.Match[bytes]] = []
         if messages:
             seen = list(map(chunk_steps.__contains__, map(_GROUP, messages, repeat(3))))
-            counted_last = list(compress(messages, seen))
-            for found in compress(messages, map(operator.not_, seen)):
-                lasts.append((found, line_ends.message_tail(text, found.end(), found.endpos)))
+            if all(seen):  # the usual unit: every step's chunk came first
+                counted_last = messages
+            else:
+                counted_last = list(compress(messages, seen))
+                for found in compress(messages, map(operator.not_, seen)):
+                    tail = line_ends.message_tail(text, found.end(), found.endpos)
+                    lasts.append((found, tail))
         # The latest message in DSH's own spelling whose step a chunk counts still names
         # the lane's model: it goes as a message of no usage (the fold keeps its source
         # and counts the chunk).
@@ -328,6 +353,16 @@ class LineDecoder:
             if source is not None:
                 named_last = (counted_last.pop(), source)
         counted += counted_last
+        if lasts and not chunks and not firsts:
+            # The usual unit with messages to read: only its DSH-spelled ones, one part.
+            part = line_ends.last_part(lasts, line_ends.tail_source(lasts[-1][0]))
+            if part is not None:
+                if not self.message_parts and not self.named_rows:
+                    self.message_at = len(self.run_usage)
+                self.message_parts.append(part)
+                index += len(lasts)
+                self.lines_seen += len(lasts)
+                lasts = []
         if chunks or lasts or firsts:
             # Each group decoded here as far as its line must be read on its own when it
             # does not decode (below, in this order: a line's index depends on it); the
@@ -389,11 +424,13 @@ class LineDecoder:
         index += counted_rows
         self.lines_seen += counted_rows
         if matched:
-            # Each line's ``"<type>","seq":N,"time":T`` (one group), a read's at once in
-            # :meth:`take_run`: the names and digits the pattern matched always decode.
-            joined = b",".join(map(_GROUP, matched, map(_LASTINDEX, matched)))
-            # Their keys dropped here, a unit's rows at a time (see ``line_ends.unnamed``).
-            self.run_rows.append(joined.replace(b',"seq":', b",").replace(b',"time":', b","))
+            # Each line's ``,"seq":N,"time":T`` (one group, no type), decoded a read's at
+            # once in :meth:`take_run`: their keys' bytes deleted, the digits the pattern
+            # matched always decode. The marks are told by each match's branch.
+            codes = list(map(_LASTINDEX, matched))
+            self.run_rows.append(b"".join(map(_GROUP, matched, codes)).translate(None, FIELD_KEYS))
+            if any(runs.mark_codes):
+                self.run_codes.append(bytes(codes))
         self.next_index = index + len(matched)
         self.lines_seen += len(matched) + others
         self.bad_lines += bad
@@ -412,8 +449,9 @@ class LineDecoder:
             return None
         if self.run_rows:
             self._decode_run_rows()
-        seqs = tuple(self.run_seqs)
-        run_time = self.run_time
+        # The run's seqs and times, joined once at the end (not a tuple copied per part).
+        seq_parts: list[Sequence[Any]] = [self.run_seqs]
+        time_parts: list[Sequence[Any]] = []
         latest = tuple(
             (mark.decode(), self.run_latest[mark]) for mark in self.marks if mark in self.run_latest
         )
@@ -424,37 +462,43 @@ class LineDecoder:
             )
             if batch[1]:
                 batches.insert(self.message_at, batch)
-            seqs += batch[1] + counted[0]
-            run_time = max(run_time, max(batch[2] + counted[1]))
+            seq_parts += (batch[1], counted[0])
+            time_parts += (batch[2], counted[1])
         usage = line_ends.merged(batches)
         if self.counted_rows:  # seqs and times only
             counted_seqs, counted_times = line_ends.seq_time_columns(self.counted_rows)
-            seqs += counted_seqs
-            run_time = max(run_time, max(counted_times))
+            seq_parts.append(counted_seqs)
+            time_parts.append(counted_times)
         if self.chunk_rows:  # the DSH-spelled usage chunks: their seqs and times are here
             chunks = line_ends.counted_chunks(self.chunk_rows)
             usage = (*usage, chunks)
-            seqs += chunks[1]
-            run_time = max(run_time, max(chunks[2]))
+            seq_parts.append(chunks[1])
+            time_parts.append(chunks[2])
+        seqs = tuple(chain.from_iterable(seq_parts))
+        run_time = max(self.run_time, max(map(max, filter(None, time_parts)), default=-1))
         return EventRun(len(seqs), seqs, run_time, latest, usage)
 
     def _decode_run_rows(self) -> None:
         """The matched lines' seqs, latest time and marks, from their run fields: one
-        JSON array of type, seq, time, ... (C makes the ints, where a group call per
-        value, or an int() per line, cost as much again as matching the line)."""
-        fields = orjson.loads(b"[" + b",".join(self.run_rows) + b"]")
+        JSON array of seq, time, ... (C makes the ints, where a group call per value,
+        or an int() per line, cost as much again as matching the line); a line's mark
+        is its branch (``run_codes``)."""
+        # A leading 0: each unit's fields start with a comma.
+        fields = orjson.loads(b"[0" + b"".join(self.run_rows) + b"]")
         self.run_rows = []
-        seqs = fields[1::3]
+        seqs = fields[1::2]
         self.run_seqs += seqs
-        self.run_time = max(self.run_time, max(fields[2::3]))
-        if self.marks:
-            names = fields[0::3]
+        self.run_time = max(self.run_time, max(fields[2::2]))
+        if self.run_codes and self.runs is not None:
+            codes = b"".join(self.run_codes)
+            self.run_codes = []
             latest = self.run_latest
-            for mark in self.marks:
-                name = mark.decode()
-                if name not in names:
+            for mark, code in zip(self.marks, self.runs.mark_codes, strict=True):
+                if not code or code not in codes:
                     continue
-                seq = max(compress(seqs, map(operator.eq, names, repeat(name))))
+                # The rows of this branch as a bytes of 1s and 0s: ``compress`` reads it
+                # without a call per row.
+                seq = max(compress(seqs, codes.translate(_ONE_CODE[code])))
                 if seq > latest.get(mark, -1):
                     latest[mark] = seq
 

@@ -220,11 +220,15 @@ def rows_bytes(rows: list[tuple[bytes, ...]]) -> bytes:
 def unnamed(row: bytes) -> bytes:
     """``row`` without the step's names (``"turn":``, ``"step":``): digits and commas.
 
-    Done on a unit's rows, not on a read's: ``bytes.replace`` looks for each next
-    occurrence anew, and in a read's long haystack each look prepares the needle again
-    (CPython's two-way search): under callgrind twice the instructions of replacing
-    in each unit's short one, for about the same time."""
-    return row.replace(b'"turn":', b"").replace(b'"step":', b"")
+    The rows hold nothing but digits, commas and those two keys (the groups the bulk
+    patterns match), so deleting the keys' bytes is dropping the keys: one pass of
+    ``bytes.translate``, where each ``bytes.replace`` searched the row twice (it counts
+    the occurrences first)."""
+    return row.translate(None, _STEP_KEYS)
+
+
+#: The bytes of ``"turn":`` and ``"step":``.
+_STEP_KEYS = b'"turnsep:'
 
 
 def counted_chunks(pieces: list[bytes]) -> Batch:
@@ -327,11 +331,11 @@ _JOIN = b",".join
 
 
 def _rows(matches: list[re.Match[bytes]], step: int) -> list[bytes]:
+    """Each match's ``seq,time,turn,step`` (the step's names dropped in one pass)."""
+    if not matches:
+        return []
     rows = map(_JOIN, map(_GROUP, matches, repeat(1), repeat(2), repeat(step)))
-    return list(map(_UNNAMED, rows))
-
-
-_UNNAMED = unnamed
+    return unnamed(b" ".join(rows)).split(b" ")
 
 
 def last_part(

@@ -47,6 +47,8 @@ class SkipRule:
     #: line of neither took two): groups 1 and 2 as ``run_prefix``'s, or (a type with
     #: markers) 3 and 4 as ``marked_prefix``'s 1 and 2; ``lastindex`` says which.
     runs_prefix: re.Pattern[bytes] | None = None
+    #: The types without markers (as bytes): ``run_prefix``'s.
+    plain: frozenset[bytes] = frozenset()
 
 
 def skip_rule(skip_types: SkipTypes) -> SkipRule | None:
@@ -140,6 +142,63 @@ def _run_fields(names: list[str]) -> bytes:
     return rb'("(' + alternatives + rb')","seq":(?!0\d)\d{1,15},"time":(?!0\d)\d{1,15})'
 
 
+#: A runs-mode branch's one group: the run fields after the type, ``,"seq":N,"time":T``.
+_FIELDS = rb'(,"seq":(?!0\d)\d{1,15},"time":(?!0\d)\d{1,15})'
+#: The bytes of the run fields' two keys: deleted (``bytes.translate``), a unit's joined
+#: fields are the inside of a JSON array of integers (``,N,T,N,T…``).
+FIELD_KEYS = b'"seqtim:'
+
+
+@dataclass(frozen=True, slots=True)
+class RunsPattern:
+    """``runs_prefix`` with each run mark's type in a branch of its own (runs mode).
+
+    Each branch has one group of the run fields (:data:`_FIELDS`: the line's seq and
+    time, no type); a branch of types with markers has its type's group just before
+    it. A match's ``lastindex`` is its branch's fields group: at most ``plain_last`` for
+    a type without markers, ``mark_codes[i]`` for ``marks[i]`` (0: not a type that
+    runs keep), above ``plain_last`` a type with markers (its type is group
+    ``lastindex - 1``). So a unit's fields are digits once :data:`FIELD_KEYS` are
+    deleted, and the marks are told by ``lastindex`` alone, no type decoded per line.
+    """
+
+    pattern: re.Pattern[bytes]
+    plain_last: int
+    mark_codes: tuple[int, ...]
+    #: ``rule.needles`` by type (looked up once per line of a type with markers).
+    needles: Mapping[bytes, tuple[tuple[bytes, tuple[bytes, ...]], ...]]
+
+
+@functools.cache
+def runs_pattern(rule: SkipRule, marks: tuple[bytes, ...]) -> RunsPattern:
+    """The runs-mode pattern of ``rule`` for a reader whose runs carry ``marks``."""
+    plain = sorted(rule.plain)
+    marked = sorted(t for t, _ in rule.needles)
+    mark_names = [m for m in marks if m in plain or m in marked]
+    plain_marks = [m for m in mark_names if m in plain]
+    marked_marks = [m for m in mark_names if m in marked]
+    others = [t for t in plain if t not in plain_marks]
+    marked_others = [t for t in marked if t not in marked_marks]
+    branches = [_alternatives(others) + b'"' + _FIELDS]
+    branches += [re.escape(t) + b'"' + _FIELDS for t in plain_marks]
+    codes = {t: 2 + n for n, t in enumerate(plain_marks)}
+    plain_last = 1 + len(plain_marks)
+    for n, t in enumerate(marked_marks):
+        branches.append(b"(" + re.escape(t) + b')"' + _FIELDS)
+        codes[t] = plain_last + 2 + 2 * n
+    if marked_others:
+        branches.append(b"(" + _alternatives(marked_others) + b')"' + _FIELDS)
+    pattern = re.compile(_TYPE_KEY + b'"(?:' + b"|".join(branches) + b")" + _FIELD_END)
+    if pattern.groups > 255:  # ``lastindex`` values are kept as bytes
+        raise ValueError("too many run marks")
+    mark_codes = tuple(codes.get(m, 0) for m in marks)
+    return RunsPattern(pattern, plain_last, mark_codes, dict(rule.needles))
+
+
+def _alternatives(names: list[bytes]) -> bytes:
+    return b"(?:" + (b"|".join(map(re.escape, names)) or b"(?!)") + b")"
+
+
 @functools.cache
 def _cached_skip_rule(
     all_items: tuple[tuple[str, tuple[bytes, ...] | str | None], ...],
@@ -160,4 +219,5 @@ def _cached_skip_rule(
         marked_prefix=_run_prefix(marked) if marked else None,
         needles=tuple((t.encode(), _needles(m)) for t, m in items if m),
         runs_prefix=_runs_prefix(plain, marked),
+        plain=frozenset(t.encode() for t in plain),
     )
