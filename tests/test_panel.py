@@ -200,6 +200,23 @@ def test_frozen_page_has_no_polling_trigger() -> None:
     assert 'class="now"' not in html
 
 
+def test_a_lane_id_holding_the_rows_own_stand_ins_is_drawn_whole() -> None:
+    """A lane's row is assembled around its name cell and chunks from markers rendered
+    once; a member id from a log that holds those very characters changes nothing."""
+    odd = "\ue001odd\ue000"
+    team = TeamBuilder(names=("lead", odd))
+    team.turn("lead", T0, T0 + 60_000)
+    team.turn(odd, T0 + 10_000, T0 + 20_000)
+    client = TestClient(make_app(FakeProvider(team)))
+    html = client.get(f"{PREFIX}/panel", params={"session": "s-lead"}).text
+    row = html[html.index('id="lane-1"') :]
+    row = row[: row.index('id="lane-2"')] if 'id="lane-2"' in row else row
+    assert f'data-lane="{odd}"' in html
+    track = row.index('id="lane-1-track"')
+    assert row.index('class="name') < track < row.index('class="chunk"')
+    assert html.count('id="lane-1-track"') == 1 and html.count('id="lane-0-track"') == 1
+
+
 def test_hostile_text_is_escaped_everywhere() -> None:
     evil = " ".join(HOSTILE)
     team = TeamBuilder(names=("lead", evil, "ok"))

@@ -50,7 +50,7 @@ def _board(state: str, figure: str) -> BoardPieces:
     name = Piece.of("lane-0-name", f'<div class="name" id="lane-0-name">{state}</div>')
     tokens = Piece.of("lane-0-tokens", f'<div class="tokens" id="lane-0-tokens">{figure}</div>')
     chunk = Piece.of("lane-0-k0", '<div class="chunk" id="lane-0-k0"></div>')
-    lane = LaneShape("lane-0", "lead", 1, name, (chunk,), Markup(""), tokens=tokens)
+    lane = LaneShape("lane-0", "lead", 1, name, (chunk,), ("", "", ""), Markup(""), tokens=tokens)
     piece = Piece.of("x", '<div id="x"></div>')
     return BoardPieces(piece, piece, (lane,), (), piece, piece, piece, empty=False)
 

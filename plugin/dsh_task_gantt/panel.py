@@ -271,11 +271,21 @@ class Panel:
             drawn.append(hit)
         row = replace(row, chunks=tuple(c for c, _ in drawn))
         chunks = tuple(p for _, p in drawn)
-        whole = self._env.get_template("lane.html").render(
-            context, name_html=_filled(name, tokens), chunks_html=[c.html for c in chunks]
+        frame = self._env.get_template("lane.html").render(
+            context, name_html=_CELL_MARK, chunks_html=[_CHUNKS_MARK]
         )
+        # From the end: a lane id from a log (in the row's attributes) may hold anything.
+        head, _, after = frame.rpartition(_CHUNKS_MARK)
+        before, _, between = head.rpartition(_CELL_MARK)
         return row, LaneShape(
-            row.dom_id, row.lane_id, row.rows, name, chunks, Markup(whole), tokens=tokens
+            row.dom_id,
+            row.lane_id,
+            row.rows,
+            name,
+            chunks,
+            (before, between, after),
+            _filled(name, tokens),
+            tokens=tokens,
         )
 
     def _board_pieces(
@@ -359,11 +369,7 @@ class Panel:
             html = self._env.get_template("lane_name.html").render(context, lane_at=lane_at)
             name = self._names_at.put(key, Piece.of(lane.name.id, html), owner=session_id)
         tokens = _tokens_piece(row.dom_id, lane_at.tokens_text, _TOKENS_THEN)
-        # The row as drawn, with the name cell (its first piece) swapped: rendering
-        # lane.html again would cost a template pass per lane per answer.
-        drawn = _filled(lane.name, lane.tokens)
-        whole = Markup(lane.whole.replace(drawn, _filled(name, tokens), 1))
-        return replace(lane, name=name, whole=whole, tokens=tokens)
+        return replace(lane, name=name, cell=_filled(name, tokens), tokens=tokens)
 
     def _render(
         self, name: str, status: int = 200, *, stop_polling: bool = False, **context: Any
@@ -721,6 +727,13 @@ def _tokens_piece(dom_id: str, text: str | None, title: str = "") -> Piece:
     return Piece.of(piece_id, str(html))
 
 
+#: Stand-ins for the name cell and the chunks in a lane's row, rendered once to find
+#: the row's frame around them (private-use characters; split from the end, as only
+#: the lane's own attributes, before both, hold text from a log).
+_CELL_MARK = Markup("\ue000")
+_CHUNKS_MARK = Markup("\ue001")
+
+
 def _filled(name: Piece, tokens: Piece | None) -> Markup:
     """The name cell as drawn in its row: its placeholder holding the token figure."""
     if tokens is None:
@@ -746,8 +759,8 @@ def _with_now(lane: LaneShape, now: LaneNow | None) -> LaneShape:
             )
         )
     piece = Piece.of(piece_id, html)
-    whole = lane.whole if html == empty else Markup(str(lane.whole).replace(empty, html, 1))
-    return replace(lane, now=piece, whole=whole)
+    cell = lane.cell if html == empty else Markup(str(lane.cell).replace(empty, html, 1))
+    return replace(lane, now=piece, cell=cell)
 
 
 def _bad_at() -> HTMLResponse:
@@ -796,7 +809,8 @@ def _lane_weight(held: tuple[LaneRow, LaneShape]) -> int:
     """A laid-out lane's cost in characters: the row's markup (its chunks' pieces are
     shared with other versions and counted by the chunk memo), its bars and marks."""
     row, shape = held
-    return len(shape.whole) + _ROW_ITEM_CHARS * (len(row.turns) + len(row.marks) + 1)
+    frame = sum(map(len, shape.frame)) + len(shape.cell)
+    return frame + _ROW_ITEM_CHARS * (len(row.turns) + len(row.marks) + 1)
 
 
 def _piece_weight(piece: Piece) -> int:

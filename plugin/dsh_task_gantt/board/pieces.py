@@ -62,14 +62,20 @@ class Piece:
 
 @dataclass(frozen=True, slots=True)
 class LaneShape:
-    """One lane's markup: its name cell and chunks by id, and the whole row."""
+    """One lane's markup: its name cell and chunks by id, and the whole row (assembled
+    when asked for: held whole, each version a lane memo keeps held a second copy of
+    every chunk's markup, which grew with the lane's history)."""
 
     dom_id: str
     lane_id: str
     rows: int
     name: Piece
     chunks: tuple[Piece, ...]
-    whole: Markup
+    #: The row's markup around its name cell and its chunks: before the cell, between
+    #: the cell and the chunks, after them.
+    frame: tuple[str, str, str]
+    #: The name cell as drawn in the row (its now-state and token figure filled in).
+    cell: Markup
     #: What the member is doing now (live; empty otherwise), inside the name cell but
     #: kept apart: it changes with the clock, the name cell with the lane.
     now: Piece | None = None
@@ -80,6 +86,13 @@ class LaneShape:
     @property
     def track_id(self) -> str:
         return f"{self.dom_id}-track"
+
+    @property
+    def whole(self) -> Markup:
+        """The lane's row: what ``lane.html`` renders for it."""
+        before, between, after = self.frame
+        chunks = "".join([piece.html for piece in self.chunks])
+        return Markup(f"{before}{self.cell}{between}{chunks}{after}")
 
 
 @dataclass(frozen=True, slots=True)
