@@ -10,7 +10,8 @@ opens the panel as each kind of poller does (``bench_soak.KINDS``: 400 px and 12
 following now), takes the ``v``/``drawn``/``b`` its answer carries, then for
 ``--ticks`` ticks:
 
-- one ``LiveTeam`` append (timestamped now);
+- one ``LiveTeam`` append (timestamped now; the writer draws from a random stream of
+  its own, not the history's: see ``resumed_seed``);
 - the delta board poll each kind sends (``bench_soak.board_params``, ``HX-Request``):
   the 400 px one first (it pays for reading the append and building the timeline), the
   1280 px one next (the timeline is built: only its board);
@@ -101,6 +102,16 @@ def dataset(root: Path, team: str, hours: float) -> Path:
     return root
 
 
+def resumed_seed(spec: TeamSpec) -> int:
+    """The measuring writer's random stream: not the one that wrote the history. A
+    ``LiveTeam`` seeds itself from its spec, so one made again on the dataset replayed
+    the history's first ticks' draws, message and prompt ids included: each new message
+    took the id of one sent a day before, whose span then changed (a delivery paired by
+    id), and every append re-read a lane from that old span on (a real team's ids are
+    never reused; the 400 px p99 was those appends)."""
+    return spec.seed * 7919 + 2
+
+
 def _held(text: str, held: dict[str, str]) -> None:
     held.update({k: unescape(v) for k, v in _INPUT.findall(text)})
 
@@ -118,7 +129,7 @@ def measure(args: argparse.Namespace, data: Path) -> dict[str, Any]:
         root = work / "sessions"
         shutil.copytree(data / "sessions", root)
         spec = TeamSpec.load(data / SPEC, root=str(root))
-        live = LiveTeam(root, spec)
+        live = LiveTeam(root, spec, seed=resumed_seed(spec))
         raw = raw_log_bytes(root)
         session = spec.lead_id
         print(

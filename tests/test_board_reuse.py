@@ -11,6 +11,7 @@ import operator
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -21,7 +22,14 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from dsh_task_gantt import host, panel
-from dsh_task_gantt.board import detail, geometry, task_facts, view_model, where_time
+from dsh_task_gantt.board import (
+    detail,
+    geometry,
+    message_count,
+    task_facts,
+    view_model,
+    where_time,
+)
 from dsh_task_gantt.board.model import Party, Tone, TurnBar, View
 from dsh_task_gantt.board.view_model import layout_board
 from dsh_task_gantt.fixturegen import STORY_TEAM, LiveTeam, generate_team
@@ -36,14 +44,20 @@ from tests.kit.boardteams import PREFIX, make_app
 BOARD_MEMOS: list[tuple[Any, str]] = [
     (view_model, "_LANE_READS"),
     (view_model, "_TASK_ROWS"),
-    (view_model, "_LANE_MESSAGES"),
+    (view_model, "_TASK_ROW_SETS"),
+    (message_count, "LANE_MESSAGES"),
+    (message_count, "_COUNTS"),
+    (message_count, "_TEAM_COUNTS"),
     (view_model, "_LIST_ENTRIES"),
     (view_model, "_MARK_ENTRIES"),
     (view_model, "_TURN_ENTRIES"),
     (detail, "_CHUNKS"),
+    (detail, "_LANES_LAID"),
     (geometry, "_SPAN_BOUNDS"),
     (where_time, "_PHASE_SUMS"),
+    (where_time, "_TEAM_SUMS"),
     (task_facts, "_FACTS"),
+    (task_facts, "_TEAM_FACTS"),
     (activity, "_SUMMARIES"),
     (activity, "_LAST_SUMMARY"),
 ]
@@ -191,6 +205,42 @@ def test_a_warm_layout_equals_a_cold_one_and_reuses_what_did_not_change(
             reused_rows += sum(a is b for a, b in zip(last.tasks, board.tasks, strict=False))
         last = board
     assert reused_chunks > 0 and reused_rows > 0
+    clear_memos()
+
+
+def test_a_layout_keyed_by_the_tasks_wire_generations_equals_one_by_their_bytes(
+    story: tuple[LiveTeam, TimelineService, list[int], str, int],
+) -> None:
+    """The panel keys the tasks by their wire generations: over appends that move tasks
+    and run them on, and long gaps (the extent's end crosses a step), its board (the
+    task rows, where the time went, the extent) equals a cold layout that reads each
+    task's bytes, at each width and again at the next poll of the same build; the rows
+    of the tasks that did not move are the very rows of the poll before."""
+    live, service, clock, lead, _ = story
+    clear_memos()
+    seen: set[tuple[int, ...]] = set()
+    last: tuple[Any, ...] = ()
+    reused = 0
+    for n in range(14):
+        clock[0] += 5 * 60_000 if n % 5 == 4 else 2_000
+        live.tick(clock[0])
+        result = asyncio.run(service.timeline(lead))
+        assert result is not None
+        versions = panel._task_versions(result)
+        assert versions is not None and len(versions) == len(result.data["tasks"])
+        seen.add(versions)
+        now = int(result.data["generatedAt"])
+        zoomed = View(start=now - 600_000, end=now, follow=True, track_px=1160)
+        for view in (View(track_px=280), zoomed, View(track_px=280)):
+            plan = view_model.plan_board(result.data, view, versions)
+            assert isinstance(plan, view_model.BoardPlan)
+            lanes = tuple(plan.lane_row(i) for i in range(len(plan.lanes_raw)))
+            warm = view_model.finish_board(plan, lanes)
+            with cold_memos():
+                assert warm == layout_board(result.data, view), (n, view)
+        reused += sum(a is b for a, b in zip(last, warm.tasks, strict=False))
+        last = warm.tasks
+    assert len(seen) > 2 and reused > 0  # tasks moved, and rows were reused
     clear_memos()
 
 
@@ -362,18 +412,23 @@ def _laid(n: int) -> Any:
     return (detail._ChunkLaid((bar,) * n, (), (), 1, chunk),)
 
 
+@functools.lru_cache(maxsize=2)
+def _messages(n: int) -> message_count.LaneMessages:
+    """A lane's messages naming ``n`` keys (made once: a lane of ``n`` marks)."""
+    mark = view_model.Mark("m", "", "sent", "", 0.0, 0, 0, "", _TONE, 0.0, _PARTY, None, "", "")
+    return message_count.read_marks([replace(mark, msg_id=str(k)) for k in range(n)])
+
+
 #: The memos whose values grow with a lane's history, and a value of weight ``n``.
 WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("lane reads", view_model._LANE_READS, _read),
     ("chunks", detail._CHUNKS, _laid),
-    ("lane bounds", geometry._SPAN_BOUNDS, lambda n: (None, n)),
+    ("lane bounds", geometry._SPAN_BOUNDS, lambda n: (None, n, (), ())),
     ("list entries", view_model._LIST_ENTRIES, lambda n: (None,) * n),
     (
         "lane messages",
-        view_model._LANE_MESSAGES,
-        lambda n: view_model._LaneMessages(
-            dict.fromkeys(map(str, range(n)), "sent"), frozenset(), frozenset()
-        ),
+        message_count.LANE_MESSAGES,
+        lambda n: _messages(n),
     ),
 ]
 #: The memos of small values, bounded by entries.
@@ -381,6 +436,11 @@ COUNTED: list[tuple[str, Memo[Any, Any]]] = [
     ("task rows", view_model._TASK_ROWS),
     ("phase sums", where_time._PHASE_SUMS),
     ("task facts", task_facts._FACTS),
+    ("team task facts", task_facts._TEAM_FACTS),
+    ("team phase sums", where_time._TEAM_SUMS),
+    ("team task rows", view_model._TASK_ROW_SETS),
+    ("message counts", message_count._COUNTS),
+    ("team message counts", message_count._TEAM_COUNTS),
 ]
 
 
@@ -465,26 +525,10 @@ _PARTY = Party("a", _TONE)
 _MARK_KINDS = st.sampled_from(("sent", "received", "prompt", "system"))
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    lanes=st.lists(
-        st.lists(st.tuples(st.sampled_from("abcdefg"), _MARK_KINDS), max_size=12), max_size=5
-    )
-)
-def test_the_message_count_is_each_message_once_and_no_prompt(
-    lanes: list[list[tuple[str, str]]],
-) -> None:
-    """A message drawn on two lanes counts once; a key counts as its sent mark's kind
-    when it has one, else as its first mark's (the earliest lane's): a prompt is no
-    message."""
-    clear_memos()
-    rows = []
-    for marks in lanes:
-        made = tuple(
-            view_model.Mark(f"m{n}", key, kind, "", 0, 0, "", _TONE, 0.0, _PARTY, None, "", "")
-            for n, (key, kind) in enumerate(marks)
-        )
-        rows.append(SimpleNamespace(marks=made, lane_id=f"lane-{len(rows)}", dom_id="lane"))
+_MARKS = st.lists(st.tuples(st.sampled_from("abcdefg"), _MARK_KINDS), max_size=12)
+
+
+def _expected_count(lanes: list[list[tuple[str, str]]]) -> int:
     first: dict[str, str] = {}
     for marks in reversed(lanes):
         seen: dict[str, str] = {}
@@ -492,8 +536,55 @@ def test_the_message_count_is_each_message_once_and_no_prompt(
             seen.setdefault(key, kind)
         first.update(seen)
     sent = {key for marks in lanes for key, kind in marks if kind == "sent"}
-    expected = sum(1 for key, kind in first.items() if kind != "prompt" or key in sent)
-    assert view_model._message_count(rows) == expected  # type: ignore[arg-type]
+    return sum(1 for key, kind in first.items() if kind != "prompt" or key in sent)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lanes=st.lists(_MARKS, max_size=5),
+    edits=st.lists(
+        st.tuples(st.integers(0, 4), st.integers(0, 12), st.integers(0, 3), _MARKS), max_size=4
+    ),
+)
+def test_the_message_count_is_each_message_once_and_no_prompt(
+    lanes: list[list[tuple[str, str]]],
+    edits: list[tuple[int, int, int, list[tuple[str, str]]]],
+) -> None:
+    """A message drawn on two lanes counts once; a key counts as its sent mark's kind
+    when it has one, else as its first mark's (the earliest lane's): a prompt is no
+    message. After any edits of a lane (its marks from some place on replaced, the
+    marks before it kept as they were), the count carried on from the lane's last
+    version is the count made afresh."""
+    clear_memos()
+    made_lanes = [
+        [
+            view_model.Mark(f"m{n}", key, kind, "", 0, 0, "", _TONE, 0.0, _PARTY, None, "", "")
+            for n, (key, kind) in enumerate(marks)
+        ]
+        for marks in lanes
+    ]
+
+    def rows() -> list[Any]:
+        return [
+            SimpleNamespace(marks=tuple(m), lane_id=f"lane-{n}", dom_id="lane", messages=None)
+            for n, m in enumerate(made_lanes)
+        ]
+
+    assert message_count.message_count(rows()) == _expected_count(lanes)
+    for lane, at, dropped, added in edits:
+        if not lanes:
+            break
+        lane %= len(lanes)
+        at = min(at, len(lanes[lane]))
+        kept = lanes[lane][:at]
+        lanes[lane] = kept + added + lanes[lane][at + dropped :][: max(0, 12 - at - len(added))]
+        tail = lanes[lane][at:]
+        made_lanes[lane] = made_lanes[lane][:at] + [
+            view_model.Mark(f"m{at + n}", key, kind, "", 0, 0, "", _TONE, 0.0, _PARTY, None, "", "")
+            for n, (key, kind) in enumerate(tail)
+        ]
+        assert message_count.message_count(rows()) == _expected_count(lanes)
+    clear_memos()
 
 
 def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
@@ -522,7 +613,7 @@ def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
             client.get(f"{PREFIX}/panel/board", params={"session": lead, **view})
     assert 0 < len(view_model._MARK_ENTRIES) <= 2 * lanes
     assert 0 < len(view_model._TURN_ENTRIES) <= 2 * lanes
-    assert 0 < len(view_model._LANE_MESSAGES) <= 2 * lanes
+    assert 0 < len(message_count.LANE_MESSAGES) <= 2 * lanes
     assert 0 < len(geometry._SPAN_BOUNDS) <= 2 * lanes
     assert 0 < len(view_model._LIST_ENTRIES) <= 2 * len(result.data["tasks"])  # by task
     versions: dict[tuple[Any, ...], int] = {}
@@ -540,6 +631,34 @@ def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     moments = app.panel._moments._moments.items()
     assert 0 < sum(1 for (_, at), _ in moments if at == middle) <= 2
     clear_memos()
+
+
+_TIMES = st.one_of(
+    st.integers(0, 10_000), st.none(), st.floats(0, 10_000, allow_nan=False), st.just("x")
+)
+_SPANS = st.lists(st.fixed_dictionaries({"time": _TIMES, "end": _TIMES}), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(spans=_SPANS, edits=st.lists(st.tuples(st.integers(0, 12), _SPANS), max_size=4))
+def test_a_lanes_bounds_after_any_edits_equal_a_scan_of_all_its_spans(
+    spans: list[dict[str, Any]], edits: list[tuple[int, list[dict[str, Any]]]]
+) -> None:
+    """A lane's new span list keeps its last version's head (the same span objects) and
+    replaces the rest: its earliest and latest time, carried on block by block, are
+    those of a scan of every span (any types: undated, float and bogus times too)."""
+    clear_memos()
+    block = geometry.SPAN_BLOCK
+    geometry.SPAN_BLOCK = 3
+    try:
+        lane = {"id": "a", "sessionId": "s-a", "spans": list(spans)}
+        assert geometry._lane_bounds(lane) == geometry._span_bounds(lane["spans"])
+        for at, added in edits:
+            lane = {**lane, "spans": lane["spans"][:at] + added}
+            assert geometry._lane_bounds(lane) == geometry._span_bounds(lane["spans"])
+    finally:
+        geometry.SPAN_BLOCK = block
+        clear_memos()
 
 
 def test_a_forgotten_teams_chunks_and_lane_bounds_go_with_it() -> None:

@@ -212,3 +212,67 @@ def test_a_lane_in_time_order_is_chunked_as_one_grouped_item_by_item(
         for i in sorted(expected)
     ]
     assert chunks == tuple(lay.chunk for lay in laid)
+
+
+def _cold_chunks(*args: Any) -> Any:
+    """detail.chunk_lane with its memos empty (a cold layout)."""
+    kept = detail._CHUNKS, detail._LANES_LAID
+    detail._CHUNKS = type(kept[0])(1 << 13)
+    detail._LANES_LAID = type(kept[1])(16)
+    try:
+        return detail.chunk_lane(*args)
+    finally:
+        detail._CHUNKS, detail._LANES_LAID = kept
+
+
+_TIMES = st.lists(st.integers(0, 300_000), max_size=24)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    turn_starts=_TIMES,
+    mark_times=_TIMES,
+    edits=st.lists(
+        st.tuples(st.integers(0, 24), st.integers(0, 24), _TIMES, _TIMES, st.booleans()),
+        min_size=1,
+        max_size=5,
+    ),
+    exponent=st.integers(-14, -8),
+    drawn=st.one_of(st.none(), st.tuples(st.integers(0, 20), st.integers(0, 40))),
+)
+def test_a_lane_laid_out_again_after_any_edits_is_the_lane_laid_out_cold(
+    turn_starts: list[int],
+    mark_times: list[int],
+    edits: list[tuple[int, int, list[int], list[int], bool]],
+    exponent: int,
+    drawn: tuple[int, int] | None,
+) -> None:
+    """A lane's next version keeps the head of its bars and marks (the same objects)
+    and has new ones after it, in time order or not: laid out again, carrying the
+    chunks before the first change from the last layout, its chunks, marks and rows
+    are those laid out cold."""
+    detail._CHUNKS.clear()
+    detail._LANES_LAID.clear()
+    scale, origin = Scale(exponent), 0
+    shown = None if drawn is None else detail.Drawn(drawn[0], drawn[0] + drawn[1])
+    turns = [_bar(s, 1_000 + s % 7_000) for s in sorted(turn_starts)]
+    marks = [_mark(ms, n) for n, ms in enumerate(sorted(mark_times))]
+    detail.chunk_lane("lane-0", turns, marks, origin, scale, shown)
+    for keep_turns, keep_marks, new_turns, new_marks, in_order in edits:
+        more_turns = [t.start for t in turns[keep_turns:]] + new_turns
+        more_marks = [m.ms for m in marks[keep_marks:]] + new_marks
+        if in_order:
+            more_turns = sorted(more_turns)
+            more_marks = sorted(more_marks)
+            more_turns = [
+                s for s in more_turns if not turns[:keep_turns] or s >= turns[:keep_turns][-1].start
+            ]
+            more_marks = [
+                m for m in more_marks if not marks[:keep_marks] or m >= marks[:keep_marks][-1].ms
+            ]
+        turns = turns[:keep_turns] + [_bar(s, 1_000 + s % 7_000) for s in more_turns]
+        marks = marks[:keep_marks] + [_mark(ms, 1_000 + n) for n, ms in enumerate(more_marks)]
+        warm = detail.chunk_lane("lane-0", turns, marks, origin, scale, shown)
+        assert warm == _cold_chunks("lane-0", turns, marks, origin, scale, shown)
+    detail._CHUNKS.clear()
+    detail._LANES_LAID.clear()

@@ -3,7 +3,17 @@ tasks held, the critical path; nothing without phases."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dsh_task_gantt.board import task_facts
+from dsh_task_gantt.board import where_time as where_mod
+from dsh_task_gantt.board.model import WhereTime
 from dsh_task_gantt.board.where_time import where_time
+from dsh_task_gantt.memo import Memo, clear_memos
 from dsh_task_gantt.timetext import duration_text
 
 T0 = 1_800_000_000_000
@@ -70,3 +80,66 @@ def test_a_range_that_ends_before_a_turn_counts_only_up_to_its_end() -> None:
         ("lead", "8 min", "0 s"),
         ("ana", "3 min", "0 s"),
     ]
+
+
+_KINDS = ("blocked", "ready", "in-progress", "completed")
+_PHASE = st.tuples(
+    st.sampled_from(_KINDS), st.integers(0, 40), st.one_of(st.none(), st.integers(0, 40))
+)
+_TASK = st.tuples(
+    st.sampled_from(("t1", "t2", "t3", "t4", "t5")),  # ids may repeat: ties by place
+    st.sampled_from(("pending", "in_progress", "completed", "deleted")),
+    st.lists(_PHASE, max_size=4),
+)
+
+
+def _task(n: int, task_id: str, status: str, phases: list[tuple[str, int, int | None]]) -> Any:
+    return {
+        "id": task_id,
+        "subject": f"task {n}",
+        "status": status,
+        "phases": [
+            {"kind": kind, "start": T0 + start * MIN,
+             "end": None if end is None else T0 + (start + end) * MIN, "ownerId": "A"}
+            for kind, start, end in phases
+        ],
+    }  # fmt: skip
+
+
+def _cold_where(timeline: dict[str, Any]) -> WhereTime | None:
+    """where_time with every memo it reads empty (a cold build, by value)."""
+    kept = (where_mod._PHASE_SUMS, where_mod._TEAM_SUMS, task_facts._FACTS, task_facts._TEAM_FACTS)
+    where_mod._PHASE_SUMS, where_mod._TEAM_SUMS = Memo(8), Memo(8)
+    task_facts._FACTS, task_facts._TEAM_FACTS = Memo(8), Memo(8)
+    try:
+        return where_time(timeline)
+    finally:
+        where_mod._PHASE_SUMS, where_mod._TEAM_SUMS, task_facts._FACTS, task_facts._TEAM_FACTS = (
+            kept
+        )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    tasks=st.lists(_TASK, min_size=1, max_size=24),
+    moments=st.lists(st.integers(0, 90), min_size=1, max_size=6),
+    moved=st.lists(st.tuples(st.integers(0, 23), _TASK), max_size=3),
+)
+def test_the_longest_waits_after_any_moments_and_moves_equal_a_cold_sum(
+    tasks: list[tuple[str, str, list[tuple[str, int, int | None]]]],
+    moments: list[int],
+    moved: list[tuple[int, tuple[str, str, list[tuple[str, int, int | None]]]]],
+) -> None:
+    """The section at moments going forward (and now and then back), with the tasks
+    moved in between, keyed by each task's value as the panel keys it: the tasks listed
+    and counted, and the members' time, are what a cold build sums."""
+    clear_memos()
+    made = [_task(n, *t) for n, t in enumerate(tasks)]
+    for step, minutes in enumerate(sorted(moments) + moments[:1]):
+        if step < len(moved):
+            at, task = moved[step]
+            made[at % len(made)] = _task(at, *task)
+        timeline = {**_timeline(T0 + minutes * MIN), "tasks": list(made)}
+        values = [orjson.dumps(t) for t in made]
+        assert where_time(timeline, values) == _cold_where(timeline), (step, minutes)
+    clear_memos()

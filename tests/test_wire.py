@@ -527,9 +527,40 @@ def test_the_encoder_keeps_at_most_its_versions_and_teams_and_forgets_a_team() -
     for n in range(wire.TEAMS_KEPT + 10):
         encoder.encode(f"team-{n}", {"lanes": lanes}, f'"t{n}"')
     assert len(encoder._teams) == wire.TEAMS_KEPT
+    assert len(encoder._last) == wire.TEAMS_KEPT
     encoder.forget(f"team-{wire.TEAMS_KEPT + 9}")
     assert f"team-{wire.TEAMS_KEPT + 9}" not in encoder._teams
+    assert f"team-{wire.TEAMS_KEPT + 9}" not in encoder._last
     assert len(encoder._teams) == wire.TEAMS_KEPT - 1
+
+
+def test_a_list_of_the_very_same_tasks_keeps_their_parts_and_one_moved_is_sent_alone() -> None:
+    """A poll that moved no task holds a list of the very same task dicts: their parts
+    (bytes and generations) are the last encoding's, and a ``since`` of it sends no task;
+    a task replaced (a move) gets a new part and is the one task sent. Every body is
+    a fresh serialisation's."""
+    lanes = [{"id": "lead", "spans": []}]
+    tasks = [{"id": f"t{n}", "status": "pending", "history": []} for n in range(5)]
+    encoder = wire.Encoder()
+    first = encoder.encode("team", {"lanes": lanes, "tasks": tasks}, '"a"')
+    again = encoder.encode("team", {"lanes": list(lanes), "tasks": list(tasks)}, '"b"')
+    assert all(p is q for p, q in zip(first.tasks, again.tasks, strict=True))
+    assert orjson.loads(again.since('"a"'))["tasks"] == []
+    moved = list(tasks)
+    moved[2] = {**tasks[2], "status": "in_progress"}
+    data = {"lanes": lanes, "tasks": moved}
+    third = encoder.encode("team", data, '"c"')
+    assert third.body == orjson.dumps(data)
+    assert [p is q for p, q in zip(again.tasks, third.tasks, strict=True)] == [
+        True, True, False, True, True
+    ]  # fmt: skip
+    assert [t["id"] for t in orjson.loads(third.since('"b"'))["tasks"]] == ["t2"]
+    # Fewer tasks (or not a list any more): no stale parts.
+    fewer = {"lanes": lanes, "tasks": moved[:3]}
+    assert encoder.encode("team", fewer, '"d"').body == orjson.dumps(fewer)
+    plain = {"lanes": lanes, "tasks": None}
+    assert encoder.encode("team", plain, '"e"').body == orjson.dumps(plain)
+    assert encoder.encode("team", data, '"f"').body == orjson.dumps(data)
 
 
 def test_since_another_teams_version_or_one_before_a_forget_is_answered_in_full() -> None:

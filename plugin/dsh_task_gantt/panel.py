@@ -220,7 +220,7 @@ class Panel:
         self, result: TimelineResult, view: View, session_id: str
     ) -> tuple[Board, list[LaneShape]]:
         """The board, and each lane's markup (reused when the lane did not change)."""
-        plan = plan_board(result.data, view)
+        plan = plan_board(result.data, view, _task_versions(result))
         if isinstance(plan, Board):
             return plan, []
         versions = _lane_versions(result, plan)
@@ -702,6 +702,19 @@ def _lane_versions(result: TimelineResult, plan: BoardPlan) -> tuple[int, ...] |
     parts = result.wire.lanes if result.wire is not None else ()
     if len(parts) != len(plan.lanes_raw) or any(
         part.id != lane.get("id") for part, lane in zip(parts, plan.lanes_raw, strict=True)
+    ):
+        return None
+    return tuple(part.generation for part in parts)
+
+
+def _task_versions(result: TimelineResult) -> tuple[int, ...] | None:
+    """Each task's wire generation (it changes exactly when the task's bytes do), when
+    the provider kept them for these very tasks: what the board's task memos are keyed
+    by instead of each task's bytes, made again at every poll."""
+    parts = result.wire.tasks if result.wire is not None else ()
+    tasks = as_seq(result.data.get("tasks"))
+    if len(parts) != len(tasks) or any(
+        part.id != as_map(task).get("id") for part, task in zip(parts, tasks, strict=True)
     ):
         return None
     return tuple(part.generation for part in parts)

@@ -24,6 +24,7 @@ another team) gets the full answer, and the ``delta`` field says which of the tw
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -132,6 +133,8 @@ class WireTimeline:
 
 #: Per listed field, the last object of each id with its part.
 _Kept = dict[str, dict[str, tuple[Any, Part]]]
+#: Per listed field, the last list's very items and their parts.
+_Last = dict[str, tuple[tuple[Any, ...], tuple[Part, ...]]]
 
 
 class Encoder:
@@ -139,25 +142,41 @@ class Encoder:
 
     def __init__(self) -> None:
         self._teams: dict[str, _Kept] = {}
+        #: Each team's last lists: a list of the very same items (a poll that moved no
+        #: task holds the same task dicts) keeps its parts without a look at each item.
+        self._last: dict[str, _Last] = {}
         self._history: dict[str, Version] = {}
 
     def forget(self, team_key: str) -> None:
         """Drop a team's kept parts (its next encoding serialises every lane afresh)."""
         self._teams.pop(team_key, None)
+        self._last.pop(team_key, None)
 
     def encode(self, team_key: str, data: Mapping[str, Any], etag: str) -> WireTimeline:
         kept = self._teams.pop(team_key, None) or {}
+        last = self._last.pop(team_key, None) or {}
         fields: list[tuple[str, bytes | None]] = []
         parts: dict[str, tuple[Part, ...]] = {name: () for name in LISTED}
         for name, value in data.items():
-            if name in LISTED and _listable(value):
+            same = last.get(name) if name in LISTED else None
+            if same is not None and _same_items(same[0], value):
+                # The very items of the last encoding (each was listable, and the
+                # timeline's values are never mutated): their parts as they were.
+                parts[name] = same[1]
+                fields.append((name, None))
+            elif name in LISTED and _listable(value):
                 parts[name], kept[name] = _parts(value, kept.get(name, {}))
+                last[name] = (tuple(value), parts[name])
                 fields.append((name, None))
             else:
+                last.pop(name, None)
                 fields.append((name, orjson.dumps(value)))
         self._teams[team_key] = kept
+        self._last[team_key] = last
         if len(self._teams) > TEAMS_KEPT:
-            self._teams.pop(next(iter(self._teams)))
+            gone = next(iter(self._teams))
+            self._teams.pop(gone)
+            self._last.pop(gone, None)
         lanes, tasks = parts["lanes"], parts["tasks"]
         self._history.pop(etag, None)
         self._history[etag] = Version(team_key, next(_GENERATIONS))
@@ -193,6 +212,11 @@ def ids_of(value: Any) -> list[Any]:
 
 
 # -- helpers ---------------------------------------------------------------------
+
+
+def _same_items(was: tuple[Any, ...], value: Any) -> bool:
+    """Whether ``value`` is a list of the very items ``was`` holds (C-level checks)."""
+    return isinstance(value, list) and len(value) == len(was) and all(map(operator.is_, value, was))
 
 
 def _listable(value: Any) -> bool:

@@ -23,7 +23,8 @@ from itertools import islice
 from operator import attrgetter, is_, le
 from typing import Any
 
-from ..memo import Memo
+from ..memo import HISTORY_ITEMS_KEPT, Memo
+from ..timeline.identity import common_head
 from .geometry import seconds
 from .model import Cluster, LaneChunk, Mark, Tone, TurnBar, TurnGroup
 
@@ -378,6 +379,66 @@ def _chunk_slices(values: Sequence[int], origin: int, chunk_ms: int) -> dict[int
     return slices
 
 
+@dataclass(frozen=True, slots=True)
+class _LaneLaid:
+    """A lane's chunks as last laid out at one origin, scale and budgets: the very bars
+    and marks (each in time order), and each chunk's index and layout, ascending."""
+
+    turns: Sequence[TurnBar]
+    marks: Sequence[Mark]
+    indexes: tuple[int, ...]
+    laid: tuple[_ChunkLaid, ...]
+
+
+def _lane_slot_family(slot: tuple[Any, ...]) -> tuple[Hashable, Hashable]:
+    """A lane layout slot's lane (its session and element) and scale."""
+    dom_id, origin, scale, budgets, owner = slot
+    return (owner, dom_id), (origin, scale, budgets)
+
+
+#: Each lane's last layout per origin and scale: a changed lane's bars and marks share
+#: their head with its last version's (the same objects, in time order), so the chunks
+#: before the first one an append touched are that version's, taken as they are
+#: instead of bisected out of a day of bars and checked one by one. One entry per lane
+#: and scale (bounded by entries, by the items they hold in all, and per lane by the
+#: scales it was last drawn at, as _CHUNKS).
+LANES_LAID_KEPT = 1 << 10
+_LANES_LAID: Memo[tuple[Any, ...], _LaneLaid] = Memo(
+    LANES_LAID_KEPT,
+    max_weight=2 * HISTORY_ITEMS_KEPT,
+    weight=lambda laid: len(laid.turns) + len(laid.marks) + 1,
+    lru=True,
+    family=_lane_slot_family,
+    per_family=SCALES_KEPT,
+)
+
+
+def _kept_chunks(
+    last: _LaneLaid | None,
+    turns: Sequence[TurnBar],
+    marks: Sequence[Mark],
+    origin: int,
+    chunk_ms: int,
+) -> int:
+    """How many of ``last``'s chunks hold the very bars and marks these chunks would:
+    those before the chunk of the first bar or mark where ``last``'s and these differ
+    (both in time order)."""
+    if last is None:
+        return 0
+    first: list[int] = []
+    head = common_head(last.turns, turns)
+    for items, at in ((turns, head), (last.turns, head)):
+        if at < len(items):
+            first.append((items[at].start - origin) // chunk_ms)
+    head = common_head(last.marks, marks)
+    for marked, at in ((marks, head), (last.marks, head)):
+        if at < len(marked):
+            first.append((marked[at].ms - origin) // chunk_ms)
+    if not first:
+        return len(last.laid)
+    return bisect_left(last.indexes, min(first))
+
+
 def chunk_lane(
     dom_id: str,
     turns: Sequence[TurnBar],
@@ -391,21 +452,42 @@ def chunk_lane(
     with its row, and the rows used. ``owner``: the lane's session (its chunks are
     forgotten with its team)."""
     chunk_ms = scale.chunk_ms
-    by_chunk = _by_chunk_in_order(turns, marks, origin, chunk_ms)
+    budgets = _budgets(scale)
+    slot = (dom_id, origin, scale, budgets, owner)
+    last = _LANES_LAID.get(slot)
+    kept = _kept_chunks(last, turns, marks, origin, chunk_ms)
+    indexes: list[int] = []
+    laids: list[_ChunkLaid] = []
+    from_turn = from_mark = 0
+    if last is not None and kept:
+        indexes += last.indexes[:kept]
+        laids += last.laid[:kept]
+        from_turn = sum(len(laid.turns) for laid in laids)
+        from_mark = sum(len(laid.marks) for laid in laids)
+    by_chunk = _by_chunk_in_order(turns[from_turn:], marks[from_mark:], origin, chunk_ms)
+    in_order = by_chunk is not None
     if by_chunk is None:
+        indexes, laids = [], []
         by_chunk = {}
         # chunk_index, inline: once per bar and mark of the lane's whole history.
         for bar in turns:
             by_chunk.setdefault((bar.start - origin) // chunk_ms, ([], []))[0].append(bar)
         for mark in marks:
             by_chunk.setdefault((mark.ms - origin) // chunk_ms, ([], []))[1].append(mark)
+    for index in sorted(by_chunk):
+        chunk_turns, chunk_marks = by_chunk[index]
+        indexes.append(index)
+        laids.append(
+            _lay_chunk(dom_id, index, chunk_turns, chunk_marks, origin, scale, budgets, owner)
+        )
+    if in_order:
+        _LANES_LAID.put(
+            slot, _LaneLaid(turns, marks, tuple(indexes), tuple(laids)), slot=slot, owner=owner
+        )
     chunks: list[LaneChunk] = []
     placed_marks: list[Mark] = []
     rows_used = 1
-    budgets = _budgets(scale)
-    for index in sorted(by_chunk):
-        chunk_turns, chunk_marks = by_chunk[index]
-        laid = _lay_chunk(dom_id, index, chunk_turns, chunk_marks, origin, scale, budgets, owner)
+    for index, laid in zip(indexes, laids, strict=True):
         placed_marks.extend(laid.placed)
         # The lane's height counts every chunk, drawn or not: it stays put while a
         # window scrolls or follows now.

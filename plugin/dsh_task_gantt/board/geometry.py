@@ -9,6 +9,7 @@ from itertools import repeat
 from typing import Any
 
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
+from ..timeline.identity import common_head
 from ..timetext import format_time
 from .model import DEFAULT_TRACK_PX, MIN_WINDOW_MS, Tick, View
 
@@ -227,14 +228,20 @@ def pct_width(a: int, b: int, start: int, end: int) -> float:
 
 #: The earliest and latest time of a lane's spans, by the very list: an unchanged lane
 #: holds the same span list from one build to the next (span dicts are never mutated,
-#: see timeline/spans.py), so a poll after an append scans the lanes that changed only.
+#: see timeline/spans.py), so a poll after an append scans the lanes that changed only;
+#: and a changed lane's list shares its head with its last version's (the same span
+#: objects), so only the blocks of SPAN_BLOCK spans from its first changed span on are
+#: scanned (a lead's day of spans is not, at each append).
 #: Bounded by entries, by the spans of the lists held, per lane by its last two
 #: versions, and by the teams kept: a key holds a whole span list, so a dead version
 #: (or a forgotten team's lane) held every span of it alive.
 BOUNDS_KEPT = 256
 BOUNDS_SPANS_KEPT = HISTORY_ITEMS_KEPT
+SPAN_BLOCK = 1024
 _Bounds = tuple[int, int] | None
-_SPAN_BOUNDS: Memo[Same[Sequence[Any]], tuple[_Bounds, int]] = Memo(
+#: A list's bounds, its length, each block's bounds, and the list (held by the key too).
+_Held = tuple[_Bounds, int, tuple[_Bounds, ...], Sequence[Any]]
+_SPAN_BOUNDS: Memo[Same[Sequence[Any]], _Held] = Memo(
     BOUNDS_KEPT,
     max_weight=BOUNDS_SPANS_KEPT,
     weight=lambda held: held[1] + 1,
@@ -249,13 +256,31 @@ def _lane_bounds(lane: Mapping[str, Any]) -> _Bounds:
     hit = _SPAN_BOUNDS.get(key)
     if hit is None:
         session = as_str(lane.get("sessionId")) or None
+        slot = (as_str(lane.get("id")), session)
+        blocks = _block_bounds(spans, _SPAN_BOUNDS.newest_in(slot))
         hit = _SPAN_BOUNDS.put(
-            key,
-            (_span_bounds(spans), len(spans)),
-            slot=(as_str(lane.get("id")), session),
-            owner=session,
+            key, (_joined(blocks), len(spans), blocks, spans), slot=slot, owner=session
         )
     return hit[0]
+
+
+def _block_bounds(spans: Sequence[Any], last: _Held | None) -> tuple[_Bounds, ...]:
+    """The bounds of each block of SPAN_BLOCK spans; the blocks before the first span
+    that is not ``last``'s (by identity, at the same place) are ``last``'s."""
+    kept: tuple[_Bounds, ...] = ()
+    if last is not None:
+        kept = last[2][: common_head(last[3], spans) // SPAN_BLOCK]
+    return kept + tuple(
+        _span_bounds(spans[at : at + SPAN_BLOCK])
+        for at in range(len(kept) * SPAN_BLOCK, len(spans), SPAN_BLOCK)
+    )
+
+
+def _joined(blocks: Sequence[_Bounds]) -> _Bounds:
+    found = [b for b in blocks if b is not None]
+    if not found:
+        return None
+    return min(b[0] for b in found), max(b[1] for b in found)
 
 
 def _span_bounds(spans: Sequence[Any]) -> _Bounds:

@@ -7,12 +7,15 @@ mark's markup does not change when the extent grows, the scale changes or "now" 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..plurals import counted as counted  # re-exported: the panel takes it from here
 from ..timetext import duration_text, format_time
 from .tokens import TOKEN_KEYS, tokens_text, tokens_title
+
+if TYPE_CHECKING:
+    from .message_count import LaneMessages
 
 #: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
 DEFAULT_TRACK_PX = 300
@@ -284,6 +287,9 @@ class LaneRow:
     label: str | None = None
     #: Its token use in words (``None``: no usage at all).
     tokens_text: str | None = None
+    #: What its marks say of the messages (the board's count; made of the lane's read,
+    #: which every width shares). Derived from ``marks``: not compared.
+    messages: LaneMessages | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,11 +4,11 @@ the tasks that moved, not every task of a long run."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..memo import TASK_ENTRIES_KEPT, Memo
+from ..memo import TASK_ENTRIES_KEPT, TEAMS_SIZED_FOR, Memo
 from .geometry import as_int, as_map, as_seq, as_str
 
 
@@ -29,11 +29,12 @@ class TaskFacts:
 #: move of one task may give every task a new dict). Bounded by entries (each a few
 #: numbers and the task's bytes); the facts in use are refreshed.
 TASK_FACTS_KEPT = TASK_ENTRIES_KEPT
-_FACTS: Memo[bytes, TaskFacts] = Memo(TASK_FACTS_KEPT, lru=True)
+_FACTS: Memo[Hashable, TaskFacts] = Memo(TASK_FACTS_KEPT, lru=True)
 
 
-def task_facts(task: Mapping[str, Any], value: bytes | None) -> TaskFacts:
-    """``value``: the task's bytes (``None``: not JSON, read every time)."""
+def task_facts(task: Mapping[str, Any], value: Hashable | None) -> TaskFacts:
+    """``value``: what names the task's value exactly (its bytes, or its wire
+    generation; ``None``: not JSON, read every time)."""
     hit = _FACTS.get(value) if value is not None else None
     if hit is not None:
         return hit
@@ -68,3 +69,56 @@ def moves_span(facts: Sequence[TaskFacts]) -> tuple[int, int] | None:
     if not spans:
         return None
     return min(s[0] for s in spans), max(s[1] for s in spans)
+
+
+@dataclass(frozen=True, slots=True)
+class TeamTaskFacts:
+    """Every task's facts, and what the board reads of all of them together."""
+
+    facts: tuple[TaskFacts, ...]
+    #: The earliest and latest move of any task (see moves_span).
+    moves: tuple[int, int] | None
+    #: Each task id's first place, and when each task completed at its end (the graph).
+    positions: Mapping[str, int]
+    done_at: Mapping[str, int]
+    #: The ids of the tasks each member held in progress ("where the time went").
+    held: Mapping[str, frozenset[str]]
+    #: Any task has phases (else there is no "where the time went").
+    phased: bool
+
+
+#: Each team's task facts by the very values of its tasks (each task's bytes or wire
+#: generation, in order): most polls move no task, and the 1280 px poll after the
+#: 400 px one reads the same tasks, so none is looked up one by one. Bounded by entries:
+#: each kept team's last versions (a few numbers per task).
+TEAM_FACTS_KEPT = 2 * TEAMS_SIZED_FOR
+_TEAM_FACTS: Memo[tuple[Hashable, ...], TeamTaskFacts] = Memo(TEAM_FACTS_KEPT, lru=True)
+
+
+def team_task_facts(
+    tasks: Sequence[Mapping[str, Any]], values: Sequence[Hashable | None]
+) -> TeamTaskFacts:
+    """The facts of ``tasks`` (``values``: each one's, as for :func:`task_facts`)."""
+    key = tuple(values) if None not in values else None
+    hit = _TEAM_FACTS.get(key) if key is not None else None
+    if hit is not None:
+        return hit
+    facts = tuple(task_facts(t, value) for t, value in zip(tasks, values, strict=True))
+    positions: dict[str, int] = {}
+    done: dict[str, int] = {}
+    held: dict[str, set[str]] = {}
+    for n, fact in enumerate(facts):
+        positions.setdefault(fact.task_id, n)
+        if fact.done_at is not None:
+            done[fact.task_id] = fact.done_at
+        for owner in fact.holders:
+            held.setdefault(owner, set()).add(fact.task_id)
+    team = TeamTaskFacts(
+        facts=facts,
+        moves=moves_span(facts),
+        positions=positions,
+        done_at=done,
+        held={owner: frozenset(ids) for owner, ids in held.items()},
+        phased=any("phases" in t for t in tasks),
+    )
+    return _TEAM_FACTS.put(key, team) if key is not None else team

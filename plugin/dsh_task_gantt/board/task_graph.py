@@ -12,7 +12,7 @@ from typing import Any
 from ..timetext import format_time
 from .geometry import as_int, as_map, as_seq, as_str, seconds
 from .model import TaskLink, TaskOverlap, TaskPhase, Tone
-from .task_facts import TaskFacts
+from .task_facts import TaskFacts, TeamTaskFacts
 
 #: Links drawn into one row (a fan-in of more is said in the tooltip of its phases).
 MAX_LINKS_PER_ROW = 4
@@ -69,6 +69,14 @@ class GraphContext:
         path = as_map(timeline.get("criticalPath"))
         critical = frozenset(as_str(t) for t in as_seq(path.get("taskIds")) if as_str(t))
         return GraphContext(positions, done, critical)
+
+    @staticmethod
+    def of_team(timeline: Mapping[str, Any], team: TeamTaskFacts) -> GraphContext:
+        """The same as :meth:`build`, from the team's task facts (read once per version
+        of its tasks; the maps are shared, never changed)."""
+        path = as_map(timeline.get("criticalPath"))
+        critical = frozenset(as_str(t) for t in as_seq(path.get("taskIds")) if as_str(t))
+        return GraphContext(team.positions, team.done_at, critical)
 
 
 def _names(ids: Sequence[str]) -> str:

@@ -11,13 +11,13 @@ import functools
 import hashlib
 import operator
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 
-from ..memo import HISTORY_ITEMS_KEPT, TASK_ENTRIES_KEPT, Carried, Memo, Same
+from ..memo import HISTORY_ITEMS_KEPT, TASK_ENTRIES_KEPT, TEAMS_SIZED_FOR, Carried, Memo, Same
 from ..timeline import PALETTE
 from ..timeline.identity import common_head
 from ..timetext import format_time
@@ -36,6 +36,7 @@ from .geometry import (
     seconds,
     view_window,
 )
+from .message_count import lane_messages, message_count
 from .model import (
     Board,
     LaneRow,
@@ -49,7 +50,7 @@ from .model import (
     TurnBar,
     View,
 )
-from .task_facts import TaskFacts, moves_span, task_facts
+from .task_facts import TaskFacts, TeamTaskFacts, team_task_facts
 from .task_graph import GraphContext, graph_fields
 from .tokens import TOKEN_KEYS, tokens_text, tokens_title
 from .where_time import where_time
@@ -309,12 +310,17 @@ def _lane_row(
         last = None
     spans = tuple(as_seq(lane.get("spans")))  # a copy: the ids are theirs however used
     read = None
-    if last is not None:
+    owner = as_str(lane.get("sessionId")) or None
+    if last is not None and _same_spans(last.spans, spans):
+        # The same spans (another width's poll of the same build): the very read, so
+        # what is made of it (its marks' message count) is found again by identity.
+        read = last
+    elif last is not None:
         read = _read_after(last, spans, position, roster, extent, clamp_to)
     if read is None:
         read = _read_whole(last, spans, position, roster, extent, clamp_to, context)
     if roster_key is not None:
-        _LANE_READS.put(slot, read, owner=as_str(lane.get("sessionId")) or None)
+        _LANE_READS.put(slot, read, owner=owner)
     turns, made = _bars_now(read, start, end, clamp_to), read.made
     dom_id = f"lane-{position}"
     session = as_str(lane.get("sessionId")) or None
@@ -341,7 +347,16 @@ def _lane_row(
         chunks=chunks,
         label=as_str(lane.get("label")) or None,
         tokens_text=tokens_text(lane.get("tokens")),
+        messages=lane_messages(read.made, ("made", *slot), owner),
     )
+
+
+def _same_spans(was: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    """Whether ``now`` holds the spans ``was`` does (its last one first: a lane that
+    changed mostly changed there, and is told apart without a pass over its day)."""
+    if len(was) != len(now):
+        return False
+    return not was or (was[-1] is now[-1] and was == now)
 
 
 def _read_whole(
@@ -684,13 +699,14 @@ def _graph_key(task: Mapping[str, Any], graph: GraphContext) -> tuple[Any, ...] 
 
 def _task_row_of(
     task: Mapping[str, Any],
-    value: bytes | None,
+    value: Hashable | None,
     position: int,
     graph: GraphContext,
     plan: BoardPlan,
 ) -> TaskRow:
-    """The task's row, reused when the task (``value``: its bytes) and what the row
-    reads of the board are as before; when only the extent's end moved, moved to it."""
+    """The task's row, reused when the task (``value``: what names its value) and what
+    the row reads of the board are as before; when only the extent's end moved, moved
+    to it."""
     start, end = plan.extent
     key = None
     if value is not None:
@@ -710,9 +726,61 @@ def _task_row_of(
     if key is not None:
         # Only an unfinished life or an open run reaches "now" (clamp_to): the others'
         # rows hold at every poll.
-        runs_on = row.life_open or any(segment.open for segment in row.segments)
-        _TASK_ROWS.put(key, (row, plan.clamp_to if runs_on else None, end))
+        _TASK_ROWS.put(key, (row, plan.clamp_to if _runs_on(row) else None, end))
     return row
+
+
+def _runs_on(row: TaskRow) -> bool:
+    """Only an unfinished life or an open run reaches "now" (clamp_to)."""
+    return row.life_open or any(segment.open for segment in row.segments)
+
+
+@dataclass(frozen=True, slots=True)
+class _TaskRows:
+    """Every task's row for one version of the tasks and the board around them, and the
+    places of the rows that reach "now" (or could not be keyed): only those change from
+    one poll to the next while the tasks and the extent stay."""
+
+    end: int
+    clamp_to: int
+    rows: tuple[TaskRow, ...]
+    running: tuple[int, ...]
+
+
+#: The task rows by the very values of the tasks (each one's bytes or wire generation),
+#: the extent's start, the roster and the critical path (with the values, everything
+#: the rows' graph parts read): a poll after an append that moved no task rebuilds the
+#: rows that run on to now, and the 1280 px poll after the 400 px one none, instead of
+#: looking up every row of a day's tasks. Bounded by entries: each kept team's last
+#: versions (a reference per task; the rows are shared with _TASK_ROWS).
+TASK_ROW_SETS_KEPT = 2 * TEAMS_SIZED_FOR
+_TASK_ROW_SETS: Memo[tuple[Any, ...], _TaskRows] = Memo(TASK_ROW_SETS_KEPT, lru=True)
+
+
+def _task_rows(plan: BoardPlan) -> tuple[TaskRow, ...]:
+    """Every task's row (see _task_row_of), each row reused from the last layout of the
+    same tasks on the same board unless it reaches "now"."""
+    graph = GraphContext.of_team(plan.timeline, plan.team_tasks)
+    values = plan.task_values
+    key = (values, plan.extent[0], plan.roster_key, graph.critical) if None not in values else None
+    last = _TASK_ROW_SETS.get(key) if key is not None else None
+    end, clamp_to = plan.extent[1], plan.clamp_to
+    if last is not None and last.end == end:
+        if last.clamp_to == clamp_to:
+            return last.rows
+        rows = list(last.rows)
+        for n in last.running:
+            rows[n] = _task_row_of(plan.tasks_raw[n], values[n], n, graph, plan)
+    else:
+        rows = [
+            _task_row_of(task, value, n, graph, plan)
+            for n, (task, value) in enumerate(zip(plan.tasks_raw, values, strict=True))
+        ]
+    made = tuple(rows)
+    if key is not None:
+        running = tuple(n for n, row in enumerate(made) if _runs_on(row))
+        _TASK_ROW_SETS.put(key, _TaskRows(end, clamp_to, made, running))
+    return made
 
 
 def _moved_row(row: TaskRow, start: int, end: int) -> TaskRow | None:
@@ -771,67 +839,6 @@ def task_row_key(row: TaskRow) -> tuple[Any, ...]:
         row.links,
         row.critical,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class _LaneMessages:
-    """What one lane's marks say of the messages (see _message_count)."""
-
-    #: Each message's (or prompt's) key, and the kind of its first mark on the lane.
-    first: dict[str, str]
-    #: The keys with a sent mark on the lane, and those whose first mark is a prompt.
-    sent: frozenset[str]
-    prompts: frozenset[str]
-
-
-#: Each lane's messages by its very marks (an unchanged lane's row, marks and all, is
-#: reused from one poll to the next): the count reads the lanes that changed. Bounded
-#: by entries, by the marks they name in all, and per lane by its last two versions
-#: (the key holds the marks: a dead version held a whole lane's replaced marks).
-LANE_MESSAGES_KEPT = 256
-LANE_MESSAGE_MARKS = HISTORY_ITEMS_KEPT
-_LANE_MESSAGES: Memo[Same[tuple[Mark, ...]], _LaneMessages] = Memo(
-    LANE_MESSAGES_KEPT,
-    max_weight=LANE_MESSAGE_MARKS,
-    weight=lambda held: len(held.first) + 1,
-    lru=True,
-    per_slot=2,
-)
-
-
-def _lane_messages(lane: LaneRow) -> _LaneMessages:
-    marks = lane.marks
-    key = Same(marks)
-    hit = _LANE_MESSAGES.get(key)
-    if hit is not None:
-        return hit
-    first: dict[str, str] = {}
-    sent: set[str] = set()
-    for mark in marks:
-        found = mark.msg_id or mark.dom_id
-        first.setdefault(found, mark.kind)
-        if mark.kind == "sent":
-            sent.add(found)
-    prompts = frozenset(k for k, kind in first.items() if kind == "prompt")
-    return _LANE_MESSAGES.put(
-        key, _LaneMessages(first, frozenset(sent), prompts), slot=(lane.lane_id, lane.dom_id)
-    )
-
-
-def _message_count(lanes: Sequence[LaneRow]) -> int:
-    """The messages the list holds (a message drawn on two lanes is one; prompts are not
-    messages), without building the list. A key counts as its sent mark's kind when it
-    has one, else as its first mark's (the first lane's that draws it)."""
-    read = [_lane_messages(lane) for lane in lanes]
-    # Set unions in C (a day-long team's lanes name tens of thousands of keys); only the
-    # prompts' keys are looked up one by one, in the earliest lane that draws them.
-    keys = set().union(*(lane.first for lane in read))
-    sent = set().union(*(lane.sent for lane in read))
-    only_prompts = 0
-    for key in set().union(*(lane.prompts for lane in read)) - sent:
-        first = next(kind for lane in read if (kind := lane.first.get(key)) is not None)
-        only_prompts += first == "prompt"
-    return len(keys) - only_prompts
 
 
 #: Items at the same millisecond: a message, then a task move, then a turn begun then
@@ -990,10 +997,12 @@ class BoardPlan:
     drawn: Drawn | None
     roster: _Roster
     lanes_raw: tuple[Mapping[str, Any], ...]
-    #: The tasks, each one's bytes (None: not JSON) and what the board reads of it.
+    #: The tasks, what names each one's value (its bytes or wire generation; None: not
+    #: JSON) and what the board reads of it.
     tasks_raw: tuple[Mapping[str, Any], ...]
-    task_values: tuple[bytes | None, ...]
+    task_values: tuple[Hashable | None, ...]
     task_facts: tuple[TaskFacts, ...]
+    team_tasks: TeamTaskFacts
     #: What _Roster resolves parties by (ids, session ids, names) and the colours: what a
     #: lane's marks say of the other parties.
     roster_key: tuple[tuple[str, str, str, str], ...]
@@ -1045,16 +1054,25 @@ def _board_facts(timeline: Mapping[str, Any], live: bool) -> dict[str, Any]:
     }
 
 
-def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
-    """The plan of a board, or the (finished) board when there is nothing to draw."""
+def plan_board(
+    timeline: Mapping[str, Any], view: View, task_versions: Sequence[int] | None = None
+) -> BoardPlan | Board:
+    """The plan of a board, or the (finished) board when there is nothing to draw.
+    ``task_versions``: a number per task that names its value exactly (its wire
+    generation), used instead of its bytes."""
     live = bool(timeline.get("live"))
     now = as_int(timeline.get("generatedAt")) if live else None
     lanes_raw = tuple(as_map(lane) for lane in as_seq(timeline.get("lanes")))
     tasks_raw = tuple(as_map(task) for task in as_seq(timeline.get("tasks")))
-    # Each task's bytes, once per layout: what is read of it and its row are reused by.
-    values = tuple(_value_key(task) for task in tasks_raw)
-    of_tasks = tuple(task_facts(t, value) for t, value in zip(tasks_raw, values, strict=True))
-    extent = board_extent(timeline, now, moves_span(of_tasks))
+    # What names each task's value, once per layout: what is read of it and its row are
+    # reused by it.
+    values: tuple[Hashable | None, ...]
+    if task_versions is not None and len(task_versions) == len(tasks_raw):
+        values = tuple(task_versions)
+    else:
+        values = tuple(_value_key(task) for task in tasks_raw)
+    team_tasks = team_task_facts(tasks_raw, values)
+    extent = board_extent(timeline, now, team_tasks.moves)
     if extent is None:
         facts = _board_facts(timeline, live)
         anchor = now or facts["frozen_at"] or 0
@@ -1107,7 +1125,8 @@ def plan_board(timeline: Mapping[str, Any], view: View) -> BoardPlan | Board:
         lanes_raw=lanes_raw,
         tasks_raw=tasks_raw,
         task_values=values,
-        task_facts=of_tasks,
+        task_facts=team_tasks.facts,
+        team_tasks=team_tasks,
         roster_key=tuple(
             (
                 as_str(lane.get("id")),
@@ -1132,11 +1151,7 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
     timeline, view = plan.timeline, plan.view
     start, end = plan.extent
     win_start, win_end = plan.window
-    graph = GraphContext.of_facts(timeline, plan.task_facts)
-    tasks = tuple(
-        _task_row_of(task, value, n, graph, plan)
-        for n, (task, value) in enumerate(zip(plan.tasks_raw, plan.task_values, strict=True))
-    )
+    tasks = _task_rows(plan)
     drawn_from = None if plan.drawn is None else start + plan.drawn.first * plan.scale.chunk_ms
     drawn_to = None if plan.drawn is None else start + (plan.drawn.last + 1) * plan.scale.chunk_ms
     drawn_range = None if drawn_from is None or drawn_to is None else (drawn_from, drawn_to)
@@ -1167,7 +1182,7 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         lanes=lanes,
         tasks=tasks,
         items=items,
-        message_count=_message_count(lanes),
+        message_count=message_count(lanes),
         track_px=view.track_px,
         open_end_left=pct(plan.clamp_to, start, end),
         live_end=plan.live_end,
@@ -1185,7 +1200,7 @@ def finish_board(plan: BoardPlan, lanes: tuple[LaneRow, ...]) -> Board:
         task_page=view.task_page if shown_from or shown_to < len(tasks) else 0,
         drawn_from=drawn_from,
         drawn_to=drawn_to,
-        where=where_time(timeline, plan.task_values),
+        where=where_time(timeline, plan.task_values, plan.team_tasks),
         **_board_facts(timeline, plan.live),
     )
 

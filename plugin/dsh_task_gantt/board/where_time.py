@@ -6,15 +6,18 @@ event: the section changes with what happened, not with the clock)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import heapq
+import operator
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ..memo import TASK_ENTRIES_KEPT, Memo
+from ..memo import TASK_ENTRIES_KEPT, TEAMS_SIZED_FOR, Memo
 from ..timeline.activity import SpanSummary, span_summary, summary_key
 from ..timetext import duration_text, format_time
 from .geometry import as_int, as_map, as_seq, as_str
 from .model import MemberTime, TaskTime, WhereTime
-from .task_facts import TaskFacts, task_facts
+from .task_facts import TaskFacts, TeamTaskFacts, team_task_facts
 
 #: Tasks listed (those that waited longest); the rest are counted.
 TASKS_LISTED = 8
@@ -43,19 +46,27 @@ def _latest(timeline: Mapping[str, Any], facts: Sequence[TaskFacts]) -> int | No
 #: poll after an append sums the tasks that moved or run on. Bounded by entries (each
 #: three numbers and the task's bytes); the sums in use are refreshed.
 PHASE_SUMS_KEPT = TASK_ENTRIES_KEPT
-_PHASE_SUMS: Memo[bytes, tuple[Mapping[str, int], int | None]] = Memo(PHASE_SUMS_KEPT, lru=True)
+_PHASE_SUMS: Memo[Hashable, tuple[Mapping[str, int], int | None]] = Memo(PHASE_SUMS_KEPT, lru=True)
 #: The sums of a task without counted phases hold at every moment.
 _ALWAYS = -(1 << 62)
 
 
 def _phase_sums(
-    task: Mapping[str, Any], upto: int, value: bytes | None = None
+    task: Mapping[str, Any], upto: int, value: Hashable | None = None
 ) -> Mapping[str, int]:
-    """Time blocked, ready and in progress up to ``upto``; ``value``: the task's bytes,
-    by which the sums are reused while they hold."""
+    """Time blocked, ready and in progress up to ``upto``; ``value``: what names the
+    task's value (its bytes or wire generation), by which the sums are reused while
+    they hold."""
+    return _phase_sums_held(task, upto, value)[0]
+
+
+def _phase_sums_held(
+    task: Mapping[str, Any], upto: int, value: Hashable | None = None
+) -> tuple[Mapping[str, int], bool]:
+    """The sums, and whether they hold at every moment from ``upto`` on."""
     hit = _PHASE_SUMS.get(value) if value is not None else None
     if hit is not None and hit[1] is not None and hit[1] <= upto:
-        return hit[0]
+        return hit[0], True
     sums = {"blocked": 0, "ready": 0, "in-progress": 0}
     holds_from: int | None = _ALWAYS
     for raw in as_seq(task.get("phases")):
@@ -67,11 +78,70 @@ def _phase_sums(
         sums[kind] += max(min(end if end is not None else upto, upto) - start, 0)
         # A phase that ended by ``upto`` counts the same at any later moment.
         holds_from = None if end is None or holds_from is None else max(holds_from, end)
+    holds = holds_from is not None and holds_from <= upto
     if value is not None:
-        _PHASE_SUMS.put(
-            value, (sums, holds_from if holds_from is None or holds_from <= upto else None)
-        )
-    return sums
+        _PHASE_SUMS.put(value, (sums, holds_from if holds else None))
+    return sums, holds
+
+
+#: A task's sums with what it is listed by (the longest wait first, then its id, then
+#: its place: the order a stable sort by wait and id gives).
+_Summed = tuple[tuple[int, str, int], Mapping[str, Any], Mapping[str, int]]
+_BY_WAIT = operator.itemgetter(0)
+
+
+@dataclass(frozen=True, slots=True)
+class _TeamSums:
+    """The tasks' sums at ``upto``: those that hold from then on, sorted, and the places
+    (in the tasks) of those that grow with ``upto``."""
+
+    upto: int
+    held: tuple[_Summed, ...]
+    growing: tuple[int, ...]
+    #: The tasks summed (those not deleted).
+    count: int
+
+
+#: Each team's sums by the very values of its tasks (see task_facts.team_task_facts):
+#: a poll after an append sums again only the tasks whose sums grow with time (an open
+#: phase), instead of looking up every task of a day. Bounded by entries: each kept
+#: team's last versions (a reference and three numbers per task).
+TEAM_SUMS_KEPT = 2 * TEAMS_SIZED_FOR
+_TEAM_SUMS: Memo[tuple[Hashable, ...], _TeamSums] = Memo(TEAM_SUMS_KEPT, lru=True)
+
+
+def _summed(task: Mapping[str, Any], place: int, sums: Mapping[str, int]) -> _Summed:
+    return ((-(sums["blocked"] + sums["ready"]), as_str(task.get("id")), place), task, sums)
+
+
+def _longest_waits(
+    tasks: Sequence[Mapping[str, Any]], values: Sequence[Hashable | None], upto: int
+) -> tuple[list[_Summed], int]:
+    """The TASKS_LISTED tasks not deleted that waited longest up to ``upto``, in that
+    order, and how many tasks are not deleted."""
+    key = tuple(values) if None not in values else None
+    last = _TEAM_SUMS.get(key) if key is not None else None
+    if last is None or last.upto > upto:
+        held: list[_Summed] = []
+        growing: list[int] = []
+        for place, (t, value) in enumerate(zip(tasks, values, strict=True)):
+            if as_str(t.get("status")) == "deleted":
+                continue
+            sums, holds = _phase_sums_held(t, upto, value)
+            if holds:
+                held.append(_summed(t, place, sums))
+            else:
+                growing.append(place)
+        held.sort(key=_BY_WAIT)
+        last = _TeamSums(upto, tuple(held), tuple(growing), len(held) + len(growing))
+        if key is not None:
+            _TEAM_SUMS.put(key, last)
+    # The held sums hold at ``upto`` too (it is not before theirs): only the growing
+    # ones are summed again, and the longest waits are among the held ones' first.
+    now = [_summed(tasks[n], n, _phase_sums(tasks[n], upto, values[n])) for n in last.growing]
+    return heapq.nsmallest(TASKS_LISTED, [*last.held[:TASKS_LISTED], *now], key=_BY_WAIT), (
+        last.count
+    )
 
 
 def _turns_upto(spans: Sequence[Any], upto: int) -> list[tuple[int, int]]:
@@ -84,12 +154,8 @@ def _turns_upto(spans: Sequence[Any], upto: int) -> list[tuple[int, int]]:
 
 
 def _members(
-    timeline: Mapping[str, Any], upto: int, facts: Sequence[TaskFacts]
+    timeline: Mapping[str, Any], upto: int, held: Mapping[str, frozenset[str]]
 ) -> tuple[MemberTime, ...]:
-    held: dict[str, set[str]] = {}
-    for fact in facts:
-        for owner in fact.holders:
-            held.setdefault(owner, set()).add(fact.task_id)
     out = []
     for lane in (as_map(x) for x in as_seq(timeline.get("lanes"))):
         if as_str(lane.get("kind")) == "unassigned":
@@ -117,26 +183,26 @@ def _members(
 
 
 def where_time(
-    timeline: Mapping[str, Any], values: Sequence[bytes | None] | None = None
+    timeline: Mapping[str, Any],
+    values: Sequence[Hashable | None] | None = None,
+    team: TeamTaskFacts | None = None,
 ) -> WhereTime | None:
     """The section, or ``None`` for a timeline without phases (or without any time).
-    ``values``: each task's bytes, by which what is read of it is reused."""
+    ``values``: what names each task's value (its bytes or wire generation), by which
+    what is read of it is reused; ``team``: the tasks' facts, when the caller has them."""
     tasks = [as_map(t) for t in as_seq(timeline.get("tasks"))]
-    if not tasks or not any("phases" in t for t in tasks):
+    if not tasks:
         return None
     if values is None or len(values) != len(tasks):
         values = [None] * len(tasks)
-    facts = [task_facts(t, value) for t, value in zip(tasks, values, strict=True)]
-    upto = _latest(timeline, facts)
+    if team is None or len(team.facts) != len(tasks):
+        team = team_task_facts(tasks, values)
+    if not team.phased:
+        return None
+    upto = _latest(timeline, team.facts)
     if upto is None:
         return None
-    sums = [
-        (t, _phase_sums(t, upto, value))
-        for t, value in zip(tasks, values, strict=True)
-        if as_str(t.get("status")) != "deleted"
-    ]
-    # The ones that waited longest first: that is what the section is asked about.
-    sums.sort(key=lambda ts: (-(ts[1]["blocked"] + ts[1]["ready"]), as_str(ts[0].get("id"))))
+    listed_sums, summed = _longest_waits(tasks, values, upto)
     listed = tuple(
         TaskTime(
             task_id=as_str(t.get("id")),
@@ -145,7 +211,7 @@ def where_time(
             ready=duration_text(s["ready"]),
             working=duration_text(s["in-progress"]),
         )
-        for t, s in sums[:TASKS_LISTED]
+        for _, t, s in listed_sums
     )
     path = as_map(timeline.get("criticalPath"))
     ids: Sequence[str] = [as_str(x) for x in as_seq(path.get("taskIds")) if as_str(x)]
@@ -154,8 +220,8 @@ def where_time(
         upto=upto,
         upto_text=format_time(upto),
         tasks=listed,
-        tasks_more=max(len(sums) - TASKS_LISTED, 0),
-        members=_members(timeline, upto, facts),
+        tasks_more=max(summed - TASKS_LISTED, 0),
+        members=_members(timeline, upto, team.held),
         path=" → ".join(ids),
         path_length=duration_text(as_int(path.get("duration")) or 0) if ids else "",
         span=duration_text(upto - start) if start is not None else "",
