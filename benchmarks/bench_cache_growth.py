@@ -22,7 +22,6 @@ from starlette.testclient import TestClient
 from teams import TEAMS, generate_recent_team
 
 from dsh_task_gantt import timetext
-from dsh_task_gantt.board import view_model
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import LiveTeam
 from dsh_task_gantt.fold import text
@@ -31,7 +30,6 @@ from dsh_task_gantt.timeline import messages, spans
 
 def sizes() -> dict[str, int]:
     return {
-        "closed_bar": view_model._closed_bar.cache_info().currsize,
         "format_time": timetext.format_time.cache_info().currsize,
         "preview": text._preview.cache_info().currsize,
         "TURN_SPAN": len(spans._TURN_SPAN),

@@ -80,14 +80,10 @@ def cold_memos() -> Iterator[None]:
                 per_slot=memo._per_slot,
             )
             setattr(module, name, fresh)
-        # The closed bars' cache too (a copy of it, so that the warm one keeps its bars).
-        bars = view_model._closed_bar
-        view_model._closed_bar = functools.lru_cache(maxsize=1 << 15)(bars.__wrapped__)  # type: ignore[assignment]
         yield
     finally:
         for module, name, memo in kept:
             setattr(module, name, memo)
-        view_model._closed_bar = bars  # type: ignore[assignment]
 
 
 class Replay:

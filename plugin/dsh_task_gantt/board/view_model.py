@@ -7,7 +7,6 @@ written back into any data.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import operator
 from bisect import bisect_left
@@ -123,6 +122,9 @@ class _Roster:
     def __init__(self, lanes: Iterable[Mapping[str, Any]]) -> None:
         self._by_key: dict[str, tuple[str, Tone]] = {}
         self._by_name: dict[str, tuple[str, Tone]] = {}
+        #: One Party per name and colour: every mark names two, and a mark lives as
+        #: long as its lane's history (a day's marks each held their own).
+        self._parties: dict[tuple[str, Tone], Party] = {}
         for lane in lanes:
             entry = (as_str(lane.get("name"), as_str(lane.get("id"))), lane_tone(lane))
             for key in (lane.get("id"), lane.get("sessionId")):
@@ -132,6 +134,10 @@ class _Roster:
                 self._by_name.setdefault(entry[0], entry)
 
     def party(self, who: Mapping[str, Any]) -> Party:
+        made = self._party(who)
+        return self._parties.setdefault((made.name, made.tone), made)
+
+    def _party(self, who: Mapping[str, Any]) -> Party:
         kind = as_str(who.get("kind"))
         name = as_str(who.get("name")) or as_str(who.get("id")) or "unknown"
         if kind == "user":
@@ -169,13 +175,11 @@ def _turn_bar(time: int, stop: int, start: int, closed: int | None) -> TurnBar:
     )
 
 
-@functools.lru_cache(maxsize=1 << 15)
 def _closed_bar(time: int, closed: int, start: int, tokens: tuple[Any, ...] | None) -> TurnBar:
-    """A closed turn's bar with its tokens (cached: a lane that changed still has its
-    old turns, and a lead has thousands; every version of the lane then shares them).
-    Its place is seconds from the origin, so the key holds no extent end: a live extent
-    that grows keeps the entries. The extent always reaches a closed turn's end.
-    Bounded by entries (each a small bar, ~200 bytes)."""
+    """A closed turn's bar with its tokens. Made once per span object: a lane's read
+    (_LaneRead) keeps it for every later version of the lane, so a cache of bars by
+    value was never hit under the soak's load (0 hits in 6,178 calls over 290 appends)
+    and only held a key and a link per turn ever drawn, ~1.9 an append, for hours."""
     return _with_tokens(_turn_bar(time, max(closed, time), start, closed), tokens)
 
 

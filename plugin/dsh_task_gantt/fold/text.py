@@ -94,9 +94,17 @@ def preview(raw: str) -> str:
     return _preview(raw[:PREVIEW_SOURCE])  # a short body is its own slice: no copy
 
 
-@functools.lru_cache(maxsize=PREVIEWS_KEPT)
-def _preview(head: str) -> str:
+def label_preview(raw: str) -> str:
+    """``preview`` without the cache, for a text made once per record (a turn's label:
+    the turn's span is memoised upstream, so the cache only held a copy per turn)."""
+    return _one_line(raw[:PREVIEW_SOURCE])
+
+
+def _one_line(head: str) -> str:
     line = _WHITESPACE.sub(" ", head).strip()
     if len(line) <= PREVIEW_CAP:
         return line
     return line[: PREVIEW_CAP - 1].rstrip() + "…"
+
+
+_preview = functools.lru_cache(maxsize=PREVIEWS_KEPT)(_one_line)

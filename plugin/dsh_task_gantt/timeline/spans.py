@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from ..fold import seqs_below
 from ..fold.appends import appended
 from ..fold.records import PromptRec
-from ..fold.text import MESSAGE_BODY_CAP, preview
+from ..fold.text import MESSAGE_BODY_CAP, label_preview, preview
 from ..fold.turns import TurnPairing, TurnSpan, pair_turns
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .briefs import child_briefs
@@ -287,7 +287,7 @@ def _turn_span(
                 "from": shared_party(party),
                 "to": None,
                 "direction": None,
-                "preview": preview(f"turn {turn.turn_id} · {label}"),
+                "preview": label_preview(f"turn {turn.turn_id} · {label}"),
                 "sessionId": session,
                 "tokens": tokens_json(totals),
             },
