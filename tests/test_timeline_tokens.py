@@ -287,3 +287,23 @@ def test_the_bulk_count_equals_the_record_by_record_one(tmp_path: Path) -> None:
         dict(slow.by_turn),
         slow.skipped,
     )
+
+
+def test_a_usage_chunk_that_does_not_decode_leaves_its_steps_message_counted(
+    tmp_path: Path,
+) -> None:
+    """A usage chunk (in another writer's spelling) whose usage is no JSON is a bad
+    line, as a line-by-line read finds it: its step is then counted by its message's
+    usage, not left without any (the bulk read had marked the step as the chunk's)."""
+    bad = json_line(chunk(1, 1, 1, {"outputTokens": 20, "inputTokens": 10}))
+    bad = bad.replace(b'"inputTokens":10', b'"inputTokens":010')  # no JSON number
+    lines = [json_line(turn(0, 1)), bad, json_line(message(2, 1, 1, U2))]
+    path = write_session(tmp_path, LEAD, [])
+    with path.open("ab") as f:
+        f.write(frame(b"".join(lines)))
+    bulk = fold_lane(
+        LogReader(path, skip_types=UNREAD_DATA, run_marks=RUN_MARKS).read_new(runs=True).events
+    )
+    whole = fold_lane(LogReader(path).read_new().events)
+    assert tokens_json(lane_tokens(bulk).total) == tokens_json(lane_tokens(whole).total)
+    assert tokens_json(lane_tokens(bulk).total) == tokens(7, 5_000, 0, 300, 120, steps=1)

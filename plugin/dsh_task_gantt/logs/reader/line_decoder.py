@@ -84,6 +84,16 @@ def event_from_object(obj: Any, position: int) -> LogEvent | None:
     return _new_event((etype, seq, time, obj.get("data"), position, obj.get("surfaceOp")))
 
 
+def _decodes(raw: bytes) -> bool:
+    """Whether a usage chunk's usage object is JSON (only another writer's spelling is
+    looked at: DSH's own is matched digit by digit)."""
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
 def _probed(text: bytes, match: re.Match[bytes], end: int, position: int) -> LogEvent | None:
     """A line of a ``line_ends`` type as an event with its small fields for data
     (``None`` when it must be parsed in full)."""
@@ -279,9 +289,13 @@ class LineDecoder:
                     counts.append(found)
                 elif kind == _C:
                     found = match_chunk(text, pos, end)
-                    if found is not None:
+                    if found is not None and _decodes(found.group(4)):
                         chunk_steps.add(found.group(3))
                         chunks.append(found)
+                    else:
+                        # No usage read from it: its step's message counts, as in a
+                        # line-by-line read (the line is a run line of its own below).
+                        found = None
                 elif kind == _M:
                     found = match_last(text, pos, end)
                     if found is not None:
