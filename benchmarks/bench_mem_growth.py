@@ -17,8 +17,17 @@ holds versions no poll asks for again, until its bound). Nothing here asserts.
 the slope of an hour's appends (1,800 ticks at the real rate) in a few minutes, with
 no tracer's bias (a traced run counts an entry that replaced an untraced one as growth).
 
+``--floor`` traces nothing either: at ``--from`` and ``--to`` ticks it counts the
+allocated blocks and the RSS (after a full collection and giving the heap's free pages
+back, as ``serve`` does once a minute) with every cache as it is, then empties every
+memo and lru_cache and polls once more: what is left is the data's floor (the folds,
+the timeline, the current board and wire parts), and the difference the caches' fill.
+It prints both per tick, the floor's growth by type (objects the collector tracks, and
+the strings, bytes and numbers they hold, each counted once) and, at ``--to``, the
+blocks each cache held alone (emptied one after another, largest first).
+
 Run: ``python benchmarks/bench_mem_growth.py [--team big | --resume /work/tmp/day1h]
-[--from 40] [--to 240] [--frames 12] [--top 25] [--curve 300]``.
+[--from 40] [--to 240] [--frames 12] [--top 25] [--curve 300 | --floor]``.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +53,7 @@ from teams import TEAMS, generate_recent_team
 
 from dsh_task_gantt import collector
 from dsh_task_gantt import memo as memo_mod
-from dsh_task_gantt.allocator import map_large_blocks
+from dsh_task_gantt.allocator import give_back_free_pages, map_large_blocks
 from dsh_task_gantt.embedded import EmbeddedHost
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
 
@@ -77,6 +87,10 @@ def _memo_name(m: Any) -> str:
                 for attr, obj in owner.items():
                     if obj is m:
                         return f"{type(holders[0]).__name__}.{attr}"
+        # An instance whose attributes live inline (no dict object to refer to it).
+        for attr, obj in (vars(owner) if hasattr(owner, "__dict__") else {}).items():
+            if obj is m:
+                return f"{type(owner).__name__}.{attr}"
         for klass in type(owner).__mro__:
             for attr in getattr(klass, "__slots__", ()):
                 if getattr(owner, attr, None) is m:
@@ -108,9 +122,12 @@ def main() -> None:
         "costs minutes)",
     )
     ap.add_argument("--curve", type=int, default=0, help="no tracing: RSS every N ticks")
+    ap.add_argument("--floor", action="store_true", help="no tracing: data against caches")
     args = ap.parse_args()
+    if args.floor:
+        args.curve = 0
 
-    if args.trace_at == 0 and not args.curve:
+    if args.trace_at == 0 and not args.curve and not args.floor:
         tracemalloc.start(args.frames)
     work = Path(tempfile.mkdtemp(prefix="dsh-gantt-mem-"))
     root = work / "sessions"
@@ -126,7 +143,7 @@ def main() -> None:
     to_writer, writer_end = ctx.Pipe()
     writer = ctx.Process(target=_write, args=(str(root), str(spec_path), writer_end))
     writer.start()
-    if args.curve:
+    if args.curve or args.floor:
         collector.pace_for_serving()  # as ``serve`` does
         map_large_blocks()
     client = TestClient(
@@ -156,12 +173,10 @@ def main() -> None:
     t0 = time.monotonic()
     curve: list[tuple[int, float, int]] = []
     last_sizes: dict[str, int] = {}
-    for tick in range(1, args.last + 1):
-        if tick == args.trace_at and not args.curve:
-            tracemalloc.start(args.frames)
-        now += 2000
-        to_writer.send(now)
-        appended += to_writer.recv()
+    floors: dict[int, Floor] = {}
+
+    def polls() -> None:
+        nonlocal etag
         for n, kind in enumerate(KINDS):
             poll(n, kind)
             poll(n, kind)
@@ -171,6 +186,19 @@ def main() -> None:
             r = client.get(PREFIX + "/api/timeline", params=params, headers=headers)
             if r.status_code == 200:
                 etag = r.headers.get("etag", etag)
+
+    for tick in range(1, args.last + 1):
+        if tick == args.trace_at and not args.curve:
+            tracemalloc.start(args.frames)
+        now += 2000
+        to_writer.send(now)
+        appended += to_writer.recv()
+        polls()
+        if args.floor:
+            if tick in (args.first, args.last):
+                floors[tick] = measure_floor(polls, alone=tick == args.last)
+                print(f"tick {tick} ({time.monotonic() - t0:.0f} s): {floors[tick].line()}")
+            continue
         if args.curve:
             if tick % args.curve == 0:
                 gc.collect()
@@ -202,6 +230,12 @@ def main() -> None:
         elif tick % 20 == 0 and tracemalloc.is_tracing():
             cur, _peak = tracemalloc.get_traced_memory()
             print(f"tick {tick}: traced {cur / 1e6:.1f} MB", flush=True)
+    if args.floor:
+        report_floor(floors[args.first], floors[args.last], args.last - args.first)
+        to_writer.send(None)
+        writer.join(timeout=30)
+        shutil.rmtree(work, ignore_errors=True)
+        return
     if args.curve:
         after = [(t, r, b) for t, r, b in curve if t >= args.first]
         if len(after) >= 2:
@@ -259,6 +293,108 @@ def rss_mb() -> float:
     except OSError:
         pass
     return 0.0
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The process at one tick: with every cache as it is, and after emptying them all
+    and polling once (the data's floor); the floor's objects by type (count, bytes);
+    the blocks each cache held alone (at the last tick only)."""
+
+    blocks: int
+    rss_mb: float
+    floor_blocks: int
+    floor_rss_mb: float
+    census: dict[str, tuple[int, int]]
+    alone: list[tuple[int, int, str]]
+
+    def line(self) -> str:
+        return (
+            f"{self.blocks:,} blocks, RSS {self.rss_mb:.1f} MB with the caches; "
+            f"{self.floor_blocks:,} blocks, RSS {self.floor_rss_mb:.1f} MB at the floor"
+        )
+
+
+def _settled() -> tuple[int, float]:
+    gc.collect()
+    give_back_free_pages()
+    return sys.getallocatedblocks(), rss_mb()
+
+
+def _lru_caches() -> list[Any]:
+    return [
+        obj
+        for mod in list(sys.modules.values())
+        if getattr(mod, "__name__", "").startswith("dsh_task_gantt")
+        for obj in list(vars(mod).values())
+        if isinstance(obj, functools._lru_cache_wrapper)
+    ]
+
+
+def _census() -> dict[str, tuple[int, int]]:
+    """Tracked objects by type, and the strings, bytes and numbers they hold (once)."""
+    out: dict[str, tuple[int, int]] = {}
+    seen: set[int] = set()
+    leaves = (str, bytes, int, float)
+    for obj in gc.get_objects():
+        name = type(obj).__name__
+        count, size = out.get(name, (0, 0))
+        out[name] = (count + 1, size + sys.getsizeof(obj))
+        for held in gc.get_referents(obj):
+            if type(held) in leaves and id(held) not in seen:
+                seen.add(id(held))
+                name = type(held).__name__
+                count, size = out.get(name, (0, 0))
+                out[name] = (count + 1, size + sys.getsizeof(held))
+    return out
+
+
+def measure_floor(polls: Any, *, alone: bool) -> Floor:
+    blocks, rss = _settled()
+    held: list[tuple[int, int, str]] = []
+    if alone:  # each cache emptied after the other, the largest first
+        for m in sorted(memo_mod._ALL, key=len, reverse=True):
+            entries, before = len(m), sys.getallocatedblocks()
+            name = _memo_name(m)
+            m.clear()
+            gc.collect()
+            held.append((before - sys.getallocatedblocks(), entries, name))
+        for cache in _lru_caches():
+            entries, before = cache.cache_info().currsize, sys.getallocatedblocks()
+            cache.cache_clear()
+            gc.collect()
+            held.append((before - sys.getallocatedblocks(), entries, f"{cache.__qualname__}()"))
+    memo_mod.clear_memos()
+    for cache in _lru_caches():
+        cache.cache_clear()
+    polls()  # every cache empty: the board and timeline made again from the folds
+    floor_blocks, floor_rss = _settled()
+    return Floor(blocks, rss, floor_blocks, floor_rss, _census(), sorted(held, reverse=True))
+
+
+def report_floor(a: Floor, b: Floor, ticks: int) -> None:
+    def per_tick(x: float) -> str:
+        return f"{x / ticks:.1f}"
+
+    print(
+        f"\nper tick over {ticks} ticks: with the caches {per_tick(b.blocks - a.blocks)} blocks, "
+        f"RSS {per_tick((b.rss_mb - a.rss_mb) * 1024)} KB; the floor (data) "
+        f"{per_tick(b.floor_blocks - a.floor_blocks)} blocks, "
+        f"RSS {per_tick((b.floor_rss_mb - a.floor_rss_mb) * 1024)} KB (RSS is the noisier)"
+    )
+    print("\nthe floor's growth by type, per tick (bytes, objects):")
+    rows = sorted(
+        (
+            (size - a.census.get(name, (0, 0))[1], count - a.census.get(name, (0, 0))[0], name)
+            for name, (count, size) in b.census.items()
+        ),
+        reverse=True,
+    )
+    for size, count, name in rows[:20]:
+        print(f"  {size / ticks:8.0f} B {count / ticks:7.2f}  {name}")
+    print("\nblocks each cache held alone at the last tick (entries):")
+    for blocks, entries, name in b.alone[:25]:
+        print(f"  {blocks:9,} blocks {entries:8,} entries  {name}")
 
 
 def _short(path: str) -> str:

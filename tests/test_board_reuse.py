@@ -86,6 +86,25 @@ def cold_memos() -> Iterator[None]:
             setattr(module, name, memo)
 
 
+def _builds_after_appends(
+    live: LiveTeam,
+    service: TimelineService,
+    clock: list[int],
+    lead: str,
+    ticks: int,
+    *,
+    gap_every: int,
+) -> Iterator[TimelineResult]:
+    """The team's build after each of ``ticks`` appends 2 s apart, every ``gap_every``-th
+    after a 5-minute gap (the live extent's end crosses a step)."""
+    for n in range(ticks):
+        clock[0] += 5 * 60_000 if n % gap_every == gap_every - 1 else 2_000
+        live.tick(clock[0])
+        result = asyncio.run(service.timeline(lead))
+        assert result is not None
+        yield result
+
+
 class Replay:
     """A provider answering with the result it is handed (the very build, so a warm
     panel sees the same objects the service would give it)."""
@@ -153,11 +172,7 @@ def test_polls_after_appends_draw_what_a_cold_panel_draws(
     replay = Replay()
     warm = TestClient(make_app(replay))
     clear_memos()
-    for n in range(14):
-        clock[0] += 5 * 60_000 if n % 5 == 4 else 2_000
-        live.tick(clock[0])
-        result = asyncio.run(service.timeline(lead))
-        assert result is not None
+    for n, result in enumerate(_builds_after_appends(live, service, clock, lead, 14, gap_every=5)):
         replay.result = result
         views = _views(result, middle)
         answers = [
@@ -217,11 +232,7 @@ def test_a_layout_keyed_by_the_tasks_wire_generations_equals_one_by_their_bytes(
     seen: set[tuple[int, ...]] = set()
     last: tuple[Any, ...] = ()
     reused = 0
-    for n in range(14):
-        clock[0] += 5 * 60_000 if n % 5 == 4 else 2_000
-        live.tick(clock[0])
-        result = asyncio.run(service.timeline(lead))
-        assert result is not None
+    for n, result in enumerate(_builds_after_appends(live, service, clock, lead, 14, gap_every=5)):
         versions = panel._task_versions(result)
         assert versions is not None and len(versions) == len(result.data["tasks"])
         seen.add(versions)
@@ -598,11 +609,7 @@ def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     client = TestClient(app)
     clear_memos()
     lanes = 0
-    for n in range(16):
-        clock[0] += 5 * 60_000 if n % 4 == 3 else 2_000
-        live.tick(clock[0])
-        result = asyncio.run(service.timeline(lead))
-        assert result is not None
+    for result in _builds_after_appends(live, service, clock, lead, 16, gap_every=4):
         replay.result = result
         lanes = len(result.data["lanes"])
         for view in _views(result, middle):
