@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from functools import partial
 from itertools import chain, compress, repeat
 from operator import itemgetter, not_, sub
 from sys import intern
@@ -129,15 +130,39 @@ def _strings(value: Any) -> tuple[str, ...]:
     return tuple(s for s in (text(v, MESSAGE_BODY_CAP) for v in value[:1024]) if s is not None)
 
 
+#: ``TurnMark(...)`` without the named tuple's generated ``__new__`` (a lead's log has
+#: thousands of turns, each folded on a cold read).
+_new_mark: Callable[[tuple[str | None, int | None, str | None]], TurnMark] = partial(
+    tuple.__new__, TurnMark
+)
+
+
+def _turn_key(value: Any) -> str | None:
+    """:func:`key` of a turn id, a safe integer's without the calls (DSH numbers turns)."""
+    if type(value) is int and -MAX_SAFE_INT <= value <= MAX_SAFE_INT:
+        return intern(str(value))
+    return key(value)
+
+
+def _put_mark(records: dict[int, TurnMark], seq: int, mark: TurnMark) -> None:
+    """:func:`_put` for a turn mark: the usual seq is new (no call, no ``repr``)."""
+    if seq in records:
+        _put(records, seq, mark)
+    else:
+        records[seq] = mark
+
+
 def _turn_start(st: _State, seq: int, time: int | None, data: Any) -> None:
-    _put(st.kept["turn_starts"], seq, TurnMark(key(_mapping(data).get("turn")), time))
+    d = data if type(data) is dict else _mapping(data)
+    _put_mark(st.kept["turn_starts"], seq, _new_mark((_turn_key(d.get("turn")), time, None)))
 
 
 def _turn_end(st: _State, seq: int, time: int | None, data: Any) -> None:
-    d = _mapping(data)
+    d = data if type(data) is dict else _mapping(data)
     reason = d.get("reason")
     kind = text(reason.get("kind")) if isinstance(reason, Mapping) else text(reason)
-    _put(st.kept["turn_ends"], seq, TurnMark(key(d.get("turn")), time, kind or "ended"))
+    mark = _new_mark((_turn_key(d.get("turn")), time, kind or "ended"))
+    _put_mark(st.kept["turn_ends"], seq, mark)
 
 
 def _step_start(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -551,6 +576,7 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
     except TypeError:
         iterator = iter(())
     seen = 0
+    new_seqs = st.new_seqs
     for event in iterator:
         seen += 1
         if type(event) is EventRun:
@@ -559,21 +585,43 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
             except Exception:  # a run built by someone else: malformed, not fatal
                 st.malformed_events += 1
             continue
-        # Fast path for the lines whose data the fold never reads (most of them): a
-        # reader's LogEvent with a safe seq and time. Everything else goes the long way.
-        if type(event) is LogEvent and event.type in _SEQ_TIME_ONLY:
-            seq, time = event.seq, event.time
-            if (
-                type(seq) is int
+        # Fast paths for a reader's LogEvent with a safe seq and time: the lines whose
+        # data the fold never reads (most of them), then those of a type with a handler
+        # (turn marks, messages, calls), their checks inline. Everything else goes the
+        # long way (``_fold_one``).
+        if type(event) is LogEvent:
+            etype, seq, time, data, _, surface_op = event
+            if etype in _SEQ_TIME_ONLY:
+                if (
+                    type(seq) is int
+                    and 0 <= seq <= MAX_SAFE_INT
+                    and (time is None or (type(time) is int and 0 <= time <= MAX_SAFE_INT))
+                ):
+                    new_seqs.append(seq)
+                    if time is not None and (st.last_time is None or time > st.last_time):
+                        st.last_time = time
+                    marker = _STEP_MARKERS.get(etype)
+                    if marker is not None:
+                        marker(st, seq, time, None)
+                    continue
+            elif (
+                type(etype) is str
+                and (handler := _HANDLERS.get(etype)) is not None
+                and type(seq) is int
                 and 0 <= seq <= MAX_SAFE_INT
                 and (time is None or (type(time) is int and 0 <= time <= MAX_SAFE_INT))
             ):
-                st.new_seqs.append(seq)
+                new_seqs.append(seq)
                 if time is not None and (st.last_time is None or time > st.last_time):
                     st.last_time = time
-                marker = _STEP_MARKERS.get(event.type)
-                if marker is not None:
-                    marker(st, seq, time, None)
+                try:
+                    if handler is _user_message and _is_replace(surface_op):
+                        # A summary rewriting earlier messages: never a new prompt.
+                        _put(st.kept["injected"], seq, "summary")
+                    elif handler is not _ignore:
+                        handler(st, seq, time, data)
+                except Exception:  # untrusted input: one bad event never breaks the fold
+                    st.malformed_events += 1
                 continue
         try:
             _fold_one(st, event)

@@ -270,6 +270,7 @@ class LineDecoder:
         pos, size = 0, len(text)
         # Where a line's kind byte is inside ``text`` (none without the bulk patterns).
         kind_at, type_at, assistant = _KIND_AT, _TYPE_AT, _A
+        loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
         kinds_before = size - kind_at if bulk else 0
         while pos < size:
             end = find(b"\n", pos)
@@ -331,8 +332,24 @@ class LineDecoder:
                     found = match_ends(text, pos, end)
                     if found is not None:
                         event = _probed(text, found, end, position)
-                if event is None:
-                    event = parse_event_line(text[pos:end], position)
+                if event is None:  # parsed in full: ``parse_event_line``, its usual case inline
+                    try:
+                        obj = loads(text[pos:end])
+                    except JSONDecodeError:
+                        obj = None
+                    if (
+                        type(obj) is dict
+                        and type(etype := obj.get("type")) is str
+                        and type(seq := obj.get("seq")) is int
+                        and 0 <= seq <= MAX_SAFE_INT
+                        and type(etime := obj.get("time")) is int
+                        and 0 <= etime <= MAX_SAFE_INT
+                    ):
+                        event = _new_event(
+                            (etype, seq, etime, obj.get("data"), position, obj.get("surfaceOp"))
+                        )
+                    else:
+                        event = event_from_object(obj, position)
                 if event is None:
                     bad += 1  # bad lines take no index
                 else:

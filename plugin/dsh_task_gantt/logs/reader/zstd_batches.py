@@ -8,6 +8,7 @@ the walk with a reason; an incomplete last frame is a torn tail, left for next t
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -120,7 +121,14 @@ def zstd_jobs(f: BinaryIO, start: int, limit: int | None, walk_end: WalkEnd) -> 
         if walk.stop == "garbage":
             walk_end.garbage = f"not a zstd frame: {walk.reason and _rebase(walk.reason, base)}"
             return
-        pending = pending[walk.end :]
+        rest = len(pending) - walk.end
+        if rest and walk.end:
+            # A frame begun after complete ones: read again with the next chunk (a seek
+            # back over a part of one frame, where keeping it copied the whole chunk).
+            f.seek(-rest, os.SEEK_CUR)
+            pending = b""
+        else:
+            pending = pending[walk.end :]
         base += walk.end
     walk_end.torn_tail_bytes = len(pending)
 
