@@ -18,7 +18,8 @@ following now), takes the ``v``/``drawn``/``b`` its answer carries, then for
 - an unchanged poll (400 px again, holding the answer it just had: a 204).
 
 It prints per kind the CPU and the wall time (p50, p99, max, in ms) and, with
-``--profile``, a cProfile of the delta polls (cumulative, the top ``--profile-lines``).
+``--profile``, a cProfile of the delta polls (cumulative, the top ``--profile-lines``;
+``--profile-callers NAME``: the callers of the functions matching ``NAME`` too).
 
 ``--root DIR`` keeps the generated dataset there (the team, its spec after the
 history) and reuses it on later runs: each run appends to a scratch copy, so the
@@ -232,6 +233,8 @@ async def _ticks(
         out = io.StringIO()
         stats = pstats.Stats(profile, stream=out).sort_stats(args.profile_sort)
         stats.print_stats(args.profile_lines)
+        if args.profile_callers:
+            stats.print_callers(args.profile_callers)
         print(out.getvalue())
     return {"cpu_ms": cpu, "wall_ms": wall, "statuses": statuses}
 
@@ -246,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="cProfile the delta polls")
     parser.add_argument("--profile-lines", type=int, default=60)
     parser.add_argument("--profile-sort", default="cumulative")
+    parser.add_argument(
+        "--profile-callers", help="with --profile: who calls the functions matching this"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     scratch = None
