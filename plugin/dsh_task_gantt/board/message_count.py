@@ -15,39 +15,14 @@ import weakref
 from array import array
 from bisect import bisect_left
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
 from itertools import islice
 from typing import Protocol, TypeVar
 
 from ..memo import HISTORY_ITEMS_KEPT, TEAMS_SIZED_FOR, Memo, Same
 from ..timeline.identity import common_head
-from .model import Mark
+from .model import LaneMessages, Mark
 
 _V = TypeVar("_V")
-
-
-@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
-class LaneMessages:
-    """What one lane's marks say of the messages, in the order the marks first say it."""
-
-    #: The marks read (held: while this lives no other object has their ids).
-    marks: Sequence[Mark]
-    #: Each key and the kind of its first mark on the lane, in the order of those marks,
-    #: and the place of each one's first mark (ascending).
-    first: dict[str, str]
-    first_at: array[int]
-    #: The keys with a sent mark on the lane (by their first sent mark), and their places.
-    sent: dict[str, None]
-    sent_at: array[int]
-    #: The keys whose first mark is a prompt, and their places.
-    prompts: dict[str, None]
-    prompts_at: array[int]
-    #: The version this one only adds keys to (weakly: versions do not hold each other),
-    #: and how many keys of ``first`` and ``sent`` that version had: the team's count
-    #: is carried on by the keys added.
-    grew_from: weakref.ref[LaneMessages] | None = None
-    grown_first: int = 0
-    grown_sent: int = 0
 
 
 def _kept(keys: dict[str, _V], places: array[int], upto: int) -> tuple[dict[str, _V], array[int]]:

@@ -7,15 +7,15 @@ mark's markup does not change when the extent grows, the scale changes or "now" 
 
 from __future__ import annotations
 
+import weakref
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..plurals import counted as counted  # re-exported: the panel takes it from here
 from ..timetext import duration_text, format_time
 from .tokens import TOKEN_KEYS, tokens_text, tokens_title
-
-if TYPE_CHECKING:
-    from .message_count import LaneMessages
 
 #: Track width assumed when the browser did not say (a 400 px sidebar minus the names).
 DEFAULT_TRACK_PX = 300
@@ -261,6 +261,30 @@ class LaneChunk:
     index: int
     turns: tuple[TurnBar | TurnGroup, ...]
     marks: tuple[Mark | Cluster, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+class LaneMessages:
+    """What one lane's marks say of the messages, in the order the marks first say it."""
+
+    #: The marks read (held: while this lives no other object has their ids).
+    marks: Sequence[Mark]
+    #: Each key and the kind of its first mark on the lane, in the order of those marks,
+    #: and the place of each one's first mark (ascending).
+    first: dict[str, str]
+    first_at: array[int]
+    #: The keys with a sent mark on the lane (by their first sent mark), and their places.
+    sent: dict[str, None]
+    sent_at: array[int]
+    #: The keys whose first mark is a prompt, and their places.
+    prompts: dict[str, None]
+    prompts_at: array[int]
+    #: The version this one only adds keys to (weakly: versions do not hold each other),
+    #: and how many keys of ``first`` and ``sent`` that version had: the team's count
+    #: is carried on by the keys added.
+    grew_from: weakref.ref[LaneMessages] | None = None
+    grown_first: int = 0
+    grown_sent: int = 0
 
 
 @dataclass(frozen=True, slots=True)
