@@ -12,7 +12,7 @@ from typing import Any
 from ..timetext import format_time
 from .geometry import as_int, as_map, as_seq, as_str, seconds
 from .model import TaskLink, TaskOverlap, TaskPhase, Tone
-from .task_facts import TaskFacts, TeamTaskFacts
+from .task_facts import TeamTaskFacts
 
 #: Links drawn into one row (a fan-in of more is said in the tooltip of its phases).
 MAX_LINKS_PER_ROW = 4
@@ -53,30 +53,19 @@ class GraphContext:
                 start = as_int(phases[-1].get("start"))
                 if start is not None:
                     done[task_id] = start
-        path = as_map(timeline.get("criticalPath"))
-        critical = frozenset(as_str(t) for t in as_seq(path.get("taskIds")) if as_str(t))
-        return GraphContext(positions, done, critical)
-
-    @staticmethod
-    def of_facts(timeline: Mapping[str, Any], facts: Sequence[TaskFacts]) -> GraphContext:
-        """The same as :meth:`build`, from each task's facts (read once per version)."""
-        positions: dict[str, int] = {}
-        done: dict[str, int] = {}
-        for n, fact in enumerate(facts):
-            positions.setdefault(fact.task_id, n)
-            if fact.done_at is not None:
-                done[fact.task_id] = fact.done_at
-        path = as_map(timeline.get("criticalPath"))
-        critical = frozenset(as_str(t) for t in as_seq(path.get("taskIds")) if as_str(t))
-        return GraphContext(positions, done, critical)
+        return GraphContext(positions, done, _critical(timeline))
 
     @staticmethod
     def of_team(timeline: Mapping[str, Any], team: TeamTaskFacts) -> GraphContext:
         """The same as :meth:`build`, from the team's task facts (read once per version
         of its tasks; the maps are shared, never changed)."""
-        path = as_map(timeline.get("criticalPath"))
-        critical = frozenset(as_str(t) for t in as_seq(path.get("taskIds")) if as_str(t))
-        return GraphContext(team.positions, team.done_at, critical)
+        return GraphContext(team.positions, team.done_at, _critical(timeline))
+
+
+def _critical(timeline: Mapping[str, Any]) -> frozenset[str]:
+    """The ids on the timeline's critical path."""
+    path = as_map(timeline.get("criticalPath"))
+    return frozenset(as_str(t) for t in as_seq(path.get("taskIds")) if as_str(t))
 
 
 def _names(ids: Sequence[str]) -> str:
