@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
 from functools import partial
 from itertools import chain, compress, repeat
-from operator import itemgetter, not_, sub
+from operator import attrgetter, itemgetter, not_, sub
 from sys import intern
 from typing import Any, TypeVar
 
 import orjson
 
 from ..events import MAX_SAFE_INT, EventRun, LogEvent, UsageColumns, as_int, as_time
+from .appends import SeqMap, copied, last_keys, rewrote, settle
 from .records import (
     EMPTY_FOLD,
     CatalogRec,
@@ -82,18 +84,40 @@ _BOOKKEEPING = frozenset(
     {"events_seen", "seq_ranges", "last_time", "unknown_events", "malformed_events"}
 )
 _KEPT = tuple(f.name for f in fields(LaneFold) if f.name not in _BOOKKEEPING)
+#: Those of them that are maps (seq -> record, mostly), and the others (a few values).
+_KEPT_MAPS = tuple(name for name in _KEPT if isinstance(getattr(EMPTY_FOLD, name), Mapping))
+_KEPT_VALUES = tuple(name for name in _KEPT if name not in _KEPT_MAPS)
+
+
+class _Kept(dict[str, Any]):
+    """The rules' fields by LaneFold name: the values set at start; each map copied
+    from ``base`` when a rule first touches it (copy-on-write: an append touches a few
+    of the fold's maps, and a day's maps are long)."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: LaneFold) -> None:
+        super().__init__((name, getattr(base, name)) for name in _KEPT_VALUES)
+        self.base = base
+
+    def __missing__(self, name: str) -> Any:
+        value = getattr(self.base, name)
+        if isinstance(value, Mapping):
+            value = copied(value)
+        self[name] = value
+        return value
 
 
 @dataclass(slots=True)
 class _State:
-    """Mutable working copy of a fold (the containers of ``start`` are copied once)."""
+    """Mutable working state of a fold (``start``'s maps are copied when touched)."""
 
     events_seen: int
     last_time: int | None
     unknown_events: int
     malformed_events: int
-    #: The rules' fields by LaneFold name: mappings (copied from ``start``) and values.
-    kept: dict[str, Any]
+    #: The rules' fields by LaneFold name (see :class:`_Kept`).
+    kept: _Kept
     #: Seqs seen in this call, merged into ``seq_ranges`` once at the end.
     new_seqs: list[int] = field(default_factory=list)
     #: False once a usage chunk's step arrived: its messages are dropped at the end.
@@ -101,20 +125,34 @@ class _State:
 
 
 def _working_copy(base: LaneFold) -> _State:
-    """``base`` as a working state; its mappings are copied (``base`` is not mutated)."""
-    kept: dict[str, Any] = {}
-    for name in _KEPT:
-        value = getattr(base, name)
-        kept[name] = dict(value) if isinstance(value, Mapping) else value
+    """``base`` as a working state (``base`` is not mutated)."""
     return _State(
-        base.events_seen, base.last_time, base.unknown_events, base.malformed_events, kept
+        base.events_seen, base.last_time, base.unknown_events, base.malformed_events, _Kept(base)
     )
+
+
+def _kept_fields(st: _State) -> dict[str, Any]:
+    """The rules' fields of the fold made: the maps no rule touched are ``base``'s own."""
+    kept = st.kept
+    made = {name: getattr(kept.base, name) for name in _KEPT_MAPS}
+    made.update(kept)
+    for value in kept.values():
+        if type(value) is SeqMap:
+            settle(value)
+    return made
+
+
+#: A record a map does not hold (a held record may be ``None``: an end-seed's time).
+_ABSENT: Any = object()
 
 
 def _put(records: dict[int, _R], seq: int, record: _R) -> None:
     """Keep one record per seq; on a collision the smallest ``repr`` wins (order-free)."""
-    existing = records.get(seq)
-    if existing is None or repr(record) < repr(existing):
+    existing = records.get(seq, _ABSENT)
+    if existing is _ABSENT:
+        records[seq] = record
+    elif existing is None or repr(record) < repr(existing):
+        rewrote(records, seq)
         records[seq] = record
 
 
@@ -388,7 +426,10 @@ def _assistant_chunk(st: _State, seq: int, time: int | None, data: Any) -> None:
 def _chunk_step(st: _State, step: tuple[str, str], seq: int) -> None:
     steps = st.kept["usage_chunk_steps"]
     held = steps.get(step)
-    if held is None or seq > held:
+    if held is None:
+        steps[step] = seq
+    elif seq > held:
+        rewrote(steps, step)
         steps[step] = seq
     st.usage_pruned = False
 
@@ -427,15 +468,40 @@ def _source_rank(named: tuple[int, str | None, str | None]) -> tuple[int, str, s
 _SEQ_OF = itemgetter(0)
 
 
+#: A usage record's step.
+_STEP_OF = attrgetter("turn_id", "step_id")
+
+
 def _prune_messages(st: _State) -> None:
     """Drop the messages of steps a chunk arrived for (the canonical form: equal
     events in any order and any split give equal folds)."""
     steps = st.kept["usage_chunk_steps"]
     messages = st.kept["usage_messages"]
     if steps and messages:
-        for seq in [s for s, rec in messages.items() if (rec.turn_id, rec.step_id) in steps]:
-            del messages[seq]
+        came = _steps_came(steps, messages)
+        # Checked in C first: most appends' chunks are for steps with no message kept.
+        if not came.isdisjoint(map(_STEP_OF, messages.values())):
+            for seq in [s for s, rec in messages.items() if _STEP_OF(rec) in came]:
+                rewrote(messages, seq)
+                del messages[seq]
     st.usage_pruned = True
+
+
+def _steps_came(steps: Mapping[Any, int], messages: Mapping[int, UsageRec]) -> AbstractSet[Any]:
+    """The steps whose messages may have to go: those this call's chunks added, when
+    the fold started from one that kept none of its own steps' messages (a fold's, or
+    one holding no steps or no messages); else every step."""
+    were_steps = steps.source if type(steps) is SeqMap else None
+    were_messages = messages.source if type(messages) is SeqMap else None
+    if were_steps is None or were_messages is None:
+        return steps.keys()
+    if not (type(were_steps) is SeqMap or not were_steps) or not (
+        type(were_messages) is SeqMap or not were_messages
+    ):
+        return steps.keys()
+    # A step's key is never dropped and a later chunk keeps its place: the new ones
+    # are the last.
+    return set(last_keys(steps, len(steps) - len(were_steps)))
 
 
 def _ignore(st: _State, seq: int, time: int | None, data: Any) -> None:
@@ -635,7 +701,7 @@ def fold_lane(events: Iterable[Any], start: LaneFold | None = None) -> LaneFold:
         last_time=st.last_time,
         unknown_events=st.unknown_events,
         malformed_events=st.malformed_events,
-        **st.kept,
+        **_kept_fields(st),
     )
 
 

@@ -50,6 +50,8 @@ _ALLOWED: Mapping[str, frozenset[str]] = {
             "LaneFold",
         }
     ),
+    # A fold's record maps (plain maps to the pickle: see ``SeqMap.__reduce__``).
+    "dsh_task_gantt.fold.appends": frozenset({"SeqMap"}),
     "dsh_task_gantt.events": frozenset({"SessionHeader"}),
     "dsh_task_gantt.logs.reader.log_reader": frozenset({"ReaderState", "Checkpoint"}),
     "dsh_task_gantt.timeline.inputs": frozenset({"LaneSource"}),
