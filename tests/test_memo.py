@@ -13,7 +13,7 @@ import pytest
 from dsh_task_gantt import memo
 from dsh_task_gantt.fold import turns
 from dsh_task_gantt.memo import Memo, Same, clear_memos
-from dsh_task_gantt.timeline import activity, liveness, messages, roster, spans, tasks
+from dsh_task_gantt.timeline import activity, identity, liveness, messages, roster, spans, tasks
 
 
 def test_a_memo_keeps_at_most_its_entries_oldest_put_forgotten_first() -> None:
@@ -94,6 +94,7 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("timeline.tasks replays", tasks._REPLAYED, lambda n: SimpleNamespace(parts=[None] * n)),
     ("timeline.tasks analyses", tasks._ANALYSED, lambda n: SimpleNamespace(views=[None] * n)),
     ("timeline.activity last summaries", activity._LAST_SUMMARY, lambda n: ([{}] * n, None, None)),
+    ("timeline.identity shared heads", identity._HEADS, lambda n: (0, True, n)),
 ]
 #: The memos whose values are small and alike: bounded by entries.
 COUNTED: list[tuple[str, Memo[Any, Any]]] = [

@@ -2,7 +2,10 @@
 
 After an append a lane's list holds the very same span dicts as before except the few
 that changed: finding them takes C-level passes over the lists, not a Python loop over
-a day of spans.
+a day of spans. Even those passes are a day long, so the head two versions share is
+remembered: several readers compare the same two versions (the board's bounds and its
+reads, the lane's sorted spans and its tally), and the one that made a version from
+the last may say how much of it it kept (:func:`note_head`): the pass then starts there.
 """
 
 from __future__ import annotations
@@ -12,10 +15,51 @@ from itertools import compress, count
 from operator import is_not, not_
 from typing import Any
 
+from ..memo import DAY_OF_SPANS, Memo, Same
+
+#: The lists the remembered heads hold in all (their items; most are a lane's current
+#: and last versions, held by the memos that compare them anyway).
+HEAD_ITEMS_KEPT = 4 * DAY_OF_SPANS
+#: The common head of two lists (by identity), and whether it is the whole answer (a
+#: pass found it) or where a pass may start (a maker said so); weighed by their items.
+_HEADS: Memo[tuple[Same[Sequence[Any]], Same[Sequence[Any]]], tuple[int, bool, int]] = Memo(
+    64, max_weight=HEAD_ITEMS_KEPT, weight=lambda held: held[2]
+)
+
+
+def note_head(was: Sequence[Any], now: Sequence[Any], head: int) -> None:
+    """``now`` was made from ``was`` keeping its first ``head`` items in place (the very
+    same objects): :func:`common_head` of the two starts its pass there."""
+    _HEADS.put((Same(was), Same(now)), (max(0, head), False, len(was) + len(now)))
+
 
 def common_head(was: Sequence[Any], now: Sequence[Any]) -> int:
     """How many items ``was`` and ``now`` share at their start: the very same objects."""
-    return next(compress(count(), map(is_not, was, now)), min(len(was), len(now)))
+    short = min(len(was), len(now))
+    if was is now:
+        return short
+    key = (Same(was), Same(now))
+    held = _HEADS.get(key)
+    start = 0
+    if held is not None and held[2] == len(was) + len(now):  # (a list never grows once
+        # compared: the lengths only guard against one that did)
+        if not held[1]:
+            start = min(held[0], short)
+        elif _ends_head(was, now, held[0], short):
+            return held[0]
+    if start:
+        head = next(compress(count(start), map(is_not, was[start:], now[start:])), short)
+    else:
+        head = next(compress(count(), map(is_not, was, now)), short)
+    _HEADS.put(key, (head, True, len(was) + len(now)))
+    return head
+
+
+def _ends_head(was: Sequence[Any], now: Sequence[Any], head: int, short: int) -> bool:
+    """``head`` is where the shared head of ``was`` and ``now`` ends, at its edge."""
+    return (head == 0 or was[head - 1] is now[head - 1]) and (
+        head == short or was[head] is not now[head]
+    )
 
 
 def changed_window(was: Sequence[Any], now: Sequence[Any]) -> tuple[int, int, int]:

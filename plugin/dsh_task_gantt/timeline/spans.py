@@ -6,7 +6,7 @@ objects from one build to the next, which the wire uses to reuse its bytes.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,7 +22,7 @@ from ..fold.turns import TurnPairing, TurnSpan, pair_turns
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .briefs import child_briefs
 from .counts import Counts
-from .identity import identity_changes
+from .identity import identity_changes, note_head
 from .roster import Lane, Roster, shared_party
 from .tokens import Since, Totals, lane_tokens, tokens_json
 
@@ -597,12 +597,17 @@ def _resorted(
     gone, added = changes
     if len(gone) + len(added) > _INSERTED_AT_MOST:
         return None
-    ordered = list(ordered)
+    was_ordered, ordered = ordered, list(ordered)
+    kept = len(ordered)  # the head no change reached (said to common_head's readers)
     for span in gone:
         at = bisect_left(ordered, _span_order(span), key=_span_order)
         if at == len(ordered) or ordered[at] is not span:
             return None
         del ordered[at]
+        kept = min(kept, at)
     for span in added:
-        insort(ordered, span, key=_span_order)
+        at = bisect_right(ordered, _span_order(span), key=_span_order)  # insort's place
+        ordered.insert(at, span)
+        kept = min(kept, at)
+    note_head(was_ordered, ordered, kept)
     return ordered
