@@ -359,3 +359,28 @@ def test_carried_entries_are_forgotten_with_their_owner() -> None:
     c.made("b", (_Item(2),), lambda item: item.n, owner="s-kept")
     memo.forget_owners(["s-old"])
     assert len(c) == 1
+
+
+def test_carried_versions_hold_what_was_made_and_nothing_per_item_beside_it() -> None:
+    """A lane's kept versions hold their items and what was made of each (shared from
+    one version to the next), not a map of the items by identity: that held an int per
+    item and version, for every lane, growing with its history."""
+    import tracemalloc
+
+    items = tuple(map(_Item, range(20_000)))
+    next_items = (*items[:-1], _Item(-1))
+    made = "entry"
+    c: memo.Carried[_Item, str] = memo.Carried(lanes=4)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        c.made("lane", items, lambda item: made)
+        c.made("lane", next_items, lambda item: made)
+        gc.collect()
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(c) == 2
+    # Two tuples of 20,000 pointers (~160 KB each) and the memo's few entries; a map by
+    # identity of each version was ~1.6 MB more.
+    assert held < 500_000
