@@ -32,7 +32,7 @@ def sizes() -> dict[str, int]:
     return {
         "format_time": timetext.format_time.cache_info().currsize,
         "preview": text._preview.cache_info().currsize,
-        "TURN_SPAN": len(spans._TURN_SPAN),
+        "LAST_TURNS": len(spans._LAST_TURNS),
         "TURN_SPANS": len(spans._TURN_SPANS),
         "DRAWN_MESSAGES": len(messages._DRAWN_MESSAGES),
     }

@@ -196,7 +196,7 @@ def main() -> None:
         polls()
         if args.floor:
             if tick in (args.first, args.last):
-                floors[tick] = measure_floor(polls, alone=tick == args.last)
+                floors[tick] = measure_floor(polls, alone=True)
                 print(f"tick {tick} ({time.monotonic() - t0:.0f} s): {floors[tick].line()}")
             continue
         if args.curve:
@@ -395,6 +395,29 @@ def report_floor(a: Floor, b: Floor, ticks: int) -> None:
     print("\nblocks each cache held alone at the last tick (entries):")
     for blocks, entries, name in b.alone[:25]:
         print(f"  {blocks:9,} blocks {entries:8,} entries  {name}")
+    print("\neach cache's growth between the ticks, per tick (blocks; entries first -> last):")
+    first, last = _by_cache(a.alone), _by_cache(b.alone)
+    growth = sorted(
+        ((last.get(n, (0, 0))[0] - first.get(n, (0, 0))[0], n) for n in set(first) | set(last)),
+        reverse=True,
+    )
+    for blocks, name in growth[:25]:
+        (b0, e0), (b1, e1) = first.get(name, (0, 0)), last.get(name, (0, 0))
+        print(
+            f"  {blocks / ticks:7.1f} blocks/tick  {b0:9,} -> {b1:9,} blocks "
+            f"{e0:7,} -> {e1:7,} entries  {name}"
+        )
+    print(f"  in all: {sum(g for g, _ in growth) / ticks:.1f} blocks/tick")
+
+
+def _by_cache(alone: list[tuple[int, int, str]]) -> dict[str, tuple[int, int]]:
+    """Blocks and entries by cache name (caches made alike, say a ``Carried`` per kind,
+    summed)."""
+    out: dict[str, tuple[int, int]] = {}
+    for blocks, entries, name in alone:
+        b, e = out.get(name, (0, 0))
+        out[name] = (b + blocks, e + entries)
+    return out
 
 
 def _short(path: str) -> str:

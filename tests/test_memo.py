@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import operator
 import weakref
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -98,7 +99,6 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
 ]
 #: The memos whose values are small and alike: bounded by entries.
 COUNTED: list[tuple[str, Memo[Any, Any]]] = [
-    ("timeline.spans turn span", spans._TURN_SPAN),
     ("timeline.spans prompt span", spans._PROMPT_SPAN),
     ("timeline.messages drawn message", messages._DRAWN_MESSAGES),
     ("timeline.roster tokens", roster._ROSTER_TOKENS),
@@ -259,23 +259,37 @@ def test_the_process_wide_lru_caches_keep_their_size_when_filled_past_it() -> No
     roster._party.cache_clear()
 
 
-def test_a_turns_span_memo_keeps_the_last_two_versions_of_each_turn() -> None:
-    """A live turn's tokens change with every append, so each append drew a new span for
-    it: the memo keeps its last two versions (the live board's and a replay's), not one
-    per append until the entry bound."""
+def test_a_lanes_turn_spans_hold_its_last_version_only_and_keep_unchanged_spans() -> None:
+    """A live turn's tokens change with every append, and a turn may come in before
+    others: each version keeps the very spans of the turns that did not change (moved
+    or not), draws the others, and nothing holds a span per turn and version (a memo by
+    value did, ~4 blocks for every closed turn of the day, filling for hours)."""
     from dsh_task_gantt.fold.turns import TurnPairing, TurnSpan
 
     clear_memos()
     try:
         party = {"kind": "member", "id": "m1", "name": "ann"}
+        done = tuple(TurnSpan(f"t-{n}", 500 + n, n, 600 + n, "done") for n in range(200))
+        last = None
         for n in range(50):
-            live = TurnSpan("t-live", 1_000, 1, None, None)
-            done = TurnSpan("t-done", 500, 0, 900, "done")
-            pairing = TurnPairing((done, live), 0, 0, 0, 0, 0)
+            live = TurnSpan("t-live", 1_000, 900, None, None)
+            pairing = TurnPairing((*done, live), 0, 0, 0, 0, 0)
             totals = {"t-live": ((n, 0, 0, 1, 0), n + 1, 0)}
-            spans.turn_spans(pairing, party, "s1", totals)
-        kept = [key[0].turn_id for key, _ in spans._TURN_SPAN.items()]
-        assert kept.count("t-live") == 2 and kept.count("t-done") == 1
+            drawn, _keys = spans.turn_spans(pairing, party, "s1", totals)
+            assert drawn[-1]["tokens"]["input"] == n
+            if last is not None:
+                assert all(map(operator.is_, drawn[:-1], last[:-1])) and drawn[-1] is not last[-1]
+            last = drawn
+        # One came in before the others: they moved, and keep their spans.
+        early = TurnSpan("t-early", 100, 901, 200, "done")
+        moved = TurnPairing((early, *done, live), 0, 0, 0, 0, 0)
+        assert last is not None
+        drawn, keys = spans.turn_spans(moved, party, "s1", totals)
+        assert all(map(operator.is_, drawn[1:], last))
+        assert [s["id"] for s in drawn] == ["t-early", *(t.turn_id for t in done), "t-live"]
+        assert keys == {("turn", t.turn_id) for t in moved.spans}
+        # The lane's last version (and its pairing's), not an entry per turn or append.
+        assert sum(map(len, memo._ALL)) <= 4
     finally:
         clear_memos()
 
@@ -346,3 +360,28 @@ def test_carried_entries_are_forgotten_with_their_owner() -> None:
     c.made("b", (_Item(2),), lambda item: item.n, owner="s-kept")
     memo.forget_owners(["s-old"])
     assert len(c) == 1
+
+
+def test_carried_versions_hold_what_was_made_and_nothing_per_item_beside_it() -> None:
+    """A lane's kept versions hold their items and what was made of each (shared from
+    one version to the next), not a map of the items by identity: that held an int per
+    item and version, for every lane, growing with its history."""
+    import tracemalloc
+
+    items = tuple(map(_Item, range(20_000)))
+    next_items = (*items[:-1], _Item(-1))
+    made = "entry"
+    c: memo.Carried[_Item, str] = memo.Carried(lanes=4)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        c.made("lane", items, lambda item: made)
+        c.made("lane", next_items, lambda item: made)
+        gc.collect()
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(c) == 2
+    # Two tuples of 20,000 pointers (~160 KB each) and the memo's few entries; a map by
+    # identity of each version was ~1.6 MB more.
+    assert held < 500_000

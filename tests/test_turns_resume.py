@@ -134,7 +134,7 @@ def test_the_resume_states_keep_their_marks_when_filled_past_them() -> None:
     clear_memos()
     try:
         limit = turns.RESUME_MARKS_KEPT
-        heavy = {f"t{n}": (n, TurnMark(f"t{n}", n)) for n in range(limit // 8)}
+        heavy = {f"t{n}": n for n in range(limit // 8)}
         for n in range(turns._RESUMABLE._max_entries + 20):
             state = turns._Paired(
                 turns.TurnPairing((), 0, 0, 0, 0, 0),
@@ -152,5 +152,28 @@ def test_the_resume_states_keep_their_marks_when_filled_past_them() -> None:
             turns._RESUMABLE.put(("lane", n), state)
             assert turns._RESUMABLE.weight <= limit
         assert len(turns._RESUMABLE) <= 8
+    finally:
+        clear_memos()
+
+
+def test_a_resume_state_holds_no_pair_per_turn_beside_the_fold() -> None:
+    """A lane's resume state names each turn id's winning marks by the fold's own seqs
+    (the very int objects): a day's lead holds tens of thousands of turns, and a
+    ``(seq, mark)`` pair for each start and end was ~2 blocks a turn beside the data,
+    kept for every lane and growing with every append."""
+    clear_memos()
+    try:
+        marks: list[tuple[int, tuple[Any, ...]]] = []
+        for n in range(400):
+            marks.append((1000 + 2 * n, ("start", f"t{n}", 10 * n, None)))
+            marks.append((1001 + 2 * n, ("end", f"t{n}", 10 * n + 5, "ended")))
+        fold = _fold(marks)
+        got = turns.pair_turns(fold, 0, False, lane="lead")
+        assert got == turns._pair_turns(fold, 0, False) and len(got.spans) == 400
+        state = turns._RESUMABLE.get("lead")
+        assert state is not None and state.resumable
+        for best, held in ((state.starts, fold.turn_starts), (state.ends, fold.turn_ends)):
+            keys = set(map(id, held))
+            assert len(best) == 400 and all(id(seq) in keys for seq in best.values())
     finally:
         clear_memos()

@@ -262,7 +262,7 @@ class Carried(Generic[_T, _V]):
     def __init__(self, lanes: int, versions: int = 2) -> None:
         self.lanes = lanes
         self.versions = versions
-        self._memo: Memo[Same[tuple[_T, ...]], _CarriedVersion[_V]] = Memo(
+        self._memo: Memo[Same[tuple[_T, ...]], _CarriedVersion[_T, _V]] = Memo(
             lanes * versions, lru=True, per_slot=versions
         )
 
@@ -281,14 +281,19 @@ class Carried(Generic[_T, _V]):
         if hit is not None and hit.context == context:
             return hit.made
         last = self._memo.newest_in(slot)
-        by_id = last.by_id if last is not None and last.context == context else {}
+        # The last version's items by identity, for this call only: kept in each version,
+        # an int object per item (its id) was held twice per lane, growing with history.
+        # (The last version holds its items, so their ids stay theirs meanwhile.)
+        by_id = (
+            dict(zip(map(id, last.items), last.made, strict=True))
+            if last is not None and last.context == context
+            else {}
+        )
         made = tuple(
             found if (found := by_id.get(id(item), _MISSING)) is not _MISSING else make(item)
             for item in items
         )
-        # ``key`` holds the items, so their ids stay theirs while the entry lives.
-        version = _CarriedVersion(context, made, dict(zip(map(id, items), made, strict=True)))
-        self._memo.put(key, version, slot=slot, owner=owner)
+        self._memo.put(key, _CarriedVersion(context, items, made), slot=slot, owner=owner)
         return made
 
     def __len__(self) -> int:
@@ -299,13 +304,14 @@ class Carried(Generic[_T, _V]):
         self._memo.clear()
 
 
-class _CarriedVersion(Generic[_V]):
-    __slots__ = ("by_id", "context", "made")
+class _CarriedVersion(Generic[_T, _V]):
+    __slots__ = ("context", "items", "made")
 
-    def __init__(self, context: Hashable, made: tuple[_V, ...], by_id: dict[int, _V]) -> None:
+    def __init__(self, context: Hashable, items: tuple[_T, ...], made: tuple[_V, ...]) -> None:
         self.context = context
+        #: The very items (the key's), and what was made of each, in their order.
+        self.items = items
         self.made = made
-        self.by_id = by_id
 
 
 class Same(Generic[_T]):

@@ -113,7 +113,9 @@ _SPAN_ORDER = attrgetter("time", "seq", "turn_id")
 _new_span: Callable[[tuple[str, int, int, int | None, str | None]], TurnSpan] = partial(
     tuple.__new__, TurnSpan
 )
-_Best = dict[str, tuple[int, TurnMark]]
+#: Each turn id's winning mark, by its seq in the fold's marks (the fold holds the mark;
+#: a resume state holds a lane's every turn id, so no pair per turn beside it).
+_Best = dict[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,11 +196,11 @@ def _resume(held: _Paired, fold: LaneFold) -> _Paired | None:
         if mark.turn_id is None:
             idless += 1
             continue
-        duplicate_starts += _compete(starts, mark.turn_id, seq, mark)
+        duplicate_starts += _compete(starts, fold.turn_starts, mark.turn_id, seq, mark)
         touched.add(mark.turn_id)
     for seq, mark in ends_marks:
         assert mark.turn_id is not None
-        if _compete(ends, mark.turn_id, seq, mark):
+        if _compete(ends, fold.turn_ends, mark.turn_id, seq, mark):
             extra_ends[mark.turn_id] = extra_ends.get(mark.turn_id, 0) + 1
         touched.add(mark.turn_id)
     markers = held.markers
@@ -251,14 +253,17 @@ def _resume(held: _Paired, fold: LaneFold) -> _Paired | None:
     )
 
 
-def _compete(best: _Best, turn_id: str, seq: int, mark: TurnMark) -> int:
-    """Keep the better of ``best[turn_id]`` and this mark; 1 when one was held already."""
+def _compete(
+    best: _Best, marks: Mapping[int, TurnMark], turn_id: str, seq: int, mark: TurnMark
+) -> int:
+    """Keep the better of ``best[turn_id]`` (a seq in ``marks``) and this mark; 1 when
+    one was held already."""
     held = best.get(turn_id)
     if held is None:
-        best[turn_id] = (seq, mark)
+        best[turn_id] = seq
         return 0
-    if _rank((seq, mark)) < _rank(held):
-        best[turn_id] = (seq, mark)
+    if _rank((seq, mark)) < _rank((held, marks[held])):
+        best[turn_id] = seq
     return 1
 
 
@@ -283,12 +288,13 @@ def _outcome(
     fold: LaneFold,
 ) -> _Outcome:
     """One turn id's span and counts, by the rules of the whole pass (no idless ends)."""
-    start = starts.get(turn_id)
-    closing = ends.get(turn_id)
-    if start is None:
-        orphans = 1 + extra_ends.get(turn_id, 0) if closing is not None else 0
+    seq = starts.get(turn_id)
+    end_seq = ends.get(turn_id)
+    if seq is None:
+        orphans = 1 + extra_ends.get(turn_id, 0) if end_seq is not None else 0
         return _Outcome(None, orphans, 0, 0, 0, 0, False)
-    seq, first = start
+    first = fold.turn_starts[seq]
+    closing = (end_seq, fold.turn_ends[end_seq]) if end_seq is not None else None
     restored = 0
     if closing is None and markers:
         at = bisect_right(markers, seq)
@@ -319,8 +325,8 @@ def _pair_turns(fold: LaneFold, cut: int, restores: bool) -> TurnPairing:
 def _pair_turns_state(fold: LaneFold, cut: int, restores: bool) -> _Paired:
     # The first mark of each turn id (by _rank), and how many more there were. Nearly
     # every turn has one start and one end, so no lists: a later mark only competes.
-    starts: dict[str, tuple[int, TurnMark]] = {}
-    ends: dict[str, tuple[int, TurnMark]] = {}
+    starts: _Best = {}
+    ends: _Best = {}
     extra_ends: dict[str, int] = {}
     duplicate_starts = 0
     idless = 0
@@ -338,36 +344,34 @@ def _pair_turns_state(fold: LaneFold, cut: int, restores: bool) -> _Paired:
                 continue
             held = best.get(turn_id)
             if held is None:
-                best[turn_id] = (seq, mark)
+                best[turn_id] = seq
                 continue
             if best is starts:
                 duplicate_starts += 1
             else:
                 extra_ends[turn_id] = extra_ends.get(turn_id, 0) + 1
-            if _rank((seq, mark)) < _rank(held):
-                best[turn_id] = (seq, mark)
+            if _rank((seq, mark)) < _rank((held, source[held])):
+                best[turn_id] = seq
     # Ends of turns that never started (every one of them, duplicates included).
     orphans = sum(1 + extra_ends.get(t, 0) for t in ends if t not in starts)
     # An end without a turn id closes the latest turn open before it (in seq order).
     by_idless = 0
     if idless_ends:
-        open_seqs = sorted(
-            (seq, turn_id) for turn_id, (seq, _m) in starts.items() if turn_id not in ends
-        )
-        for end_seq, mark in sorted(idless_ends):
+        open_seqs = sorted((seq, turn_id) for turn_id, seq in starts.items() if turn_id not in ends)
+        for end_seq, _mark in sorted(idless_ends):
             at = bisect_left(open_seqs, (end_seq, "")) - 1
             if at < 0:
                 orphans += 1
                 continue
             _start_seq, turn_id = open_seqs.pop(at)
-            ends[turn_id] = (end_seq, mark)
+            ends[turn_id] = end_seq
             by_idless += 1
     # A reload marker ends every turn still open before it (at the first one after it).
     # (Kept apart from ``ends``: a resumed pairing applies the markers afresh.)
     markers = sorted(s for s in fold.end_seeds if s >= cut) if restores else []
-    interrupted: _Best = {}
+    interrupted: dict[str, tuple[int, TurnMark]] = {}
     if markers:
-        for turn_id, (seq, _m) in starts.items():
+        for turn_id, seq in starts.items():
             at = bisect_right(markers, seq)
             if turn_id not in ends and at < len(markers):
                 marker = markers[at]
@@ -378,8 +382,11 @@ def _pair_turns_state(fold: LaneFold, cut: int, restores: bool) -> _Paired:
     spans: list[TurnSpan] = []
     unclosed: list[str] = []
     undated = before = 0
-    for turn_id, (seq, first) in starts.items():
-        closing = ends.get(turn_id)
+    turn_starts, turn_ends = fold.turn_starts, fold.turn_ends
+    for turn_id, seq in starts.items():
+        first = turn_starts[seq]
+        won = ends.get(turn_id)
+        closing = (won, turn_ends[won]) if won is not None else None
         if closing is None:
             closing = interrupted.get(turn_id) if interrupted else None
             if closing is None:

@@ -35,7 +35,7 @@ _KIND_ORDER = {"turn": 0, "message": 1, "user-prompt": 2}
 _TurnSpans = tuple[list[dict[str, Any]], frozenset[tuple[str, str]]]
 _LaneKey = tuple[str, str, str, str]
 #: Spans the lane-sized memos below hold in all (a lane's list grows with its history;
-#: the spans themselves are shared with _TURN_SPAN and the timeline).
+#: the spans themselves are shared with the timeline).
 SPANS_KEPT = HISTORY_ITEMS_KEPT
 #: Turn spans drawn recently, by pairing identity and the lane they are drawn for. A
 #: poll after an append redraws every lane; unchanged lanes reuse their spans. Bounded
@@ -43,18 +43,13 @@ SPANS_KEPT = HISTORY_ITEMS_KEPT
 _TURN_SPANS: Memo[tuple[Same[TurnPairing], Same[Mapping[str, Totals]], _LaneKey], _TurnSpans] = (
     Memo(256, max_weight=SPANS_KEPT, weight=lambda drawn: len(drawn[0]) + 1, per_slot=2)
 )
-#: Each turn's span, by value: after an append the lane's pairing is new, but all its
-#: turns except the last few are equal to before and keep their span. Bounded by
-#: entries (each one span, ~1 KB) and, per turn, by its last two versions (a live
-#: turn's tokens change with each append: the older versions are never asked for
-#: again, the live board and a replay cursor need one each).
-_TURN_SPAN: Memo[tuple[TurnSpan, _LaneKey, Totals | None], dict[str, Any]] = Memo(
-    1 << 14, per_slot=2
-)
 #: Each lane's turns as last drawn (the pairing's turns, their totals, their spans and
 #: keys, and the token map the totals were read from): the next pairing of the lane
-#: keeps the spans of the turns that did not change. One entry per lane (its last
-#: version), bounded by lanes and by spans.
+#: keeps the spans of the turns that did not change, found at their place or, when a
+#: turn came in before others, by value among the last version's. One entry per lane
+#: (its last version), bounded by lanes and by spans. (No memo of each turn's span by
+#: value: it held every closed turn of the day, ~4 blocks each, and filled for hours,
+#: while a span is only ever asked for again by the lane's next version, from this.)
 _LAST_TURNS: Memo[
     _LaneKey,
     tuple[
@@ -172,9 +167,7 @@ def turn_spans(
     held = _LAST_TURNS.get(lane_key)
     if held is None:
         totals = list(map(by_turn.get, map(_TURN_ID, turns)))
-        spans = [
-            _turn_span(t, lane_key, n, party, session) for t, n in zip(turns, totals, strict=True)
-        ]
+        spans = [_turn_span(t, n, party, session) for t, n in zip(turns, totals, strict=True)]
         keys = _turn_keys(turns)
     else:
         # After an append most turns are the ones drawn last time with the same totals:
@@ -192,10 +185,11 @@ def turn_spans(
             )
             if turns[i] != old_turns[i] or totals[i] != old_totals[i]
         ]
+        kept = _KeptSpans(old_turns, old_totals, old_spans)
         for i in changed:
-            spans[i] = _turn_span(turns[i], lane_key, totals[i], party, session)
+            spans[i] = kept.span(i, turns[i], totals[i], party, session)
         for i in range(len(spans), len(turns)):
-            spans.append(_turn_span(turns[i], lane_key, totals[i], party, session))
+            spans.append(kept.span(i, turns[i], totals[i], party, session))
         keys = _keys_after(old_keys, old_turns, turns)
     _LAST_TURNS.put(lane_key, (turns, totals, spans, keys, by_turn), owner=session)
     return _TURN_SPANS.put(memo_key, (spans, keys), slot=lane_key, owner=session)
@@ -269,32 +263,60 @@ def _keys_after(
     return (keys - {("turn", t) for t in gone - came}) | {("turn", t) for t in came - gone}
 
 
+class _KeptSpans:
+    """A lane's last drawn turns, asked for the span of a turn of its next version: the
+    one drawn for an equal turn with equal totals, else a new one. A turn at its old
+    place is compared there; one that moved (a turn came in before it) is found by
+    value among the old turns from the first place asked on (an append's changes are
+    near the end, so that is a few turns, not the day's)."""
+
+    __slots__ = ("_places", "_spans", "_totals", "_turns")
+
+    def __init__(
+        self,
+        turns: tuple[TurnSpan, ...],
+        totals: list[Totals | None],
+        spans: list[dict[str, Any]],
+    ) -> None:
+        self._turns = turns
+        self._totals = totals
+        self._spans = spans
+        self._places: dict[TurnSpan, int] | None = None
+
+    def span(
+        self, at: int, turn: TurnSpan, totals: Totals | None, party: dict[str, str], session: str
+    ) -> dict[str, Any]:
+        old = self._turns
+        was = at if at < len(old) and old[at] == turn else self._place(at, turn)
+        if was is not None and self._totals[was] == totals:
+            return self._spans[was]
+        return _turn_span(turn, totals, party, session)
+
+    def _place(self, at: int, turn: TurnSpan) -> int | None:
+        if self._places is None:
+            # Built once, from the first place asked on (places are asked ascending).
+            old = self._turns
+            self._places = dict(zip(old[at:], range(at, len(old)), strict=False))
+        return self._places.get(turn)
+
+
 def _turn_span(
-    turn: TurnSpan, lane_key: _LaneKey, totals: Totals | None, party: dict[str, str], session: str
+    turn: TurnSpan, totals: Totals | None, party: dict[str, str], session: str
 ) -> dict[str, Any]:
-    """One turn's span (memoised by value, see ``_TURN_SPAN``)."""
-    turn_key = (turn, lane_key, totals)
-    span = _TURN_SPAN.get(turn_key)
-    if span is None:
-        label = turn.reason if turn.closed else "no end recorded"
-        span = _TURN_SPAN.put(
-            turn_key,
-            {
-                "kind": "turn",
-                "id": turn.turn_id,
-                "time": turn.time,
-                "end": turn.end,
-                "from": shared_party(party),
-                "to": None,
-                "direction": None,
-                "preview": label_preview(f"turn {turn.turn_id} · {label}"),
-                "sessionId": session,
-                "tokens": tokens_json(totals),
-            },
-            slot=(lane_key, turn.turn_id),
-            owner=session,
-        )
-    return span
+    """One turn's span."""
+    label = turn.reason if turn.closed else "no end recorded"
+    return {
+        "kind": "turn",
+        "id": turn.turn_id,
+        "time": turn.time,
+        "end": turn.end,
+        "from": shared_party(party),
+        "to": None,
+        "direction": None,
+        "preview": label_preview(f"turn {turn.turn_id} · {label}"),
+        "sessionId": session,
+        "tokens": tokens_json(totals),
+    }
 
 
 #: A prompt's identity across the team's logs: its id, else its time and text.
