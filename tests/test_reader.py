@@ -410,6 +410,32 @@ def test_read_range_from_a_checkpoint_equals_the_slice_of_a_full_read(tmp_path: 
     assert reader.read_range(600) == [] and reader.read_range(10, 5) == []
 
 
+def test_a_log_read_after_each_append_keeps_sparse_checkpoints(tmp_path: Path) -> None:
+    # A live log is read after each append, one frame at a time: a checkpoint per
+    # read would grow with the day; the reader keeps them sparse, and every older
+    # range (from the last read's count or any other) still reads as in a full read.
+    path = write_session(tmp_path, "s", events_of(5), per_frame=5)
+    reader = LogReader(path, checkpoint_every=32)
+    reader.read_new()
+    counts = [reader.event_count]
+    for start in range(5, 600, 3):
+        with path.open("ab") as f:
+            f.write(frame(batch(events_of(3, start))))
+        assert reader.read_new().first_index == counts[-1]
+        counts.append(reader.event_count)
+    assert counts[-1] == 602
+    points = reader.checkpoints
+    assert len(points) <= 2 * 602 // 32 + 2
+    assert all(
+        b.event_index - a.event_index >= 32 for a, b in zip(points, points[2:], strict=False)
+    )
+    # The last read's start is still a checkpoint: resuming there decodes only new frames.
+    assert points[-1].event_index == counts[-2]
+    full = full_read(path).events
+    for lo in [0, 7, 100, 333, counts[-3], counts[-2], 601]:
+        assert as_tuples(reader.read_range(lo)) == as_tuples(full[lo:])
+
+
 def test_read_range_starts_at_a_checkpoint_not_at_the_file_start(tmp_path: Path) -> None:
     path = write_session(tmp_path, "s", events_of(600), per_frame=3)
     reader = LogReader(path, checkpoint_every=32)

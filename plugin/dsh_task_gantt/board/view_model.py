@@ -12,6 +12,7 @@ import operator
 from bisect import bisect_left
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from sys import intern
 from typing import Any
 
 import orjson
@@ -546,7 +547,9 @@ def _mark(
         t=seconds(time, extent[0]),
         sender=sender,
         recipient=recipient,
-        label=label,
+        # A few sender and recipient pairs name every mark: one string each, not one
+        # per mark (a day's board holds thousands).
+        label=intern(label),
         preview=as_str(span.get("preview")),
         pending=pending,
     )

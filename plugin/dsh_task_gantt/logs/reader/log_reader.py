@@ -412,6 +412,17 @@ class LogReader:
         at = bisect.bisect_left(self._checkpoint_indices, checkpoint.event_index)
         if at < len(self._checkpoints) and self._checkpoints[at].offset <= checkpoint.offset:
             return  # an equal or later start for the same event is already known
+        if (
+            at == len(self._checkpoints)
+            and at >= 2
+            and checkpoint.event_index - self._checkpoint_indices[at - 2] < self._checkpoint_every
+        ):
+            # A live log gets one of these per read (per append): the one before it
+            # is no longer where a caller resumes, and the one before that is close
+            # enough to decode from. So they stay sparse (each checkpoint's next but
+            # one is at least ``checkpoint_every`` events on) instead of one per append.
+            at -= 1
+            del self._checkpoints[at], self._checkpoint_indices[at]
         self._checkpoints.insert(at, checkpoint)
         self._checkpoint_indices.insert(at, checkpoint.event_index)
 
