@@ -19,7 +19,12 @@ following now), takes the ``v``/``drawn``/``b`` its answer carries, then for
 
 It prints per kind the CPU and the wall time (p50, p99, max, in ms) and, with
 ``--profile``, a cProfile of the delta polls (cumulative, the top ``--profile-lines``;
-``--profile-callers NAME``: the callers of the functions matching ``NAME`` too).
+``--profile-callers NAME``: the callers of the functions matching ``NAME`` too). With
+``--breakdown``, the CPU of each stage of a poll (the timeline's build and its parts,
+the board's plan, lane rows, lane markup, finish, pieces, answer; each inclusive of
+what it calls, see ``STAGES``) per kind, p50 and p99, and the garbage collector's
+passes and time (``gc.callbacks``), and the slowest ticks stage by stage: cheap
+wrappers, not a profiler, so a tick's figures are its own.
 
 ``--root DIR`` keeps the generated dataset there (the team, its spec after the
 history) and reuses it on later runs: each run appends to a scratch copy, so the
@@ -113,6 +118,148 @@ def resumed_seed(spec: TeamSpec) -> int:
     return spec.seed * 7919 + 2
 
 
+#: The stages ``--breakdown`` times: (name, module, attribute: a function the module
+#: calls by that name, or Class.method). Each is inclusive of the stages it calls.
+STAGES: tuple[tuple[str, str, str], ...] = (
+    ("fold_new", "dsh_task_gantt.service", "TimelineService._fold_new"),
+    ("change_key", "dsh_task_gantt.service", "_change_key"),
+    ("build_timeline", "dsh_task_gantt.service", "build_timeline"),
+    (" draw_turns", "dsh_task_gantt.timeline.model", "draw_turns"),
+    (" draw_prompts", "dsh_task_gantt.timeline.model", "draw_prompts"),
+    (" draw_messages", "dsh_task_gantt.timeline.model", "draw_messages"),
+    (" place_tasks", "dsh_task_gantt.timeline.model", "place_tasks"),
+    (" lane_tokens", "dsh_task_gantt.timeline.model", "lane_tokens"),
+    (" time_range", "dsh_task_gantt.timeline.shaping", "time_range"),
+    (" lane_json", "dsh_task_gantt.timeline.shaping", "_lane_json"),
+    ("wire_encode", "dsh_task_gantt.wire", "Encoder.encode"),
+    ("task_versions", "dsh_task_gantt.panel", "_task_versions"),
+    ("plan_board", "dsh_task_gantt.panel", "plan_board"),
+    ("lane_row", "dsh_task_gantt.board.view_model", "BoardPlan.lane_row"),
+    (" chunk_lane", "dsh_task_gantt.board.view_model", "chunk_lane"),
+    (" lane_messages", "dsh_task_gantt.board.view_model", "lane_messages"),
+    ("lane_pieces", "dsh_task_gantt.panel", "Panel._lane_pieces"),
+    ("finish_board", "dsh_task_gantt.panel", "finish_board"),
+    (" task_rows", "dsh_task_gantt.board.view_model", "_task_rows"),
+    (" where_time", "dsh_task_gantt.board.view_model", "where_time"),
+    (" message_count", "dsh_task_gantt.board.view_model", "message_count"),
+    (" make_ticks", "dsh_task_gantt.board.view_model", "make_ticks"),
+    ("board_pieces", "dsh_task_gantt.panel", "Panel._board_pieces"),
+    ("answer", "dsh_task_gantt.panel", "Panel._answer"),
+)
+
+
+class Breakdown:
+    """Each stage's CPU (``time.process_time``, ms) and the collector's passes within
+    the poll being measured (``begin``/``end``): wrappers put on the ``STAGES`` while
+    it is installed."""
+
+    def __init__(self) -> None:
+        self.current: dict[str, float] | None = None
+        self.polls: dict[str, list[dict[str, float]]] = {}
+        self._undo: list[tuple[Any, str, Any]] = []
+        self._gc_at: float | None = None
+        #: Every collection while installed: (tick, poll or "" between polls,
+        #: generation, ms, objects collected).
+        self.collections: list[tuple[int, str, int, float, int]] = []
+        self.tick = 0
+        self._poll = ""
+
+    def install(self) -> None:
+        import importlib
+
+        for name, module_name, attr in STAGES:
+            owner: Any = importlib.import_module(module_name)
+            *path, last = attr.split(".")
+            for part in path:
+                owner = getattr(owner, part)
+            original = owner.__dict__[last] if isinstance(owner, type) else getattr(owner, last)
+            setattr(owner, last, self._timed(name.strip(), original))
+            self._undo.append((owner, last, original))
+        gc.callbacks.append(self._gc)
+
+    def uninstall(self) -> None:
+        for owner, last, original in reversed(self._undo):
+            setattr(owner, last, original)
+        self._undo.clear()
+        gc.callbacks.remove(self._gc)
+
+    def _timed(self, name: str, fn: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if self.current is None:
+                return fn(*args, **kwargs)
+            t0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                if self.current is not None:
+                    spent = (time.process_time() - t0) * 1000
+                    self.current[name] = self.current.get(name, 0.0) + spent
+
+        return timed
+
+    def _gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_at = time.process_time()
+            return
+        if self._gc_at is None:
+            return
+        spent = (time.process_time() - self._gc_at) * 1000
+        self._gc_at = None
+        generation = int(info.get("generation", -1))
+        poll = self._poll if self.current is not None else ""
+        self.collections.append((self.tick, poll, generation, spent, info.get("collected", 0)))
+        if self.current is not None:
+            gen = f"gc{generation}"
+            self.current[gen] = self.current.get(gen, 0.0) + spent
+            self.current[gen + " passes"] = self.current.get(gen + " passes", 0.0) + 1
+
+    def begin(self, kind: str) -> None:
+        self.current = {}
+        self._poll = kind
+
+    def end(self, kind: str, total_ms: float) -> None:
+        if self.current is None:
+            return
+        self.current["total"] = total_ms
+        self.polls.setdefault(kind, []).append(self.current)
+        self.current = None
+
+    def report(self, slowest: int) -> str:
+        lines = []
+        names = [name for name, _, _ in STAGES]
+        for kind, polls in self.polls.items():
+            lines.append(f"\n{kind}: CPU ms per poll by stage (inclusive; mean, p50, p99)")
+            extra = sorted({k for p in polls for k in p if k.startswith("gc")})
+            for name in ["total", *names, *extra]:
+                values = [p.get(name.strip(), 0.0) for p in polls]
+                if not any(values):
+                    continue
+                mean = sum(values) / len(values)
+                lines.append(
+                    f"  {name:18s} mean {mean:6.2f}  p50 {pct(values, 0.5):6.2f}  "
+                    f"p99 {pct(values, 0.99):6.2f}"
+                )
+            order = sorted(range(len(polls)), key=lambda n: polls[n]["total"], reverse=True)
+            lines.append(f"  slowest {slowest} ticks:")
+            for n in order[:slowest]:
+                parts = ", ".join(
+                    f"{k} {v:.1f}"
+                    for k, v in sorted(polls[n].items(), key=lambda kv: -kv[1])
+                    if k != "total" and v >= 0.5 and not k.endswith("passes")
+                )
+                passes = ", ".join(
+                    f"{k} {v:.0f}" for k, v in polls[n].items() if k.endswith("passes")
+                )
+                lines.append(f"   tick {n:3d}: {polls[n]['total']:6.1f}  ({parts}) {passes}")
+        lines.append(f"\ncollections while measuring: {len(self.collections)}")
+        for tick, poll, generation, spent, collected in self.collections:
+            where = poll or "between polls (the writer's append)"
+            lines.append(
+                f"  tick {tick:3d} gen {generation} {spent:7.1f} ms, {collected} collected: {where}"
+            )
+        return "\n".join(lines)
+
+
 def _held(text: str, held: dict[str, str]) -> None:
     held.update({k: unescape(v) for k, v in _INPUT.findall(text)})
 
@@ -176,6 +323,9 @@ async def _ticks(
     wall: dict[str, list[float]] = {}
     statuses: dict[str, dict[str, int]] = {}
     profile = cProfile.Profile() if args.profile else None
+    breakdown = Breakdown() if args.breakdown else None
+    if breakdown is not None:
+        breakdown.install()
     if profile is not None:
         asyncio.get_running_loop().set_default_executor(_InlineExecutor())
 
@@ -191,9 +341,13 @@ async def _ticks(
         transport=transport, base_url="http://127.0.0.1:8765", timeout=600
     ) as client:
 
-        async def poll(kind: PollerKind, profiled: bool = False) -> tuple[int, float, float]:
+        async def poll(
+            kind: PollerKind, profiled: bool = False, name: str = ""
+        ) -> tuple[int, float, float]:
             params = board_params(session, kind, 0, held[kind.name])
             on = profile is not None and profiled
+            if breakdown is not None and name:
+                breakdown.begin(name)
             c0, w0 = time.process_time(), time.perf_counter()
             if on:
                 assert profile is not None
@@ -205,6 +359,8 @@ async def _ticks(
                 assert profile is not None
                 profile.disable()
             c, w = time.process_time() - c0, time.perf_counter() - w0
+            if breakdown is not None and name:
+                breakdown.end(name, c * 1000)
             if r.status_code in (200, 286):
                 _held(r.text, held[kind.name])
             return r.status_code, c, w
@@ -220,12 +376,14 @@ async def _ticks(
             for _ in range(2):
                 await poll(kind)
         gc.collect()
-        for _ in range(args.ticks):
+        for tick in range(args.ticks):
+            if breakdown is not None:
+                breakdown.tick = tick
             live.tick(int(time.time() * 1000))
             for kind in FOLLOWING:
-                status, c, w = await poll(kind, profiled=True)
+                status, c, w = await poll(kind, profiled=True, name=f"delta {kind.name}")
                 add(f"delta {kind.name}", c, w, status)
-            status, c, w = await poll(FOLLOWING[0])
+            status, c, w = await poll(FOLLOWING[0], name=f"unchanged {FOLLOWING[0].name}")
             add(f"unchanged {FOLLOWING[0].name}", c, w, status)
             if args.pause:
                 await asyncio.sleep(args.pause)
@@ -236,6 +394,9 @@ async def _ticks(
         if args.profile_callers:
             stats.print_callers(args.profile_callers)
         print(out.getvalue())
+    if breakdown is not None:
+        breakdown.uninstall()
+        print(breakdown.report(args.slowest))
     return {"cpu_ms": cpu, "wall_ms": wall, "statuses": statuses}
 
 
@@ -252,6 +413,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile-callers", help="with --profile: who calls the functions matching this"
     )
+    parser.add_argument(
+        "--breakdown", action="store_true", help="CPU per stage of a poll, and the GC's passes"
+    )
+    parser.add_argument("--slowest", type=int, default=8, help="with --breakdown: ticks shown")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     scratch = None

@@ -19,7 +19,7 @@ import orjson
 
 from ..memo import HISTORY_ITEMS_KEPT, TASK_ENTRIES_KEPT, TEAMS_SIZED_FOR, Carried, Memo, Same
 from ..timeline import PALETTE
-from ..timeline.identity import common_head
+from ..timeline.identity import common_head, note_head
 from ..timetext import format_time
 from .detail import Drawn, Scale, chunk_index, chunk_lane
 from .geometry import (
@@ -244,8 +244,9 @@ class _LaneRead:
     #: besides its span. Not the extent's end: a live edge moves it at every step, and
     #: a mark placed by its end was made again, with every chunk it fell in, each time.
     context: tuple[Any, ...]
-    #: The spans read, held: while they live no other object has their ids.
-    spans: tuple[Any, ...]
+    #: The spans read (the lane's very list), held: while they live no other object
+    #: has their ids.
+    spans: Sequence[Any]
     #: Each span's read, by its place.
     reads: list[_SpanRead]
     #: The place of the span of each turn bar, ascending, and the bars.
@@ -313,10 +314,14 @@ def _lane_row(
     last = _LANE_READS.get(slot) if roster_key is not None else None
     if last is not None and last.context != context:
         last = None
-    spans = tuple(as_seq(lane.get("spans")))  # a copy: the ids are theirs however used
+    # The lane's very list, held (not copied: a day of spans, at each append): a
+    # timeline's lists are never changed once built (timeline/spans.py), and the maker
+    # of the next version said how much of this one it kept (identity.note_head), so
+    # comparing the two starts there instead of at the day's first span.
+    spans = as_seq(lane.get("spans"))
     read = None
     owner = as_str(lane.get("sessionId")) or None
-    if last is not None and _same_spans(last.spans, spans):
+    if last is not None and _same_spans(last, spans):
         # The same spans (another width's poll of the same build): the very read, so
         # what is made of it (its marks' message count) is found again by identity.
         read = last
@@ -326,7 +331,7 @@ def _lane_row(
         read = _read_whole(last, spans, position, roster, extent, clamp_to, context)
     if roster_key is not None:
         _LANE_READS.put(slot, read, owner=owner)
-    turns, made = _bars_now(read, start, end, clamp_to), read.made
+    turns, made = _bars_held(slot, read, start, end, clamp_to), read.made
     dom_id = f"lane-{position}"
     session = as_str(lane.get("sessionId")) or None
     chunks, placed, used = chunk_lane(dom_id, turns, made, start, scale, drawn, session)
@@ -356,17 +361,18 @@ def _lane_row(
     )
 
 
-def _same_spans(was: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
-    """Whether ``now`` holds the spans ``was`` does (its last one first: a lane that
+def _same_spans(last: _LaneRead, now: Sequence[Any]) -> bool:
+    """Whether ``now`` holds the spans ``last`` read (its last one first: a lane that
     changed mostly changed there, and is told apart without a pass over its day)."""
-    if len(was) != len(now):
+    was = last.spans
+    if len(last.reads) != len(now) or len(was) != len(now):
         return False
-    return not was or (was[-1] is now[-1] and was == now)
+    return was is now or not was or (was[-1] is now[-1] and was == now)
 
 
 def _read_whole(
     last: _LaneRead | None,
-    spans: tuple[Any, ...],
+    spans: Sequence[Any],
     position: int,
     roster: _Roster,
     extent: tuple[int, int],
@@ -406,7 +412,7 @@ def _read_whole(
 
 def _read_after(
     last: _LaneRead,
-    spans: tuple[Any, ...],
+    spans: Sequence[Any],
     position: int,
     roster: _Roster,
     extent: tuple[int, int],
@@ -443,6 +449,11 @@ def _read_after(
         spans, raw_marks, kept_marks, last.mark_of(kept_marks), last, position, roster, extent
     )
     mark_at = last.mark_at[:kept_marks] + [i for _, i in raw_marks]
+    made = last.made[:kept_marks] + tail_made
+    # Said to the readers that compare this version's bars and marks with the last's
+    # (detail.chunk_lane, message_count.read_marks): their passes start here.
+    note_head(last.turns, turns, kept_turns)
+    note_head(last.made, made, kept_marks)
     return _LaneRead(
         last.context,
         spans,
@@ -452,7 +463,7 @@ def _read_after(
         tuple(n for n in last.open_turns if n < kept_turns)
         + tuple(n for n, i in enumerate(new_turn_at, kept_turns) if type(reads[i]) is tuple),
         mark_at,
-        last.made[:kept_marks] + tail_made,
+        made,
         all(map(operator.lt, mark_at[kept_marks:], mark_at[kept_marks + 1 :])),
         by_value,
     )
@@ -492,6 +503,52 @@ def _marks_of(
             by_value[(value, n)] = mark
         made.append(mark)
     return made, by_value
+
+
+@dataclass(frozen=True, slots=True)
+class _BarsHeld:
+    """A lane's bars as last made (see _bars_held) and what they were made of."""
+
+    read: _LaneRead
+    at: tuple[int, int, int]
+    bars: list[TurnBar]
+
+
+#: Each lane's bars as last made, by its slot (as _LANE_READS): every width's poll of
+#: one build draws the very same list, and the next version's list is said to share
+#: its head with it (identity.note_head), so detail.chunk_lane finds the chunks an
+#: append left alone without a pass over a day of bars. One entry per lane.
+_BARS_HELD: Memo[tuple[str, str, int], _BarsHeld] = Memo(
+    LANE_READS_KEPT,
+    max_weight=HISTORY_ITEMS_KEPT,
+    weight=lambda held: len(held.bars) + 1,
+)
+
+
+def _first_open(read: _LaneRead) -> int:
+    """The place of the first bar of ``read`` made again at each layout (an open turn's)."""
+    return read.open_turns[0] if read.open_turns else len(read.turns)
+
+
+def _bars_held(
+    slot: tuple[str, str, int], read: _LaneRead, start: int, end: int, clamp_to: int
+) -> list[TurnBar]:
+    """The lane's bars now (_bars_now): the very list its last layout made when made of
+    the same read at the same moment, else made, and the head it shares with that
+    list noted."""
+    at = (start, end, clamp_to)
+    held = _BARS_HELD.get(slot)
+    if held is not None and held.read is read and held.at == at:
+        return held.bars
+    bars = _bars_now(read, start, end, clamp_to)
+    if held is not None and held.bars is not bars and held.at[0] == start:
+        # The bars both lists take from their reads as they are (before either's first
+        # open bar), where the reads share their bars (noted by _read_after: no pass).
+        was = held.read
+        head = min(common_head(was.turns, read.turns), _first_open(was), _first_open(read))
+        note_head(held.bars, bars, head)
+    _BARS_HELD.put(slot, _BarsHeld(read, at, bars), owner=slot[1] or None)
+    return bars
 
 
 def _bars_now(read: _LaneRead, start: int, end: int, clamp_to: int) -> list[TurnBar]:
