@@ -650,6 +650,40 @@ def test_the_message_count_is_each_message_once_and_no_prompt(
     clear_memos()
 
 
+def test_a_count_after_an_append_adds_the_new_keys_to_the_last_counts_sets() -> None:
+    """An append's count takes the team's last count's sets and adds the keys the
+    append brought (a day of keys is not copied at each append); a board a poll behind,
+    counted again once its count is forgotten, is counted afresh, right."""
+    clear_memos()
+
+    def mark(n: int, key: str, kind: str) -> Any:
+        return view_model.Mark(f"m{n}", key, kind, "", 0, 0, "", _TONE, 0.0, _PARTY, None, "", "")
+
+    lead = [mark(n, f"k{n}", "sent") for n in range(2_000)]
+    member = [mark(n, f"k{n}", "received") for n in range(0, 2_000, 2)]
+
+    def rows(*lanes: list[Any]) -> list[Any]:
+        return [
+            SimpleNamespace(marks=tuple(m), lane_id=f"lane-{n}", dom_id="lane", messages=None)
+            for n, m in enumerate(lanes)
+        ]
+
+    old_rows = rows(lead, member)
+    assert message_count.message_count(old_rows) == 2_000
+    team = ("lane-0", "lane-1")
+    before = message_count._TEAM_COUNTS.get(team)
+    assert before is not None
+    grown = [*lead, mark(2_000, "k2000", "sent"), mark(2_001, "p", "prompt")]
+    assert message_count.message_count(rows(grown, member)) == 2_001
+    after = message_count._TEAM_COUNTS.get(team)
+    assert after is not None and after is not before and before.spent
+    assert after.keys is before.keys and after.sent is before.sent
+    # The older board's count, forgotten, is made again (not from the spent sets).
+    message_count._COUNTS.clear()
+    assert message_count.message_count(old_rows) == 2_000
+    clear_memos()
+
+
 def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     story: tuple[LiveTeam, TimelineService, list[int], str, int],
     monkeypatch: pytest.MonkeyPatch,

@@ -129,10 +129,12 @@ _COUNTS: Memo[tuple[Same[LaneMessages], ...], int] = Memo(COUNTS_KEPT, lru=True,
 
 class _TeamCount:
     """A team's count as last made, with the sets it was made of: the next version's,
-    when its lanes only added keys (an append), is these sets with the added keys.
-    Never changed once made."""
+    when its lanes only added keys (an append), is these very sets with the added keys
+    (a day of keys is not copied at each append): this one is then ``spent`` and never
+    carried on again (it is no longer the team's last; an older build's count is in
+    _COUNTS, or counted afresh)."""
 
-    __slots__ = ("keys", "lanes", "only_prompts", "sent")
+    __slots__ = ("keys", "lanes", "only_prompts", "sent", "spent")
 
     def __init__(
         self,
@@ -147,6 +149,8 @@ class _TeamCount:
         self.sent = sent
         #: The keys that count as their first lane's first mark, a prompt.
         self.only_prompts = only_prompts
+        #: The sets went on to the next version (see _carried_on).
+        self.spent = False
 
     @property
     def count(self) -> int:
@@ -178,7 +182,7 @@ def _counted_afresh(read: tuple[LaneMessages, ...]) -> _TeamCount:
 def _carried_on(last: _TeamCount, read: tuple[LaneMessages, ...]) -> _TeamCount | None:
     """``last`` with the keys each lane added since (``None``: a lane did more than add
     keys, or the lanes are not ``last``'s)."""
-    if len(read) != len(last.lanes):
+    if last.spent or len(read) != len(last.lanes):
         return None
     added: list[str] = []
     added_sent: list[str] = []
@@ -189,9 +193,13 @@ def _carried_on(last: _TeamCount, read: tuple[LaneMessages, ...]) -> _TeamCount 
             return None
         added += islice(now.first, now.grown_first, None)
         added_sent += islice(now.sent, now.grown_sent, None)
-    # Copies (in C): the last count stays as it was, for a build a poll behind.
-    keys, sent = last.keys | set(added), last.sent | set(added_sent)
-    only_prompts = last.only_prompts - set(added_sent)
+    # The last count's sets, carried on in place: it is spent (the caller keeps this
+    # one as the team's last instead).
+    keys, sent, only_prompts = last.keys, last.sent, last.only_prompts
+    last.spent = True
+    keys.update(added)
+    sent.update(added_sent)
+    only_prompts.difference_update(added_sent)
     # A key a lane added may now have an earlier first lane (or be new): said again.
     for key in added:
         if key in sent:
