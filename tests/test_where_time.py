@@ -143,3 +143,28 @@ def test_the_longest_waits_after_any_moments_and_moves_equal_a_cold_sum(
         values = [orjson.dumps(t) for t in made]
         assert where_time(timeline, values) == _cold_where(timeline), (step, minutes)
     clear_memos()
+
+
+def test_the_board_reads_where_the_time_went_once_per_build(monkeypatch: Any) -> None:
+    """Every width's poll of one build of the timeline (the very object) shows the same
+    section, read once; the next build reads it again."""
+    from dsh_task_gantt.board import view_model
+    from dsh_task_gantt.board.model import View
+
+    clear_memos()
+    calls = []
+
+    def counted(*args: Any, **kwargs: Any) -> WhereTime | None:
+        calls.append(args[0])
+        return where_time(*args, **kwargs)
+
+    monkeypatch.setattr(view_model, "where_time", counted)
+    timeline = dict(_timeline(T0 + 30 * MIN), live=False, generatedAt=T0 + 30 * MIN)
+    boards = [view_model.layout_board(timeline, View(track_px=px)) for px in (400, 1280)]
+    assert len(calls) == 1 and boards[0].where is boards[1].where is not None
+    clear_memos()
+    assert boards[0].where == where_time(_timeline(T0 + 30 * MIN))
+    again = dict(timeline)
+    view_model.layout_board(again, View(track_px=400))
+    assert len(calls) == 2
+    clear_memos()

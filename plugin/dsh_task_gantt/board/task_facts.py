@@ -85,6 +85,8 @@ class TeamTaskFacts:
     held: Mapping[str, frozenset[str]]
     #: Any task has phases (else there is no "where the time went").
     phased: bool
+    #: The latest move or phase start of any task (see TaskFacts.latest).
+    latest: int | None = None
 
 
 #: Each team's task facts by the very values of its tasks (each task's bytes or wire
@@ -120,5 +122,6 @@ def team_task_facts(
         done_at=done,
         held={owner: frozenset(ids) for owner, ids in held.items()},
         phased=any("phases" in t for t in tasks),
+        latest=max((f.latest for f in facts if f.latest is not None), default=None),
     )
     return _TEAM_FACTS.put(key, team) if key is not None else team

@@ -17,7 +17,7 @@ from ..timeline.activity import SpanSummary, span_summary, summary_key
 from ..timetext import duration_text, format_time
 from .geometry import as_int, as_map, as_seq, as_str
 from .model import MemberTime, TaskTime, WhereTime
-from .task_facts import TaskFacts, TeamTaskFacts, team_task_facts
+from .task_facts import TeamTaskFacts, team_task_facts
 
 #: Tasks listed (those that waited longest); the rest are counted.
 TASKS_LISTED = 8
@@ -28,7 +28,7 @@ def _summary(lane: Mapping[str, Any]) -> SpanSummary:
     return span_summary(as_seq(lane.get("spans")), summary_key(lane))
 
 
-def _latest(timeline: Mapping[str, Any], facts: Sequence[TaskFacts]) -> int | None:
+def _latest(timeline: Mapping[str, Any], team: TeamTaskFacts) -> int | None:
     end = as_int(as_map(timeline.get("range")).get("end"))
     if end is not None:
         return end
@@ -37,7 +37,8 @@ def _latest(timeline: Mapping[str, Any], facts: Sequence[TaskFacts]) -> int | No
         for lane in as_seq(timeline.get("lanes"))
         if (t := _summary(as_map(lane)).latest) is not None
     ]
-    times += [f.latest for f in facts if f.latest is not None]
+    if team.latest is not None:  # the tasks' latest, read once per version of them
+        times.append(team.latest)
     return max(times, default=None)
 
 
@@ -186,11 +187,14 @@ def where_time(
     timeline: Mapping[str, Any],
     values: Sequence[Hashable | None] | None = None,
     team: TeamTaskFacts | None = None,
+    tasks: Sequence[Mapping[str, Any]] | None = None,
 ) -> WhereTime | None:
     """The section, or ``None`` for a timeline without phases (or without any time).
     ``values``: what names each task's value (its bytes or wire generation), by which
-    what is read of it is reused; ``team``: the tasks' facts, when the caller has them."""
-    tasks = [as_map(t) for t in as_seq(timeline.get("tasks"))]
+    what is read of it is reused; ``team``: the tasks' facts, and ``tasks``: the
+    timeline's tasks each read as a mapping, when the caller has them."""
+    if tasks is None:
+        tasks = [as_map(t) for t in as_seq(timeline.get("tasks"))]
     if not tasks:
         return None
     if values is None or len(values) != len(tasks):
@@ -199,7 +203,7 @@ def where_time(
         team = team_task_facts(tasks, values)
     if not team.phased:
         return None
-    upto = _latest(timeline, team.facts)
+    upto = _latest(timeline, team)
     if upto is None:
         return None
     listed_sums, summed = _longest_waits(tasks, values, upto)
