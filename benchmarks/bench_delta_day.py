@@ -376,6 +376,8 @@ async def _ticks(
             for _ in range(2):
                 await poll(kind)
         gc.collect()
+        if breakdown is not None:
+            breakdown.collections.clear()  # the setup's (reading the day): not a tick's
         for tick in range(args.ticks):
             if breakdown is not None:
                 breakdown.tick = tick

@@ -362,6 +362,40 @@ def test_a_lane_laid_out_after_any_edits_equals_one_laid_out_cold(
     clear_memos()
 
 
+def test_a_poll_at_a_later_now_redoes_the_task_rows_that_run_on_and_no_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same tasks at a later "now" (the extent's end where it was): only the rows
+    that reach now are made again, and which rows those are is not asked of every row
+    of the day again. The rows equal cold ones."""
+    clear_memos()
+    spans = [_span("turn", 1_000, 2_000, 0)]
+    done = [
+        {"id": f"t{n}", "subject": f"task {n}", "status": "completed", "ownerName": "a",
+         "history": [
+             {"time": 1_000 + n, "action": "created", "status": "pending", "actor": "a"},
+             {"time": 2_000 + n, "action": "completed", "status": "completed", "actor": "a"},
+         ]}
+        for n in range(300)
+    ]  # fmt: skip
+    running = {"id": "open", "subject": "open", "status": "in_progress", "ownerName": "a",
+               "history": [{"time": 3_000, "action": "claimed", "status": "in_progress",
+                            "actor": "a"}]}  # fmt: skip
+    timeline = dict(_timeline(spans, 60_000), tasks=[*done, running])
+    first = layout_board(timeline, View())
+    asked: list[Any] = []
+    runs_on = view_model._runs_on
+    monkeypatch.setattr(view_model, "_runs_on", lambda row: asked.append(row) or runs_on(row))
+    later = layout_board(dict(timeline, generatedAt=60_500), View())
+    assert later.extent_end == first.extent_end and later.open_t != first.open_t
+    assert all(map(operator.is_, first.tasks[:300], later.tasks[:300]))
+    assert later.tasks[300] is not first.tasks[300]
+    assert len(asked) <= 1, len(asked)  # the open row's, put in the row memo
+    with cold_memos():
+        assert later == layout_board(dict(timeline, generatedAt=60_500), View())
+    clear_memos()
+
+
 def test_a_row_reused_after_the_extent_end_moved_is_a_fresh_one() -> None:
     """A finished task's row laid out for an earlier extent end is moved (only its
     percentages), and equals the row laid out afresh."""

@@ -830,12 +830,16 @@ def _task_rows(plan: BoardPlan) -> tuple[TaskRow, ...]:
     key = (values, plan.extent[0], plan.roster_key, graph.critical) if None not in values else None
     last = _TASK_ROW_SETS.get(key) if key is not None else None
     end, clamp_to = plan.extent[1], plan.clamp_to
+    running: tuple[int, ...] | None = None
     if last is not None and last.end == end:
         if last.clamp_to == clamp_to:
             return last.rows
         rows = list(last.rows)
         for n in last.running:
             rows[n] = _task_row_of(plan.tasks_raw[n], values[n], n, graph, plan)
+        # The same tasks: the rows that ran on to now still do (an open life or run is
+        # open at any later now), the others' are the very rows (no pass over a day's).
+        running = last.running
     else:
         rows = [
             _task_row_of(task, value, n, graph, plan)
@@ -843,7 +847,8 @@ def _task_rows(plan: BoardPlan) -> tuple[TaskRow, ...]:
         ]
     made = tuple(rows)
     if key is not None:
-        running = tuple(n for n, row in enumerate(made) if _runs_on(row))
+        if running is None:
+            running = tuple(n for n, row in enumerate(made) if _runs_on(row))
         _TASK_ROW_SETS.put(key, _TaskRows(end, clamp_to, made, running))
     return made
 
