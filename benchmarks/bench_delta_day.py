@@ -163,6 +163,11 @@ class Breakdown:
         self.collections: list[tuple[int, str, int, float, int]] = []
         self.tick = 0
         self._poll = ""
+        #: Each kind's last plan (scale exponent, extent), and the ticks whose poll
+        #: drew at another scale than the last poll of its kind.
+        self._plans: dict[str, tuple[int, tuple[int, int]]] = {}
+        self.rescaled: dict[str, list[tuple[int, int, int]]] = {}
+        self._before: tuple[int, tuple[int, int]] | None = None
 
     def install(self) -> None:
         import importlib
@@ -176,6 +181,20 @@ class Breakdown:
             setattr(owner, last, self._timed(name.strip(), original))
             self._undo.append((owner, last, original))
         gc.callbacks.append(self._gc)
+        # What each poll's plan says of its scale and extent: a slow tick that is a
+        # new scale (every chunk of every lane laid out and rendered again) says so.
+        from dsh_task_gantt import panel
+
+        planned = panel.plan_board
+
+        def plan_noted(*args: Any, **kwargs: Any) -> Any:
+            plan = planned(*args, **kwargs)
+            if self.current is not None and hasattr(plan, "scale"):
+                self._plans[self._poll] = (plan.scale.exponent, plan.extent)
+            return plan
+
+        panel.plan_board = plan_noted  # type: ignore[assignment]
+        self._undo.append((panel, "plan_board", planned))
 
     def uninstall(self) -> None:
         for owner, last, original in reversed(self._undo):
@@ -216,11 +235,15 @@ class Breakdown:
     def begin(self, kind: str) -> None:
         self.current = {}
         self._poll = kind
+        self._before = self._plans.get(kind)
 
     def end(self, kind: str, total_ms: float) -> None:
         if self.current is None:
             return
         self.current["total"] = total_ms
+        was, now = self._before, self._plans.get(kind)
+        if was is not None and now is not None and was[0] != now[0]:
+            self.rescaled.setdefault(kind, []).append((self.tick, was[0], now[0]))
         self.polls.setdefault(kind, []).append(self.current)
         self.current = None
 
@@ -251,6 +274,9 @@ class Breakdown:
                     f"{k} {v:.0f}" for k, v in polls[n].items() if k.endswith("passes")
                 )
                 lines.append(f"   tick {n:3d}: {polls[n]['total']:6.1f}  ({parts}) {passes}")
+        for kind, changes in self.rescaled.items():
+            for tick, was, now in changes:
+                lines.append(f"{kind}: tick {tick} drew at scale 2^{now} (was 2^{was}) px/ms")
         lines.append(f"\ncollections while measuring: {len(self.collections)}")
         for tick, poll, generation, spent, collected in self.collections:
             where = poll or "between polls (the writer's append)"
