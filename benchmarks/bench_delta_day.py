@@ -168,6 +168,8 @@ class Breakdown:
         self._plans: dict[str, tuple[int, tuple[int, int]]] = {}
         self.rescaled: dict[str, list[tuple[int, int, int]]] = {}
         self._before: tuple[int, tuple[int, int]] | None = None
+        #: The kind of the poll under way (measured or not).
+        self.kind = ""
 
     def install(self) -> None:
         import importlib
@@ -189,8 +191,8 @@ class Breakdown:
 
         def plan_noted(*args: Any, **kwargs: Any) -> Any:
             plan = planned(*args, **kwargs)
-            if self.current is not None and hasattr(plan, "scale"):
-                self._plans[self._poll] = (plan.scale.exponent, plan.extent)
+            if hasattr(plan, "scale"):  # every poll's, the first ones' too
+                self._plans[self.kind] = (plan.scale.exponent, plan.extent)
             return plan
 
         panel.plan_board = plan_noted  # type: ignore[assignment]
@@ -372,6 +374,8 @@ async def _ticks(
         ) -> tuple[int, float, float]:
             params = board_params(session, kind, 0, held[kind.name])
             on = profile is not None and profiled
+            if breakdown is not None:
+                breakdown.kind = f"delta {kind.name}"
             if breakdown is not None and name:
                 breakdown.begin(name)
             c0, w0 = time.process_time(), time.perf_counter()
