@@ -396,6 +396,52 @@ def test_a_poll_at_a_later_now_redoes_the_task_rows_that_run_on_and_no_others(
     clear_memos()
 
 
+def test_after_a_task_moved_only_its_row_is_made_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task moved (a new value) on the same board: its row is made again, the day's
+    other rows are the last version's (not looked up one by one); the rows equal cold
+    ones, and so do those of a version that moved another task back."""
+    clear_memos()
+    spans = [_span("turn", 1_000, 2_000, 0)]
+
+    def task(n: int, status: str) -> dict[str, Any]:
+        history = [
+            {"time": 1_000 + n, "action": "created", "status": "pending", "actor": "a"},
+            {"time": 2_000 + n, "action": "claimed", "status": "in_progress", "actor": "a"},
+        ]
+        if status == "completed":
+            history.append(
+                {"time": 3_000 + n, "action": "completed", "status": "completed", "actor": "a"}
+            )
+        return {"id": f"t{n}", "subject": f"task {n}", "status": status, "ownerName": "a",
+                "history": history}  # fmt: skip
+
+    tasks = [task(n, "in_progress" if n % 50 == 0 else "completed") for n in range(300)]
+    timeline = dict(_timeline(spans, 60_000), tasks=tasks, rootSessionId="s-a")
+    first = layout_board(timeline, View())
+    made: list[int] = []
+    row_of = view_model._task_row_of
+    monkeypatch.setattr(
+        view_model,
+        "_task_row_of",
+        lambda task, value, n, graph, plan: made.append(n) or row_of(task, value, n, graph, plan),
+    )
+    moved = list(tasks)
+    moved[123] = dict(task(123, "completed"), subject="renamed")
+    later = dict(timeline, tasks=moved, generatedAt=60_500)
+    board = layout_board(later, View())
+    assert board.extent_end == first.extent_end
+    # The moved task's row, and those that run on to a later now (every 50th).
+    assert sorted(made) == sorted({123, *range(0, 300, 50)}), made
+    assert sum(map(operator.is_, first.tasks, board.tasks)) == 300 - len(made)
+    with cold_memos():
+        assert board == layout_board(later, View())
+    back = dict(later, tasks=tasks, generatedAt=61_000)
+    again = layout_board(back, View())
+    with cold_memos():
+        assert again == layout_board(back, View())
+    clear_memos()
+
+
 def test_a_row_reused_after_the_extent_end_moved_is_a_fresh_one() -> None:
     """A finished task's row laid out for an earlier extent end is moved (only its
     percentages), and equals the row laid out afresh."""

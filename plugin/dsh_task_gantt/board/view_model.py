@@ -810,6 +810,10 @@ class _TaskRows:
     clamp_to: int
     rows: tuple[TaskRow, ...]
     running: tuple[int, ...]
+    #: What the rows were made of besides "now": each task's value, the extent's
+    #: start, the roster and the graph (see _task_row_of), for the team's next version.
+    values: tuple[Hashable | None, ...] = ()
+    made_for: tuple[Any, ...] = ()
 
 
 #: The task rows by the very values of the tasks (each one's bytes or wire generation),
@@ -822,16 +826,62 @@ TASK_ROW_SETS_KEPT = 2 * TEAMS_SIZED_FOR
 _TASK_ROW_SETS: Memo[tuple[Any, ...], _TaskRows] = Memo(TASK_ROW_SETS_KEPT, lru=True)
 
 
+#: Each team's last task rows (by its root session): after a task moved, the rows of
+#: the tasks that did not (the same values, on the same board and graph) are that
+#: version's, not looked up one by one for a day's tasks. One entry per team.
+_TEAM_TASK_ROWS: Memo[str, _TaskRows] = Memo(TEAMS_SIZED_FOR, lru=True)
+
+
+def _rows_after(
+    prev: _TaskRows, plan: BoardPlan, graph: GraphContext, made_for: tuple[Any, ...]
+) -> tuple[list[TaskRow], tuple[int, ...]] | None:
+    """The rows of ``plan`` made from the team's last ones: a task's row is its last
+    one when its value is the same and it does not run on to now (or now is the same),
+    else made (``None``: the board or the graph is not ``prev``'s)."""
+    values = plan.task_values
+    if (
+        prev.end != plan.extent[1]
+        or prev.made_for != made_for
+        or len(prev.values) != len(values)
+        or None in values
+    ):
+        return None
+    running_before = set(prev.running) if prev.clamp_to != plan.clamp_to else set()
+    rows = list(prev.rows)
+    running: list[int] = []
+    tasks = plan.tasks_raw
+    for n in [n for n, (a, b) in enumerate(zip(values, prev.values, strict=True)) if a != b]:
+        running_before.add(n)
+    if not running_before:
+        return rows, prev.running
+    held = set(prev.running)
+    for n in sorted(running_before):
+        rows[n] = _task_row_of(tasks[n], values[n], n, graph, plan)
+        held.discard(n)
+        if _runs_on(rows[n]):
+            running.append(n)
+    return rows, tuple(sorted([*held, *running]))
+
+
 def _task_rows(plan: BoardPlan) -> tuple[TaskRow, ...]:
     """Every task's row (see _task_row_of), each row reused from the last layout of the
-    same tasks on the same board unless it reaches "now"."""
+    same tasks on the same board unless it reaches "now"; after a task moved, the
+    others' rows are the team's last ones (see _rows_after)."""
     graph = GraphContext.of_team(plan.timeline, plan.team_tasks)
     values = plan.task_values
     key = (values, plan.extent[0], plan.roster_key, graph.critical) if None not in values else None
     last = _TASK_ROW_SETS.get(key) if key is not None else None
     end, clamp_to = plan.extent[1], plan.clamp_to
     running: tuple[int, ...] | None = None
-    if last is not None and last.end == end:
+    team = as_str(plan.timeline.get("rootSessionId")) or as_str(plan.timeline.get("sessionId"))
+    made_for = (plan.extent[0], plan.roster_key, graph.critical, graph.positions, graph.done_at)
+    prev = _TEAM_TASK_ROWS.get(team) if key is not None and team else None
+    after = None
+    if (last is None or last.end != end) and prev is not None:
+        after = _rows_after(prev, plan, graph, made_for)
+    if after is not None:
+        rows, running = after
+    elif last is not None and last.end == end:
         if last.clamp_to == clamp_to:
             return last.rows
         rows = list(last.rows)
@@ -849,7 +899,10 @@ def _task_rows(plan: BoardPlan) -> tuple[TaskRow, ...]:
     if key is not None:
         if running is None:
             running = tuple(n for n, row in enumerate(made) if _runs_on(row))
-        _TASK_ROW_SETS.put(key, _TaskRows(end, clamp_to, made, running))
+        kept = _TaskRows(end, clamp_to, made, running, values, made_for)
+        _TASK_ROW_SETS.put(key, kept)
+        if team:
+            _TEAM_TASK_ROWS.put(team, kept, owner=as_str(plan.timeline.get("sessionId")) or None)
     return made
 
 
