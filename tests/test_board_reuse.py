@@ -680,3 +680,86 @@ def test_a_forgotten_teams_chunks_and_lane_bounds_go_with_it() -> None:
     forget_owners(["s-a"])
     assert len(detail._CHUNKS) == 0 and len(geometry._SPAN_BOUNDS) == 0
     clear_memos()
+
+
+def _scales_held(app: Any) -> dict[str, set[int]]:
+    """The scales (exponents) each lane-and-scale memo holds entries at."""
+    return {
+        "chunks": {key[3].exponent for key, _ in detail._CHUNKS.items()},
+        "lanes laid": {key[2].exponent for key, _ in detail._LANES_LAID.items()},
+        "lane markup": {slot[2].exponent for slot in app.panel._lanes._slots},
+        "chunk markup": {slot[3].exponent for slot in app.panel._chunks._slots},
+    }
+
+
+def test_a_scale_no_view_draws_at_any_more_is_dropped_at_once(
+    story: tuple[LiveTeam, TimelineService, list[int], str, int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A live board's whole views change scale each time the extent doubles, and never
+    draw at the old one again (a replayed moment draws at the live scale too): each
+    lane-and-scale memo holds the scales the views draw at now, not the SCALES_KEPT
+    last ones (a dead scale held every chunk of every lane, laid out and rendered). A
+    zoomed view keeps its scale while the extent grows, and its layouts."""
+    live, service, clock, lead, middle = story
+    monkeypatch.setattr(panel, "now_ms", lambda: clock[0])
+    replay = Replay()
+    app = make_app(replay)
+    client = TestClient(app)
+    clear_memos()
+    seen: set[int] = set()
+    try:
+        for step in range(4):
+            if step:  # the extent more than doubles: every whole view's scale changes
+                start, end = geometry.board_extent(replay.result.data, clock[0]) or (0, 0)
+                clock[0] += 2 * (end - start)
+            live.tick(clock[0])
+            result = asyncio.run(service.timeline(lead))
+            assert result is not None
+            replay.result = result
+            now = int(result.data["generatedAt"])
+            zoom = {"from": str(now - 10 * 60_000), "to": str(now)}
+            views = [
+                ({"w": "280", "follow": "1"}, View(track_px=280)),
+                ({"w": "1160", "follow": "1"}, View(track_px=1160)),
+                ({"w": "280", "at": str(middle)}, View(track_px=280)),
+                ({"w": "600", "follow": "1", **zoom}, View(now - 600_000, now, True, 600)),
+            ]
+            drawn: set[int] = set()
+            for params, view in views:
+                r = client.get(f"{PREFIX}/panel/board", params={"session": lead, **params})
+                assert r.status_code == 200
+                plan = view_model.plan_board(result.data, view)
+                assert isinstance(plan, view_model.BoardPlan)
+                drawn.add(plan.scale.exponent)
+            seen |= drawn
+            assert _scales_held(app) == dict.fromkeys(_scales_held(app), drawn), step
+        assert len(seen) >= 5  # the whole views moved at every step, the zoomed one kept
+    finally:
+        clear_memos()
+
+
+def test_forget_scale_drops_every_lanes_layouts_at_that_scale_only() -> None:
+    clear_memos()
+    try:
+        bars = [TurnBar(n * 1000, n * 1000 + 500, False, n, 0.5, n * 1000 + 500) for n in range(50)]
+        for exponent in (-12, -10):
+            for lane in ("lane-0", "lane-1"):
+                detail.chunk_lane(lane, bars, [], 0, detail.Scale(exponent), None, "s-1")
+        before = len(detail._CHUNKS)
+        dropped = detail.forget_scale(0, detail.Scale(-12))
+        assert dropped > 0 and len(detail._CHUNKS) + len(detail._LANES_LAID) < before + 4
+        assert {key[3].exponent for key, _ in detail._CHUNKS.items()} == {-10}
+        assert {key[2].exponent for key, _ in detail._LANES_LAID.items()} == {-10}
+        assert detail.forget_scale(1, detail.Scale(-10)) == 0  # another origin: kept
+    finally:
+        clear_memos()
+
+
+def test_the_panels_view_scales_keep_their_entries() -> None:
+    """What each view draws at, by session, width and window: browsers at every width
+    of many teams keep at most VIEWS_KEPT."""
+    m = make_app(Replay()).panel._view_scales
+    for n in range(panel.VIEWS_KEPT + 50):
+        m.put((f"s-{n}", 400, None), (0, detail.Scale(-n), (0, n)))
+    assert len(m) == panel.VIEWS_KEPT

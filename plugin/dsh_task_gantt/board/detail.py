@@ -413,6 +413,20 @@ _LANES_LAID: Memo[tuple[Any, ...], _LaneLaid] = Memo(
 )
 
 
+def forget_scale(origin: int, scale: Scale) -> int:
+    """Drop every lane's layouts at ``scale`` from ``origin`` (its chunks and lane
+    layouts): the panel calls this when the last view it knows drawing at that scale
+    moved to another (a live board's extent doubled), so a dead scale's chunks go at
+    once instead of staying until SCALES_KEPT newer scales push them out. Returns the
+    entries dropped. (A view in another panel of the process still drawing at it only
+    lays its lanes out again.)"""
+
+    def dead(_lane: Hashable, member: Hashable) -> bool:
+        return isinstance(member, tuple) and member[:2] == (origin, scale)
+
+    return _CHUNKS.forget_members(dead) + _LANES_LAID.forget_members(dead)
+
+
 def _kept_chunks(
     last: _LaneLaid | None,
     turns: Sequence[TurnBar],
