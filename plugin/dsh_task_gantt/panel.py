@@ -100,6 +100,9 @@ LANE_VIEWS_KEPT = 2
 #: Rendered chunks kept for reuse (every chunk the kept lanes draw, at a few zooms),
 #: and their markup in all (a day-long big team's chunks weigh about 4 M at one view:
 #: a bound above the views in use would hold dead scales' chunks, see bench_mem_growth).
+#: Both markup memos hold, per lane, the scales its team's views draw at: a scale no
+#: view draws at any more is dropped at once (Panel._view_scales), SCALES_KEPT bounds
+#: the rest.
 CHUNK_CACHE_SIZE = 8192
 CHUNK_CACHE_CHARS = 8 << 20
 #: Versions of one chunk kept at one scale: the live one and the one before (every view

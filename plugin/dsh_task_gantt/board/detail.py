@@ -271,7 +271,8 @@ class _ChunkLaid:
 #: the lane's one read, so an older version (its marks replaced when the extent's end
 #: moved, or its open bar grown) is never asked for again. Bounded by slots and by the
 #: items held in all. (Keyed by a tuple of the items' ids, the keys alone grew by
-#: ~10 KB a tick: an int object and a slot per bar and mark of every version.)
+#: ~10 KB a tick: an int object and a slot per bar and mark of every version.) Per lane,
+#: the scales the views draw at (see SCALES_KEPT and forget_scale).
 CHUNKS_KEPT = 1 << 13
 #: (Not the history-sized figure of memo.py: the views in use hold one layout per scale,
 #: but a bound that large also held every dead scale's chunks, ~15 KB a tick of keys.)
@@ -279,7 +280,9 @@ CHUNK_ITEMS_KEPT = 1 << 18
 CHUNK_VERSIONS_KEPT = 2
 #: The scales a lane keeps its layouts at, the least recently drawn going first: the
 #: views in use (two widths following now, a zoomed window, one more). A live board's
-#: scale changes when its extent doubles, and the old scale is never drawn again.
+#: scale changes when its extent doubles, and the old scale is never drawn again: the
+#: panel drops it at once (forget_scale, when no view it knows draws at it any more),
+#: so this is the bound for the scales it cannot see die (a zoom left, a closed tab's).
 SCALES_KEPT = 4
 
 
