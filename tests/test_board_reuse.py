@@ -763,3 +763,36 @@ def test_the_panels_view_scales_keep_their_entries() -> None:
     for n in range(panel.VIEWS_KEPT + 50):
         m.put((f"s-{n}", 400, None), (0, detail.Scale(-n), (0, n)))
     assert len(m) == panel.VIEWS_KEPT
+
+
+def test_a_scale_a_whole_view_will_draw_at_next_is_kept_while_another_leaves_it() -> None:
+    """Two whole views 2x apart in width: when the extent doubles, the narrow one moves
+    from scale s to s-1 first, and s is where the wide one, not polled yet, draws next:
+    it stays (no cold layout at its next poll); the wide one's old scale goes when it
+    moves."""
+    clear_memos()
+    try:
+        app = make_app(Replay())
+        bars = [TurnBar(n * 1000, n * 1000 + 500, False, n, 0.5, n * 1000 + 500) for n in range(50)]
+
+        def poll(width: int, extent: int) -> None:
+            scale = detail.Scale.of(width / extent)
+            plan = SimpleNamespace(extent=(0, extent), scale=scale)
+            app.panel._drawn_at("s-1", View(track_px=width), plan)  # type: ignore[arg-type]
+            detail.chunk_lane("lane-0", bars, [], 0, scale, None, "s-1")
+
+        def held() -> set[int]:
+            return {key[3].exponent for key, _ in detail._CHUNKS.items()}
+
+        poll(1024, 1 << 20)  # 2^-10 px per ms
+        poll(2048, 1 << 20)
+        assert held() == {-10, -9}
+        poll(1024, 1 << 21)  # the extent doubled: -11; the wide view draws at -10 next
+        assert held() == {-11, -10}
+        poll(2048, 1 << 21)
+        assert held() == {-11, -10}
+        poll(1024, 1 << 22)
+        poll(2048, 1 << 22)
+        assert held() == {-12, -11}
+    finally:
+        clear_memos()
