@@ -792,11 +792,12 @@ def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     versions: dict[tuple[Any, ...], int] = {}
     for key, laid in detail._CHUNKS.items():  # lane, index, origin, scale, budgets
         versions[key[:4]] = versions.get(key[:4], 0) + len(laid)
-    assert versions and max(versions.values()) <= 2
+    # A chunk: its live version only (every view at a scale draws the lane's one read).
+    assert versions and max(versions.values()) == 1
     # The panel's markup of a chunk: the same, per chunk id and scale (two widths draw
     # two chunks of one id).
     drawn = app.panel._chunks._slots.values()
-    assert drawn and max(map(len, drawn)) <= 2
+    assert drawn and max(map(len, drawn)) == 1
     # A lane's markup: its last two versions per scale it is drawn at.
     views = app.panel._lanes._slots.values()
     assert views and max(map(len, views)) <= 2
@@ -850,3 +851,119 @@ def test_a_forgotten_teams_chunks_and_lane_bounds_go_with_it() -> None:
     forget_owners(["s-a"])
     assert len(detail._CHUNKS) == 0 and len(geometry._SPAN_BOUNDS) == 0
     clear_memos()
+
+
+def _scales_held(app: Any) -> dict[str, set[int]]:
+    """The scales (exponents) each lane-and-scale memo holds entries at."""
+    return {
+        "chunks": {key[3].exponent for key, _ in detail._CHUNKS.items()},
+        "lanes laid": {key[2].exponent for key, _ in detail._LANES_LAID.items()},
+        "lane markup": {slot[2].exponent for slot in app.panel._lanes._slots},
+        "chunk markup": {slot[3].exponent for slot in app.panel._chunks._slots},
+    }
+
+
+def test_a_scale_no_view_draws_at_any_more_is_dropped_at_once(
+    story: tuple[LiveTeam, TimelineService, list[int], str, int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A live board's whole views change scale each time the extent doubles, and never
+    draw at the old one again (a replayed moment draws at the live scale too): each
+    lane-and-scale memo holds the scales the views draw at now, not the SCALES_KEPT
+    last ones (a dead scale held every chunk of every lane, laid out and rendered). A
+    zoomed view keeps its scale while the extent grows, and its layouts."""
+    live, service, clock, lead, middle = story
+    monkeypatch.setattr(panel, "now_ms", lambda: clock[0])
+    replay = Replay()
+    app = make_app(replay)
+    client = TestClient(app)
+    clear_memos()
+    seen: set[int] = set()
+    try:
+        for step in range(4):
+            if step:  # the extent more than doubles: every whole view's scale changes
+                start, end = geometry.board_extent(replay.result.data, clock[0]) or (0, 0)
+                clock[0] += 2 * (end - start)
+            live.tick(clock[0])
+            result = asyncio.run(service.timeline(lead))
+            assert result is not None
+            replay.result = result
+            now = int(result.data["generatedAt"])
+            zoom = {"from": str(now - 10 * 60_000), "to": str(now)}
+            views = [
+                ({"w": "280", "follow": "1"}, View(track_px=280)),
+                ({"w": "1160", "follow": "1"}, View(track_px=1160)),
+                ({"w": "280", "at": str(middle)}, View(track_px=280)),
+                ({"w": "600", "follow": "1", **zoom}, View(now - 600_000, now, True, 600)),
+            ]
+            drawn: set[int] = set()
+            for params, view in views:
+                r = client.get(f"{PREFIX}/panel/board", params={"session": lead, **params})
+                assert r.status_code == 200
+                plan = view_model.plan_board(result.data, view)
+                assert isinstance(plan, view_model.BoardPlan)
+                drawn.add(plan.scale.exponent)
+            seen |= drawn
+            assert _scales_held(app) == dict.fromkeys(_scales_held(app), drawn), step
+        assert len(seen) >= 5  # the whole views moved at every step, the zoomed one kept
+    finally:
+        clear_memos()
+
+
+def test_forget_scale_drops_every_lanes_layouts_at_that_scale_only() -> None:
+    clear_memos()
+    try:
+        bars = [TurnBar(n * 1000, n * 1000 + 500, False, n, 0.5, n * 1000 + 500) for n in range(50)]
+        for exponent in (-12, -10):
+            for lane in ("lane-0", "lane-1"):
+                detail.chunk_lane(lane, bars, [], 0, detail.Scale(exponent), None, "s-1")
+        before = len(detail._CHUNKS)
+        dropped = detail.forget_scale(0, detail.Scale(-12))
+        assert dropped > 0 and len(detail._CHUNKS) + len(detail._LANES_LAID) < before + 4
+        assert {key[3].exponent for key, _ in detail._CHUNKS.items()} == {-10}
+        assert {key[2].exponent for key, _ in detail._LANES_LAID.items()} == {-10}
+        assert detail.forget_scale(1, detail.Scale(-10)) == 0  # another origin: kept
+    finally:
+        clear_memos()
+
+
+def test_the_panels_view_scales_keep_their_entries() -> None:
+    """What each view draws at, by session, width and window: browsers at every width
+    of many teams keep at most VIEWS_KEPT."""
+    m = make_app(Replay()).panel._view_scales
+    for n in range(panel.VIEWS_KEPT + 50):
+        m.put((f"s-{n}", 400, None), (0, detail.Scale(-n), (0, n)))
+    assert len(m) == panel.VIEWS_KEPT
+
+
+def test_a_scale_a_whole_view_will_draw_at_next_is_kept_while_another_leaves_it() -> None:
+    """Two whole views 2x apart in width: when the extent doubles, the narrow one moves
+    from scale s to s-1 first, and s is where the wide one, not polled yet, draws next:
+    it stays (no cold layout at its next poll); the wide one's old scale goes when it
+    moves."""
+    clear_memos()
+    try:
+        app = make_app(Replay())
+        bars = [TurnBar(n * 1000, n * 1000 + 500, False, n, 0.5, n * 1000 + 500) for n in range(50)]
+
+        def poll(width: int, extent: int) -> None:
+            scale = detail.Scale.of(width / extent)
+            plan = SimpleNamespace(extent=(0, extent), scale=scale)
+            app.panel._drawn_at("s-1", View(track_px=width), plan)  # type: ignore[arg-type]
+            detail.chunk_lane("lane-0", bars, [], 0, scale, None, "s-1")
+
+        def held() -> set[int]:
+            return {key[3].exponent for key, _ in detail._CHUNKS.items()}
+
+        poll(1024, 1 << 20)  # 2^-10 px per ms
+        poll(2048, 1 << 20)
+        assert held() == {-10, -9}
+        poll(1024, 1 << 21)  # the extent doubled: -11; the wide view draws at -10 next
+        assert held() == {-11, -10}
+        poll(2048, 1 << 21)
+        assert held() == {-11, -10}
+        poll(1024, 1 << 22)
+        poll(2048, 1 << 22)
+        assert held() == {-12, -11}
+    finally:
+        clear_memos()

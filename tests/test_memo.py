@@ -193,6 +193,30 @@ def test_a_family_keeps_its_members_last_used_and_drops_an_old_ones_slots_whole(
         Memo(10, family=lambda slot: (slot, slot))
 
 
+def test_forget_members_drops_the_dead_members_slots_whole_and_keeps_the_rest() -> None:
+    """A scale no view draws at any more (a member of every lane's family) goes from
+    every lane at once, every slot and version of it; the live scales stay, and a lane
+    drawn at the dead scale again starts it afresh."""
+    m: Memo[tuple[str, int, str, int], str] = Memo(
+        1000, lru=True, per_slot=2, family=lambda slot: (slot[0], slot[2]), per_family=4
+    )
+    for lane in ("lane-0", "lane-1"):
+        for scale in ("old", "live"):
+            for index in range(3):
+                for version in range(2):
+                    m.put((lane, index, scale, version), "v", slot=(lane, index, scale))
+    assert len(m) == 24
+    dropped = m.forget_members(lambda family, member: member == "old")
+    assert dropped == 12 and len(m) == 12
+    assert {key[2] for key, _ in m.items()} == {"live"}
+    assert all(member == "live" for members in m._members.values() for member in members)
+    assert m.forget_members(lambda family, member: member == "old") == 0
+    m.put(("lane-0", 0, "old", 9), "v", slot=("lane-0", 0, "old"))
+    assert len(m) == 13 and set(m._members["lane-0"]) == {"live", "old"}
+    m.forget_members(lambda family, member: family == "lane-1")
+    assert {key[0] for key, _ in m.items()} == {"lane-0"}
+
+
 def test_forgetting_owners_drops_exactly_the_entries_made_for_them() -> None:
     """The service forgets a team's lanes: what memos made for those sessions goes with
     them, what they made for the teams still kept stays."""

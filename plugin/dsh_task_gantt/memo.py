@@ -208,6 +208,21 @@ class Memo(Generic[_K, _V]):
             if not members:
                 del self._members[family]
 
+    def forget_members(self, dead: Callable[[Hashable, Hashable], bool]) -> int:
+        """Drop every slot (with all its entries) of each family member for which
+        ``dead(family, member)`` holds (say, a scale no live view draws at any more);
+        returns the entries dropped. Costs a look at every family's members: for a
+        rare event (a view's scale changed), not for each put."""
+        dropped = 0
+        for family, members in list(self._members.items()):
+            for member, slots in list(members.items()):
+                if dead(family, member):
+                    for gone in list(slots):
+                        for key in list(self._slots.get(gone, ())):
+                            self._drop(key)
+                            dropped += 1
+        return dropped
+
     def forget(self, owners: Iterable[Hashable]) -> None:
         """Drop every entry these owners' lanes made (see ``put``)."""
         for owner in owners:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Hashable, Mapping
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
@@ -23,7 +23,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 
-from .board.detail import SCALES_KEPT
+from .board.detail import SCALES_KEPT, Scale, forget_scale
 from .board.geometry import as_map, as_seq, as_str, parse_count
 from .board.model import LaneChunk, ListItem, Tone, counted
 from .board.moment import (
@@ -100,11 +100,16 @@ LANE_VIEWS_KEPT = 2
 #: Rendered chunks kept for reuse (every chunk the kept lanes draw, at a few zooms),
 #: and their markup in all (a day-long big team's chunks weigh about 4 M at one view:
 #: a bound above the views in use would hold dead scales' chunks, see bench_mem_growth).
+#: Both markup memos hold, per lane, the scales its team's views draw at: a scale no
+#: view draws at any more is dropped at once (Panel._view_scales), SCALES_KEPT bounds
+#: the rest.
 CHUNK_CACHE_SIZE = 8192
 CHUNK_CACHE_CHARS = 8 << 20
-#: Versions of one chunk kept at one scale: the live one and the one before (every view
-#: at a scale draws the lane's one layout; an older version is never asked for again).
-CHUNK_VERSIONS_KEPT = 2
+#: Versions of one chunk kept at one scale: the live one (every view at a scale draws
+#: the lane's one layout, the very chunk objects; an older version is never asked for
+#: again: the story team's 60 appends polled by six views render the same 726 chunks
+#: with 1 or 2, and hold 120 entries, not 233).
+CHUNK_VERSIONS_KEPT = 1
 #: What a drawn mark or bar costs besides its markup (its labels, preview and note
 #: are held again in the mark), per item: a rough figure (tracemalloc found the
 #: chunk cache's entries several times their markup's size), so the weight bound holds
@@ -118,6 +123,9 @@ TASK_CACHE_CHARS = 4 << 20
 NAME_AT_CACHE_SIZE = 1024
 #: Rendered list items kept for reuse (the pages of a few views); bounded by entries.
 LIST_ITEM_CACHE_SIZE = 1024
+#: Views whose scale is known (see Panel._view_scales), bounded by entries: a few
+#: teams' browsers, each at its width and zoom.
+VIEWS_KEPT = 64
 #: What a laid-out lane costs besides its markup, per turn bar or mark (~).
 _ROW_ITEM_CHARS = 200
 
@@ -133,6 +141,16 @@ def _chunk_lane_and_scale(slot: tuple[Any, ...]) -> tuple[Hashable, Hashable]:
     """A chunk markup slot's lane (its element and session) and scale."""
     lane_dom_id, _chunk_dom_id, session_id, scale = slot
     return (session_id, lane_dom_id), scale
+
+
+def _at_scale(session_id: str, scale: Scale) -> Callable[[Hashable, Hashable], bool]:
+    """Whether a lane-and-scale memo's member is a lane of this session at ``scale``
+    (the families of _lane_and_scale and _chunk_lane_and_scale)."""
+
+    def dead(family: Hashable, member: Hashable) -> bool:
+        return isinstance(family, tuple) and family[0] == session_id and member == scale
+
+    return dead
 
 
 #: The Content-Security-Policy (PANEL_CSP) is added by the security-headers middleware.
@@ -199,6 +217,16 @@ class Panel:
         self._moments = MomentCache()
         #: Lane name cells at a moment, by (the name cell's digest, the lane then).
         self._names_at: Memo[tuple[bytes, LaneAt, str], Piece] = Memo(NAME_AT_CACHE_SIZE, lru=True)
+        #: What each view draws at, by its session, width and window width (``None``:
+        #: the whole extent), which decide its scale: the origin, the scale and the
+        #: extent it was last laid out at. When a view's scale changes, the scales no
+        #: view of its team draws at any more (a live board's scale changes each time its
+        #: extent doubles, and never comes back) are dropped from every lane-and-scale
+        #: memo at once, not kept until SCALES_KEPT newer scales push them out (a dead
+        #: scale holds every chunk of every lane, laid out and rendered). Bounded by
+        #: entries (VIEWS_KEPT).
+        self._view_scales: Memo[tuple[str, int, int | None], tuple[int, Scale, tuple[int, int]]]
+        self._view_scales = Memo(VIEWS_KEPT, lru=True)
         #: The last board laid out, by its timeline (the very build), view and session:
         #: a cursor dragged over one version of the timeline lays the board out once.
         #: One entry.
@@ -223,6 +251,7 @@ class Panel:
         plan = plan_board(result.data, view, _task_versions(result))
         if isinstance(plan, Board):
             return plan, []
+        self._drawn_at(session_id, view, plan)
         versions = _lane_versions(result, plan)
         rows: list[LaneRow] = []
         pieces: list[LaneShape] = []
@@ -243,6 +272,36 @@ class Panel:
             rows.append(row)
             pieces.append(lane_pieces)
         return finish_board(plan, tuple(rows)), pieces
+
+    def _drawn_at(self, session_id: str, view: View, plan: BoardPlan) -> None:
+        """Note the scale ``view`` is drawn at; when it changed, drop the layouts and
+        markup of every scale no view of the session draws at now (see _view_scales)."""
+        window = None if view.start is None or view.end is None else view.end - view.start
+        key = (session_id, view.track_px, window)
+        now = (plan.extent[0], plan.scale, plan.extent)
+        before = self._view_scales.get(key)
+        if before == now:
+            return
+        self._view_scales.put(key, now, owner=session_id)
+        if before is None or before[:2] == now[:2]:
+            return
+        views = [(k, v) for k, v in self._view_scales.items() if k[0] == session_id]
+        drawn = {(origin, scale) for _, (origin, scale, _) in views} | {before[:2]}
+        start, end = plan.extent
+        live: set[tuple[int, Scale]] = set()
+        for (_, track_px, width), (origin, scale, extent) in views:
+            if width is None and extent != plan.extent:
+                # A whole view not polled since the extent moved: at its next poll it
+                # draws at the scale of its width over the extent now (plan_board's).
+                live.add((start, Scale.of(track_px / max(end - start, 1))))
+            else:
+                live.add((origin, scale))
+        live_scales = {scale for _, scale in live}
+        for origin, scale in drawn - live:
+            forget_scale(origin, scale)
+            if scale not in live_scales:
+                self._lanes.forget_members(_at_scale(session_id, scale))
+                self._chunks.forget_members(_at_scale(session_id, scale))
 
     def _lane_pieces(
         self, row: LaneRow, session_id: str, scale: Hashable = None
@@ -547,6 +606,8 @@ class Panel:
             return self._not_found(request, "session")
         plan = plan_board(result.data, View())
         raw_lanes = plan.lanes_raw if isinstance(plan, BoardPlan) else ()
+        if isinstance(plan, BoardPlan):
+            self._drawn_at(session_id, View(), plan)
         for position, raw in enumerate(raw_lanes):
             if isinstance(plan, BoardPlan) and as_str(raw.get("id")) == lane_id:
                 # Only this lane: its row as last drawn, or laid out alone.

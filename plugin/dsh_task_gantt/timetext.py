@@ -10,12 +10,15 @@ import functools
 from datetime import UTC, datetime
 from typing import Any
 
-#: Time texts kept: a board is drawn from memoised chunks, so a poll labels what
-#: changed (the newest bars, the axis, the now line), recent times that stay here.
-#: Each entry is ~200 bytes with its key and link; at 65,536 a full cache was ~13 MB
-#: and a live team filled it at ~4 texts an append (1.5 MB an hour, never given back).
-#: An hour of the biggest team opens with ~5k: so few are full from the first poll.
-TIMES_KEPT = 1 << 12
+#: Time texts kept (bounded by entries): a board is drawn from memoised chunks, so a
+#: poll labels what changed (the newest bars, the axis, the now line), recent times
+#: that stay here. A first load labels every time it draws once (a day of the biggest
+#: team: ~42k texts, ~2 us each uncached), so no bound makes it hit. Measured over a
+#: day-long big team's delta polls (bench_delta_day --ticks 60, 180 polls): 16,474
+#: hits at 4,096 entries, 16,476 at 1,024, 16,350 at 256; a full cache of 4,096 held
+#: ~8.5k blocks (bench_mem_growth --floor), gaining ~3.7 a tick while its keys'
+#: numbers were dropped by the data. 1,024 keeps every hit for a quarter of that.
+TIMES_KEPT = 1 << 10
 
 
 @functools.lru_cache(maxsize=TIMES_KEPT)

@@ -264,22 +264,29 @@ class _ChunkLaid:
 
 
 #: Chunks laid out, by their lane's element, index, origin, scale and budgets, each
-#: slot with its last two versions (the live one and the one before, for a view a poll
-#: behind), newest first; a version is found by the very bars and marks it holds: a
-#: lane that changed keeps its old bars and marks (see view_model._LaneRead), so an
-#: append lays out the chunk it lands in, not the lane. Every view at a scale draws
-#: the lane's one read, so an older version (its marks replaced when the extent's end
-#: moved, or its open bar grown) is never asked for again. Bounded by slots and by the
-#: items held in all. (Keyed by a tuple of the items' ids, the keys alone grew by
-#: ~10 KB a tick: an int object and a slot per bar and mark of every version.)
+#: slot with its last CHUNK_VERSIONS_KEPT versions, newest first; a version is found by
+#: the very bars and marks it holds: a lane that changed keeps its old bars and marks
+#: (see view_model._LaneRead), so an append lays out the chunk it lands in, not the
+#: lane. Every view at a scale draws the lane's one read, so an older version (its
+#: marks replaced, or its open bar grown) is never asked for again. Bounded by slots
+#: and by the items held in all. (Keyed by a tuple of the items' ids, the keys alone
+#: grew by ~10 KB a tick: an int object and a slot per bar and mark of every version.)
+#: Per lane, the scales the views draw at (see SCALES_KEPT and forget_scale).
 CHUNKS_KEPT = 1 << 13
 #: (Not the history-sized figure of memo.py: the views in use hold one layout per scale,
 #: but a bound that large also held every dead scale's chunks, ~15 KB a tick of keys.)
 CHUNK_ITEMS_KEPT = 1 << 18
-CHUNK_VERSIONS_KEPT = 2
+#: Versions kept per chunk slot: the live one only. Every view at a scale draws the
+#: lane's one read, so the version before is never asked for again, yet after a lane
+#: was read whole (its roster changed) it held every old bar and mark of the lane
+#: (bench_mem_growth: ~45k blocks in _CHUNKS at one pace, ~1k at another). Story team,
+#: 60 appends polled by test_board_reuse's six views: the same 894 layouts with 1 or 2.
+CHUNK_VERSIONS_KEPT = 1
 #: The scales a lane keeps its layouts at, the least recently drawn going first: the
 #: views in use (two widths following now, a zoomed window, one more). A live board's
-#: scale changes when its extent doubles, and the old scale is never drawn again.
+#: scale changes when its extent doubles, and the old scale is never drawn again: the
+#: panel drops it at once (forget_scale, when no view it knows draws at it any more),
+#: so this is the bound for the scales it cannot see die (a zoom left, a closed tab's).
 SCALES_KEPT = 4
 
 
@@ -411,6 +418,20 @@ _LANES_LAID: Memo[tuple[Any, ...], _LaneLaid] = Memo(
     family=_lane_slot_family,
     per_family=SCALES_KEPT,
 )
+
+
+def forget_scale(origin: int, scale: Scale) -> int:
+    """Drop every lane's layouts at ``scale`` from ``origin`` (its chunks and lane
+    layouts): the panel calls this when the last view it knows drawing at that scale
+    moved to another (a live board's extent doubled), so a dead scale's chunks go at
+    once instead of staying until SCALES_KEPT newer scales push them out. Returns the
+    entries dropped. (A view in another panel of the process still drawing at it only
+    lays its lanes out again.)"""
+
+    def dead(_lane: Hashable, member: Hashable) -> bool:
+        return isinstance(member, tuple) and member[:2] == (origin, scale)
+
+    return _CHUNKS.forget_members(dead) + _LANES_LAID.forget_members(dead)
 
 
 def _kept_chunks(
