@@ -25,6 +25,7 @@ from ..events import MAX_SAFE_INT, EventRun, LogEvent, UsageColumns, as_int, as_
 from .appends import SeqMap, copied, last_keys, rewrote, settle
 from .records import (
     EMPTY_FOLD,
+    PACK_ROW,
     CatalogRec,
     DeliveredRec,
     DescriptorRec,
@@ -38,6 +39,7 @@ from .records import (
     TaskRec,
     TurnMark,
     UsageRec,
+    usage_rec,
 )
 from .text import LABEL_CAP, MESSAGE_BODY_CAP, capped_body, content_text, key, text
 from .usage import USAGE_KEYS, read_usage
@@ -803,12 +805,9 @@ def _bulk_chunks(
     latest = st.kept["usage_chunk_steps"]
     if not latest.keys().isdisjoint(keys):
         return False
-    counts = zip(*columns, strict=True)
-    recs = zip(
-        turn_ids, step_ids, times, counts, repeat(0, size), repeat(None, size),
-        repeat(None, size), strict=True,
-    )  # fmt: skip
-    chunks.update(zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=True))
+    numbers = map(PACK_ROW, times, *columns, repeat(0, size))
+    recs = map(usage_rec, turn_ids, step_ids, numbers)
+    chunks.update(zip(seqs, recs, strict=True))
     if len(set(keys)) == size:
         latest.update(zip(keys, seqs, strict=True))
     else:  # a step with two chunks: its latest seq (in seq order, last wins)
@@ -873,11 +872,8 @@ def _bulk_messages(
     # A step whose chunk counts: its message is not kept (the chunk wins, never both).
     keys = zip(turn_ids, step_ids, strict=True)
     fresh = map(not_, map(st.kept["usage_chunk_steps"].__contains__, keys))
-    recs = zip(
-        turn_ids, step_ids, times, zip(*columns, strict=True), repeat(0, size),
-        repeat(None, size), repeat(None, size), strict=True,
-    )  # fmt: skip
-    rows = zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=True)
+    numbers = map(PACK_ROW, times, *columns, repeat(0, size))
+    rows = zip(seqs, map(usage_rec, turn_ids, step_ids, numbers), strict=True)
     messages.update(compress(rows, fresh))
     return True
 
@@ -895,10 +891,8 @@ def _bulk_no_usage(st: _State, whole: tuple[Any, ...], rows: list[int]) -> bool:
     turn_ids, step_ids = _step_ids(turns, steps)
     counted = st.kept["usage_chunk_steps"]
     fresh = map(not_, map(counted.__contains__, zip(turn_ids, step_ids, strict=True)))
-    recs = zip(
-        turn_ids, step_ids, times, repeat(None), repeat(0), repeat(None), repeat(None),
-    )  # fmt: skip
-    rows_by_seq = zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=False)
+    recs = map(UsageRec, turn_ids, step_ids, times, repeat(None))
+    rows_by_seq = zip(seqs, recs, strict=False)
     st.kept["usage_messages"].update(compress(rows_by_seq, fresh))
     return True
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from operator import itemgetter
+from struct import Struct
+from typing import Any, NamedTuple
 
 
 class TurnMark(NamedTuple):
@@ -21,20 +23,93 @@ class TurnMark(NamedTuple):
     reason: str | None = None
 
 
-class UsageRec(NamedTuple):
+#: A step's numbers packed in one bytes object: time, the five counts, the skipped
+#: values (-1 stands for ``None``: a time or a count is never negative).
+_PACKED = Struct("<7q")
+_pack = _PACKED.pack
+#: A row's numbers as :class:`UsageRec` holds them, from seven non-negative safe
+#: integers (time, the five counts, skipped): what the bulk fold packs.
+PACK_ROW = _pack
+_unpack = _PACKED.unpack
+_FIELDS = ("turn_id", "step_id", "time", "counts", "skipped", "provider", "model")
+
+
+class UsageRec(tuple):  # type: ignore[type-arg]
     """One step's token use as one event reported it: a ``usage`` chunk of
     ``assistant/chunk``, or an ``assistant/message`` (``counts`` is ``None`` when that
-    message carried no usable usage)."""
+    message carried no usable usage).
 
-    turn_id: str | None
-    step_id: str | None
-    time: int | None
-    #: (input, cache read, cache write, output, reasoning), see ``fold.usage``.
-    counts: tuple[int, int, int, int, int] | None
-    #: Values in it that were not non-negative integers (skipped).
-    skipped: int = 0
-    provider: str | None = None
-    model: str | None = None
+    A fold keeps one per model step for a day (tens of thousands in a lead's log), so
+    it is held as ``(turn_id, step_id, numbers)``, its seven numbers packed in one
+    bytes object: two allocated blocks a step instead of a named tuple, its counts
+    tuple and the six integers they hold. The fields read as they always did."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        turn_id: str | None,
+        step_id: str | None,
+        time: int | None,
+        counts: tuple[int, int, int, int, int] | None,
+        skipped: int = 0,
+        provider: str | None = None,
+        model: str | None = None,
+    ) -> UsageRec:
+        return tuple.__new__(cls, (turn_id, step_id, pack_numbers(time, counts, skipped)))
+
+    turn_id: str | None = property(itemgetter(0))  # type: ignore[assignment]
+    step_id: str | None = property(itemgetter(1))  # type: ignore[assignment]
+
+    @property
+    def time(self) -> int | None:
+        t = _unpack(self[2])[0]
+        return None if t < 0 else t
+
+    @property
+    def counts(self) -> tuple[int, int, int, int, int] | None:
+        _t, i, cr, cw, o, r, _s = _unpack(self[2])
+        return None if i < 0 else (i, cr, cw, o, r)
+
+    @property
+    def skipped(self) -> int:
+        skipped: int = _unpack(self[2])[6]
+        return skipped
+
+    #: Kept for the record's shape: a step's model is the lane's ``usage_source``.
+    provider: None = None
+    model: None = None
+
+    def fields(self) -> tuple[Any, ...]:
+        """The record's seven fields, as the named tuple it was had them."""
+        t, i, cr, cw, o, r, skipped = _unpack(self[2])
+        counts = None if i < 0 else (i, cr, cw, o, r)
+        return (self[0], self[1], None if t < 0 else t, counts, skipped, None, None)
+
+    def __repr__(self) -> str:
+        # As the named tuple's: a collision on one seq keeps the smallest repr.
+        inner = ", ".join(f"{k}={v!r}" for k, v in zip(_FIELDS, self.fields(), strict=True))
+        return f"UsageRec({inner})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (UsageRec, self.fields())
+
+
+def pack_numbers(
+    time: int | None, counts: tuple[int, int, int, int, int] | None, skipped: int = 0
+) -> bytes:
+    """A record's numbers as :class:`UsageRec` holds them (safe integers: they fit)."""
+    t = -1 if time is None else time
+    if counts is None:
+        return _pack(t, -1, 0, 0, 0, 0, skipped)
+    return _pack(t, *counts, skipped)
+
+
+#: ``UsageRec`` from its three held parts, without ``__new__``'s packing (the bulk
+#: fold packs a batch's numbers in one pass).
+def usage_rec(turn_id: str | None, step_id: str | None, numbers: bytes) -> UsageRec:
+    rec: UsageRec = tuple.__new__(UsageRec, (turn_id, step_id, numbers))
+    return rec
 
 
 @dataclass(frozen=True, slots=True)
