@@ -15,7 +15,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
 from functools import partial
 from itertools import chain, compress, repeat
-from operator import attrgetter, itemgetter, not_, sub
+from operator import add, attrgetter, itemgetter, not_, sub
 from sys import intern
 from typing import Any, TypeVar
 
@@ -39,8 +39,9 @@ from .records import (
     TaskRec,
     TurnMark,
     UsageRec,
-    usage_rec,
+    joined_rec,
 )
+from .records import step_ids as spelled_step_ids
 from .text import LABEL_CAP, MESSAGE_BODY_CAP, capped_body, content_text, key, text
 from .usage import USAGE_KEYS, read_usage
 
@@ -806,7 +807,7 @@ def _bulk_chunks(
     if not latest.keys().isdisjoint(keys):
         return False
     numbers = map(PACK_ROW, times, *columns, repeat(0, size))
-    recs = map(usage_rec, turn_ids, step_ids, numbers)
+    recs = map(joined_rec, map(add, numbers, _spelled_ids(turn_ids, step_ids)))
     chunks.update(zip(seqs, recs, strict=True))
     if len(set(keys)) == size:
         latest.update(zip(keys, seqs, strict=True))
@@ -873,7 +874,8 @@ def _bulk_messages(
     keys = zip(turn_ids, step_ids, strict=True)
     fresh = map(not_, map(st.kept["usage_chunk_steps"].__contains__, keys))
     numbers = map(PACK_ROW, times, *columns, repeat(0, size))
-    rows = zip(seqs, map(usage_rec, turn_ids, step_ids, numbers), strict=True)
+    recs = map(joined_rec, map(add, numbers, _spelled_ids(turn_ids, step_ids)))
+    rows = zip(seqs, recs, strict=True)
     messages.update(compress(rows, fresh))
     return True
 
@@ -922,6 +924,14 @@ def _step_ids(turns: tuple[Any, ...], steps: tuple[Any, ...]) -> tuple[list[str]
     step numbers (interned as :func:`key` does: the same objects as the turns' own)."""
     names = {n: intern(str(n)) for n in {*turns, *steps}}
     return list(map(names.__getitem__, turns)), list(map(names.__getitem__, steps))
+
+
+def _spelled_ids(turn_ids: list[str], step_ids: list[str]) -> Iterable[bytes]:
+    """Each row's ids as a ``UsageRec`` ends (a batch's rows share a few pairs: each
+    pair spelled once)."""
+    pairs = list(zip(turn_ids, step_ids, strict=True))
+    spelled = {pair: spelled_step_ids(*pair) for pair in set(pairs)}
+    return map(spelled.__getitem__, pairs)
 
 
 def _usage_columns(usages: Any) -> Sequence[Sequence[Any]] | None:

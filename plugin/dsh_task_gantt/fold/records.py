@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from operator import itemgetter
 from struct import Struct
+from sys import intern
 from typing import Any, NamedTuple
 
 
@@ -23,26 +23,32 @@ class TurnMark(NamedTuple):
     reason: str | None = None
 
 
-#: A step's numbers packed in one bytes object: time, the five counts, the skipped
-#: values (-1 stands for ``None``: a time or a count is never negative).
-_PACKED = Struct("<7q")
-_pack = _PACKED.pack
+#: A step's numbers as :class:`UsageRec` holds them: time, the five counts, the
+#: skipped values (-1 stands for ``None``: a time or a count is never negative).
+_NUMBERS = Struct("<7q")
+#: Then the byte lengths of its turn and step ids (-1: ``None``), then their bytes.
+_IDS = Struct("<ii")
+_HEAD = _NUMBERS.size + _IDS.size
+_pack = _NUMBERS.pack
+_unpack_numbers = _NUMBERS.unpack_from
+_unpack_ids = _IDS.unpack_from
 #: A row's numbers as :class:`UsageRec` holds them, from seven non-negative safe
 #: integers (time, the five counts, skipped): what the bulk fold packs.
 PACK_ROW = _pack
-_unpack = _PACKED.unpack
 _FIELDS = ("turn_id", "step_id", "time", "counts", "skipped", "provider", "model")
+_new_bytes = bytes.__new__
 
 
-class UsageRec(tuple):  # type: ignore[type-arg]
+class UsageRec(bytes):
     """One step's token use as one event reported it: a ``usage`` chunk of
     ``assistant/chunk``, or an ``assistant/message`` (``counts`` is ``None`` when that
     message carried no usable usage).
 
-    A fold keeps one per model step for a day (tens of thousands in a lead's log), so
-    it is held as ``(turn_id, step_id, numbers)``, its seven numbers packed in one
-    bytes object: two allocated blocks a step instead of a named tuple, its counts
-    tuple and the six integers they hold. The fields read as they always did."""
+    A fold keeps one per model step for a day (tens of thousands in a lead's log,
+    ~2.5 an append), so it is one bytes object: its seven numbers packed, then its
+    turn and step ids. One allocated block a step instead of a named tuple, its counts
+    tuple and the six integers they held. The fields read as they always did (an id
+    as the interned string the fold keys it by: the turn's own object)."""
 
     __slots__ = ()
 
@@ -56,24 +62,32 @@ class UsageRec(tuple):  # type: ignore[type-arg]
         provider: str | None = None,
         model: str | None = None,
     ) -> UsageRec:
-        return tuple.__new__(cls, (turn_id, step_id, pack_numbers(time, counts, skipped)))
+        return usage_rec(turn_id, step_id, pack_numbers(time, counts, skipped))
 
-    turn_id: str | None = property(itemgetter(0))  # type: ignore[assignment]
-    step_id: str | None = property(itemgetter(1))  # type: ignore[assignment]
+    @property
+    def turn_id(self) -> str | None:
+        n = _unpack_ids(self, _NUMBERS.size)[0]
+        return None if n < 0 else _id(self[_HEAD : _HEAD + n])
+
+    @property
+    def step_id(self) -> str | None:
+        n, m = _unpack_ids(self, _NUMBERS.size)
+        at = _HEAD + max(n, 0)
+        return None if m < 0 else _id(self[at : at + m])
 
     @property
     def time(self) -> int | None:
-        t = _unpack(self[2])[0]
+        t: int = _unpack_numbers(self)[0]
         return None if t < 0 else t
 
     @property
     def counts(self) -> tuple[int, int, int, int, int] | None:
-        _t, i, cr, cw, o, r, _s = _unpack(self[2])
+        _t, i, cr, cw, o, r, _s = _unpack_numbers(self)
         return None if i < 0 else (i, cr, cw, o, r)
 
     @property
     def skipped(self) -> int:
-        skipped: int = _unpack(self[2])[6]
+        skipped: int = _unpack_numbers(self)[6]
         return skipped
 
     #: Kept for the record's shape: a step's model is the lane's ``usage_source``.
@@ -82,9 +96,10 @@ class UsageRec(tuple):  # type: ignore[type-arg]
 
     def fields(self) -> tuple[Any, ...]:
         """The record's seven fields, as the named tuple it was had them."""
-        t, i, cr, cw, o, r, skipped = _unpack(self[2])
+        t, i, cr, cw, o, r, skipped = _unpack_numbers(self)
         counts = None if i < 0 else (i, cr, cw, o, r)
-        return (self[0], self[1], None if t < 0 else t, counts, skipped, None, None)
+        time = None if t < 0 else t
+        return (self.turn_id, self.step_id, time, counts, skipped, None, None)
 
     def __repr__(self) -> str:
         # As the named tuple's: a collision on one seq keeps the smallest repr.
@@ -93,6 +108,15 @@ class UsageRec(tuple):  # type: ignore[type-arg]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (UsageRec, self.fields())
+
+
+def _id(spelled: bytes) -> str:
+    # surrogatepass: an id is any string the fold kept (a lone surrogate included).
+    return intern(spelled.decode("utf-8", "surrogatepass"))
+
+
+def _spelled(value: str | None) -> bytes:
+    return b"" if value is None else value.encode("utf-8", "surrogatepass")
 
 
 def pack_numbers(
@@ -105,10 +129,23 @@ def pack_numbers(
     return _pack(t, *counts, skipped)
 
 
-#: ``UsageRec`` from its three held parts, without ``__new__``'s packing (the bulk
-#: fold packs a batch's numbers in one pass).
+def step_ids(turn_id: str | None, step_id: str | None) -> bytes:
+    """What follows a :class:`UsageRec`'s numbers: its ids' lengths and bytes."""
+    turn, step = _spelled(turn_id), _spelled(step_id)
+    lengths = _IDS.pack(-1 if turn_id is None else len(turn), -1 if step_id is None else len(step))
+    return lengths + turn + step
+
+
 def usage_rec(turn_id: str | None, step_id: str | None, numbers: bytes) -> UsageRec:
-    rec: UsageRec = tuple.__new__(UsageRec, (turn_id, step_id, numbers))
+    """A :class:`UsageRec` from its ids and its packed numbers (:func:`pack_numbers`)."""
+    rec: UsageRec = _new_bytes(UsageRec, numbers + step_ids(turn_id, step_id))
+    return rec
+
+
+def joined_rec(numbers_and_ids: bytes) -> UsageRec:
+    """A :class:`UsageRec` from its numbers and :func:`step_ids` joined (a batch's rows
+    share a few ids: the bulk fold spells each pair once)."""
+    rec: UsageRec = _new_bytes(UsageRec, numbers_and_ids)
     return rec
 
 
