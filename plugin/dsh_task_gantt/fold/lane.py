@@ -15,7 +15,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
 from functools import partial
 from itertools import chain, compress, repeat
-from operator import add, attrgetter, itemgetter, not_, sub
+from operator import add, itemgetter, not_, sub
 from sys import intern
 from typing import Any, TypeVar
 
@@ -26,6 +26,7 @@ from .appends import SeqMap, copied, last_keys, rewrote, settle
 from .records import (
     EMPTY_FOLD,
     PACK_ROW,
+    USAGE_IDS_AT,
     CatalogRec,
     DeliveredRec,
     DescriptorRec,
@@ -471,8 +472,9 @@ def _source_rank(named: tuple[int, str | None, str | None]) -> tuple[int, str, s
 _SEQ_OF = itemgetter(0)
 
 
-#: A usage record's step.
-_STEP_OF = attrgetter("turn_id", "step_id")
+#: A usage record's step, as the record spells it (``records.step_ids``): sliced in C,
+#: not decoded (a lane keeps thousands of messages, passed over after each append).
+_STEP_OF = itemgetter(slice(USAGE_IDS_AT, None))
 
 
 def _prune_messages(st: _State) -> None:
@@ -481,7 +483,7 @@ def _prune_messages(st: _State) -> None:
     steps = st.kept["usage_chunk_steps"]
     messages = st.kept["usage_messages"]
     if steps and messages:
-        came = _steps_came(steps, messages)
+        came = {spelled_step_ids(*step) for step in _steps_came(steps, messages)}
         # Checked in C first: most appends' chunks are for steps with no message kept.
         if not came.isdisjoint(map(_STEP_OF, messages.values())):
             for seq in [s for s, rec in messages.items() if _STEP_OF(rec) in came]:

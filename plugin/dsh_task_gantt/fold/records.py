@@ -29,6 +29,8 @@ _NUMBERS = Struct("<7q")
 #: Then the byte lengths of its turn and step ids (-1: ``None``), then their bytes.
 _IDS = Struct("<ii")
 _HEAD = _NUMBERS.size + _IDS.size
+#: Where a :class:`UsageRec`'s :func:`step_ids` start: one spelling per (turn, step).
+USAGE_IDS_AT = _NUMBERS.size
 _pack = _NUMBERS.pack
 _unpack_numbers = _NUMBERS.unpack_from
 _unpack_ids = _IDS.unpack_from
