@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import pickle
+import sys
 import tracemalloc
 from typing import Any, NamedTuple
 
@@ -250,3 +251,45 @@ def test_a_step_keeps_few_objects_and_few_bytes() -> None:
     assert blocks / steps < 4.5, f"{blocks / steps:.1f} blocks a step"
     for rec in fold.usage_chunks.values():
         assert gc.get_referents(rec) == [UsageRec]  # one object: nothing but its class
+
+
+#: (turn, step, counts): turns out of order and split in runs, ids with non-ASCII and
+#: lone surrogates (their bytes order as the strings do), counts up to the safe bound.
+_BULK_ROW = st.tuples(
+    st.sampled_from(["1", "10", "2", "é", "\ud800", "\ue000", "z"]),
+    st.sampled_from(["1", "2", "3", "4"]),
+    st.tuples(_SAFE, _SAFE, _SAFE, _SAFE, _SAFE),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_BULK_ROW, min_size=1, max_size=30), st.booleans())
+def test_the_bulk_count_reads_records_once_and_counts_as_record_by_record(
+    rows: list[tuple[Any, ...]], wide: bool
+) -> None:
+    """The plain-sum count reads the records as columns and groups them by their turn
+    ids' bytes (sums of packed counts, or of each count when they could overflow): the
+    same turns, in the same order, and the same totals as the record by record count."""
+    events = [
+        _chunk(n, turn, step, dict(zip(_KEYS, counts, strict=True)), n)
+        for n, (turn, step, counts) in enumerate(rows)
+    ]
+    fold = fold_lane(events)
+    if len(fold.usage_chunk_steps) != len(fold.usage_chunks):
+        return  # a step twice: not the plain-sum kind
+    bound = tokens.PACKED_SUM_BOUND
+    try:
+        if wide:  # the sums that could overflow a packed count: each count summed
+            tokens.PACKED_SUM_BOUND = 0  # type: ignore[misc]
+        by_chunks = tokens._bulk_chunk_totals(fold, 0)
+    finally:
+        tokens.PACKED_SUM_BOUND = bound  # type: ignore[misc]
+    assert by_chunks is not None
+    by_turn, skipped = by_chunks
+    slow = tokens._by_steps(fold, 0)[0]
+    assert list(by_turn) == sorted(slow.by_turn)
+    assert by_turn == slow.by_turn and skipped == slow.skipped == 0
+    assert all(type(t) is str and t is sys.intern(t) for t in by_turn)
+
+
+_KEYS = ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens", "reasoningTokens")

@@ -41,6 +41,7 @@ from .records import (
     TurnMark,
     UsageRec,
     joined_rec,
+    new_usage_rec,
 )
 from .records import step_ids as spelled_step_ids
 from .text import LABEL_CAP, MESSAGE_BODY_CAP, capped_body, content_text, key, text
@@ -421,10 +422,10 @@ def _assistant_chunk(st: _State, seq: int, time: int | None, data: Any) -> None:
     # A usage that is not an object keeps counts None: the step falls back to its
     # message, and the skipped value is still counted.
     counts, skipped = read_usage(chunk.get("usage"))
-    rec = UsageRec(key(d.get("turn")), key(d.get("step")), time, counts, skipped)
-    _put(st.kept["usage_chunks"], seq, rec)
-    if counts is not None and rec.turn_id is not None and rec.step_id is not None:
-        _chunk_step(st, (rec.turn_id, rec.step_id), seq)
+    turn, step = key(d.get("turn")), key(d.get("step"))
+    _put(st.kept["usage_chunks"], seq, new_usage_rec(turn, step, time, counts, skipped))
+    if counts is not None and turn is not None and step is not None:
+        _chunk_step(st, (turn, step), seq)
 
 
 def _chunk_step(st: _State, step: tuple[str, str], seq: int) -> None:
@@ -449,7 +450,7 @@ def _assistant_message(st: _State, seq: int, time: int | None, data: Any) -> Non
     if turn is not None and step is not None and (turn, step) in st.kept["usage_chunk_steps"]:
         return  # the step's chunk counts, never its message too
     counts, skipped = read_usage(d.get("usage"))
-    _put(st.kept["usage_messages"], seq, UsageRec(turn, step, time, counts, skipped))
+    _put(st.kept["usage_messages"], seq, new_usage_rec(turn, step, time, counts, skipped))
 
 
 def _note_source(st: _State, seq: int, value: Any) -> None:
@@ -483,12 +484,19 @@ def _prune_messages(st: _State) -> None:
     steps = st.kept["usage_chunk_steps"]
     messages = st.kept["usage_messages"]
     if steps and messages:
-        came = {spelled_step_ids(*step) for step in _steps_came(steps, messages)}
-        # Checked in C first: most appends' chunks are for steps with no message kept.
-        if not came.isdisjoint(map(_STEP_OF, messages.values())):
-            for seq in [s for s, rec in messages.items() if _STEP_OF(rec) in came]:
-                rewrote(messages, seq)
-                del messages[seq]
+        came = _steps_came(steps, messages)
+        if len(came) > len(messages):
+            # (A fold from scratch: every step came. Each message's ids read once.)
+            gone = [s for s, rec in messages.items() if rec.fields()[:2] in came]
+        else:
+            spelled = {spelled_step_ids(*step) for step in came}
+            # Checked in C first: most appends' chunks are for steps with no message kept.
+            gone = []
+            if not spelled.isdisjoint(map(_STEP_OF, messages.values())):
+                gone = [s for s, rec in messages.items() if _STEP_OF(rec) in spelled]
+        for seq in gone:
+            rewrote(messages, seq)
+            del messages[seq]
     st.usage_pruned = True
 
 
@@ -895,7 +903,7 @@ def _bulk_no_usage(st: _State, whole: tuple[Any, ...], rows: list[int]) -> bool:
     turn_ids, step_ids = _step_ids(turns, steps)
     counted = st.kept["usage_chunk_steps"]
     fresh = map(not_, map(counted.__contains__, zip(turn_ids, step_ids, strict=True)))
-    recs = map(UsageRec, turn_ids, step_ids, times, repeat(None))
+    recs = map(new_usage_rec, turn_ids, step_ids, times, repeat(None))
     rows_by_seq = zip(seqs, recs, strict=False)
     st.kept["usage_messages"].update(compress(rows_by_seq, fresh))
     return True
