@@ -15,7 +15,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
 from functools import partial
 from itertools import chain, compress, repeat
-from operator import attrgetter, itemgetter, not_, sub
+from operator import add, itemgetter, not_, sub
 from sys import intern
 from typing import Any, TypeVar
 
@@ -25,6 +25,8 @@ from ..events import MAX_SAFE_INT, EventRun, LogEvent, UsageColumns, as_int, as_
 from .appends import SeqMap, copied, last_keys, rewrote, settle
 from .records import (
     EMPTY_FOLD,
+    PACK_ROW,
+    USAGE_IDS_AT,
     CatalogRec,
     DeliveredRec,
     DescriptorRec,
@@ -38,7 +40,10 @@ from .records import (
     TaskRec,
     TurnMark,
     UsageRec,
+    joined_rec,
+    new_usage_rec,
 )
+from .records import step_ids as spelled_step_ids
 from .text import LABEL_CAP, MESSAGE_BODY_CAP, capped_body, content_text, key, text
 from .usage import USAGE_KEYS, read_usage
 
@@ -417,10 +422,10 @@ def _assistant_chunk(st: _State, seq: int, time: int | None, data: Any) -> None:
     # A usage that is not an object keeps counts None: the step falls back to its
     # message, and the skipped value is still counted.
     counts, skipped = read_usage(chunk.get("usage"))
-    rec = UsageRec(key(d.get("turn")), key(d.get("step")), time, counts, skipped)
-    _put(st.kept["usage_chunks"], seq, rec)
-    if counts is not None and rec.turn_id is not None and rec.step_id is not None:
-        _chunk_step(st, (rec.turn_id, rec.step_id), seq)
+    turn, step = key(d.get("turn")), key(d.get("step"))
+    _put(st.kept["usage_chunks"], seq, new_usage_rec(turn, step, time, counts, skipped))
+    if counts is not None and turn is not None and step is not None:
+        _chunk_step(st, (turn, step), seq)
 
 
 def _chunk_step(st: _State, step: tuple[str, str], seq: int) -> None:
@@ -445,7 +450,7 @@ def _assistant_message(st: _State, seq: int, time: int | None, data: Any) -> Non
     if turn is not None and step is not None and (turn, step) in st.kept["usage_chunk_steps"]:
         return  # the step's chunk counts, never its message too
     counts, skipped = read_usage(d.get("usage"))
-    _put(st.kept["usage_messages"], seq, UsageRec(turn, step, time, counts, skipped))
+    _put(st.kept["usage_messages"], seq, new_usage_rec(turn, step, time, counts, skipped))
 
 
 def _note_source(st: _State, seq: int, value: Any) -> None:
@@ -468,8 +473,9 @@ def _source_rank(named: tuple[int, str | None, str | None]) -> tuple[int, str, s
 _SEQ_OF = itemgetter(0)
 
 
-#: A usage record's step.
-_STEP_OF = attrgetter("turn_id", "step_id")
+#: A usage record's step, as the record spells it (``records.step_ids``): sliced in C,
+#: not decoded (a lane keeps thousands of messages, passed over after each append).
+_STEP_OF = itemgetter(slice(USAGE_IDS_AT, None))
 
 
 def _prune_messages(st: _State) -> None:
@@ -479,11 +485,18 @@ def _prune_messages(st: _State) -> None:
     messages = st.kept["usage_messages"]
     if steps and messages:
         came = _steps_came(steps, messages)
-        # Checked in C first: most appends' chunks are for steps with no message kept.
-        if not came.isdisjoint(map(_STEP_OF, messages.values())):
-            for seq in [s for s, rec in messages.items() if _STEP_OF(rec) in came]:
-                rewrote(messages, seq)
-                del messages[seq]
+        if len(came) > len(messages):
+            # (A fold from scratch: every step came. Each message's ids read once.)
+            gone = [s for s, rec in messages.items() if rec.fields()[:2] in came]
+        else:
+            spelled = {spelled_step_ids(*step) for step in came}
+            # Checked in C first: most appends' chunks are for steps with no message kept.
+            gone = []
+            if not spelled.isdisjoint(map(_STEP_OF, messages.values())):
+                gone = [s for s, rec in messages.items() if _STEP_OF(rec) in spelled]
+        for seq in gone:
+            rewrote(messages, seq)
+            del messages[seq]
     st.usage_pruned = True
 
 
@@ -803,12 +816,9 @@ def _bulk_chunks(
     latest = st.kept["usage_chunk_steps"]
     if not latest.keys().isdisjoint(keys):
         return False
-    counts = zip(*columns, strict=True)
-    recs = zip(
-        turn_ids, step_ids, times, counts, repeat(0, size), repeat(None, size),
-        repeat(None, size), strict=True,
-    )  # fmt: skip
-    chunks.update(zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=True))
+    numbers = map(PACK_ROW, times, *columns, repeat(0, size))
+    recs = map(joined_rec, map(add, numbers, _spelled_ids(turn_ids, step_ids)))
+    chunks.update(zip(seqs, recs, strict=True))
     if len(set(keys)) == size:
         latest.update(zip(keys, seqs, strict=True))
     else:  # a step with two chunks: its latest seq (in seq order, last wins)
@@ -873,11 +883,9 @@ def _bulk_messages(
     # A step whose chunk counts: its message is not kept (the chunk wins, never both).
     keys = zip(turn_ids, step_ids, strict=True)
     fresh = map(not_, map(st.kept["usage_chunk_steps"].__contains__, keys))
-    recs = zip(
-        turn_ids, step_ids, times, zip(*columns, strict=True), repeat(0, size),
-        repeat(None, size), repeat(None, size), strict=True,
-    )  # fmt: skip
-    rows = zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=True)
+    numbers = map(PACK_ROW, times, *columns, repeat(0, size))
+    recs = map(joined_rec, map(add, numbers, _spelled_ids(turn_ids, step_ids)))
+    rows = zip(seqs, recs, strict=True)
     messages.update(compress(rows, fresh))
     return True
 
@@ -895,10 +903,8 @@ def _bulk_no_usage(st: _State, whole: tuple[Any, ...], rows: list[int]) -> bool:
     turn_ids, step_ids = _step_ids(turns, steps)
     counted = st.kept["usage_chunk_steps"]
     fresh = map(not_, map(counted.__contains__, zip(turn_ids, step_ids, strict=True)))
-    recs = zip(
-        turn_ids, step_ids, times, repeat(None), repeat(0), repeat(None), repeat(None),
-    )  # fmt: skip
-    rows_by_seq = zip(seqs, map(tuple.__new__, repeat(UsageRec), recs), strict=False)
+    recs = map(new_usage_rec, turn_ids, step_ids, times, repeat(None))
+    rows_by_seq = zip(seqs, recs, strict=False)
     st.kept["usage_messages"].update(compress(rows_by_seq, fresh))
     return True
 
@@ -928,6 +934,14 @@ def _step_ids(turns: tuple[Any, ...], steps: tuple[Any, ...]) -> tuple[list[str]
     step numbers (interned as :func:`key` does: the same objects as the turns' own)."""
     names = {n: intern(str(n)) for n in {*turns, *steps}}
     return list(map(names.__getitem__, turns)), list(map(names.__getitem__, steps))
+
+
+def _spelled_ids(turn_ids: list[str], step_ids: list[str]) -> Iterable[bytes]:
+    """Each row's ids as a ``UsageRec`` ends (a batch's rows share a few pairs: each
+    pair spelled once)."""
+    pairs = list(zip(turn_ids, step_ids, strict=True))
+    spelled = {pair: spelled_step_ids(*pair) for pair in set(pairs)}
+    return map(spelled.__getitem__, pairs)
 
 
 def _usage_columns(usages: Any) -> Sequence[Sequence[Any]] | None:

@@ -7,9 +7,15 @@ forked log's inherited prefix is only known after folding (the last
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sys
+from array import array
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from itertools import repeat
+from operator import itemgetter
+from struct import Struct
+from sys import intern
+from typing import Any, NamedTuple
 
 
 class TurnMark(NamedTuple):
@@ -21,20 +27,263 @@ class TurnMark(NamedTuple):
     reason: str | None = None
 
 
-class UsageRec(NamedTuple):
+#: A step's numbers as :class:`UsageRec` holds them: time, the five counts, the
+#: skipped values (-1 stands for ``None``: a time or a count is never negative).
+_NUMBERS = Struct("<7q")
+#: Then the byte lengths of its turn and step ids (-1: ``None``), then their bytes.
+_IDS = Struct("<ii")
+#: The numbers and the lengths: what one call reads of a record (see :func:`heads`).
+_HEAD_STRUCT = Struct("<7qii")
+_HEAD = _HEAD_STRUCT.size
+#: Where a :class:`UsageRec`'s :func:`step_ids` start: one spelling per (turn, step).
+USAGE_IDS_AT = _NUMBERS.size
+_pack = _NUMBERS.pack
+_pack_head = _HEAD_STRUCT.pack
+_unpack_numbers = _NUMBERS.unpack_from
+_unpack_ids = _IDS.unpack_from
+#: A record's head in one call: ``(time, input, cache read, cache write, output,
+#: reasoning, skipped, turn id's length, step id's length)``, ``-1`` for ``None``.
+unpack_head = _HEAD_STRUCT.unpack_from
+#: A row's numbers as :class:`UsageRec` holds them, from seven non-negative safe
+#: integers (time, the five counts, skipped): what the bulk fold packs.
+PACK_ROW = _pack
+_FIELDS = ("turn_id", "step_id", "time", "counts", "skipped", "provider", "model")
+_new_bytes = bytes.__new__
+_slice_bytes = bytes.__getitem__
+
+
+class UsageRec(bytes):
     """One step's token use as one event reported it: a ``usage`` chunk of
     ``assistant/chunk``, or an ``assistant/message`` (``counts`` is ``None`` when that
-    message carried no usable usage)."""
+    message carried no usable usage).
 
-    turn_id: str | None
-    step_id: str | None
-    time: int | None
-    #: (input, cache read, cache write, output, reasoning), see ``fold.usage``.
-    counts: tuple[int, int, int, int, int] | None
-    #: Values in it that were not non-negative integers (skipped).
-    skipped: int = 0
-    provider: str | None = None
-    model: str | None = None
+    A fold keeps one per model step for a day (tens of thousands in a lead's log,
+    ~2.5 an append), so it is one bytes object: its seven numbers packed, then its
+    turn and step ids. One allocated block a step instead of a named tuple, its counts
+    tuple and the six integers they held. The fields read as they always did (an id
+    as the interned string the fold keys it by: the turn's own object). A pass over
+    many records reads each once (:meth:`fields`, :func:`heads`), not field by field."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        turn_id: str | None,
+        step_id: str | None,
+        time: int | None,
+        counts: tuple[int, int, int, int, int] | None,
+        skipped: int = 0,
+        provider: str | None = None,
+        model: str | None = None,
+    ) -> UsageRec:
+        return new_usage_rec(turn_id, step_id, time, counts, skipped)
+
+    @property
+    def turn_id(self) -> str | None:
+        n = _unpack_ids(self, _NUMBERS.size)[0]
+        return None if n < 0 else _id(self[_HEAD : _HEAD + n])
+
+    @property
+    def step_id(self) -> str | None:
+        n, m = _unpack_ids(self, _NUMBERS.size)
+        at = _HEAD + max(n, 0)
+        return None if m < 0 else _id(self[at : at + m])
+
+    @property
+    def time(self) -> int | None:
+        t: int = _unpack_numbers(self)[0]
+        return None if t < 0 else t
+
+    @property
+    def counts(self) -> tuple[int, int, int, int, int] | None:
+        _t, i, cr, cw, o, r, _s = _unpack_numbers(self)
+        return None if i < 0 else (i, cr, cw, o, r)
+
+    @property
+    def skipped(self) -> int:
+        skipped: int = _unpack_numbers(self)[6]
+        return skipped
+
+    #: Kept for the record's shape: a step's model is the lane's ``usage_source``.
+    provider: None = None
+    model: None = None
+
+    def fields(self) -> tuple[Any, ...]:
+        """The record's seven fields, as the named tuple it was had them (read at once:
+        one unpack, not one a field)."""
+        t, i, cr, cw, o, r, skipped, n, m = unpack_head(self)
+        at = _HEAD + n if n > 0 else _HEAD
+        return (
+            None if n < 0 else _id(self[_HEAD:at]),
+            None if m < 0 else _id(self[at : at + m]),
+            None if t < 0 else t,
+            None if i < 0 else (i, cr, cw, o, r),
+            skipped,
+            None,
+            None,
+        )
+
+    def __repr__(self) -> str:
+        # As the named tuple's: a collision on one seq keeps the smallest repr.
+        inner = ", ".join(f"{k}={v!r}" for k, v in zip(_FIELDS, self.fields(), strict=True))
+        return f"UsageRec({inner})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (UsageRec, self.fields())
+
+
+def _id(spelled: bytes) -> str:
+    # surrogatepass: an id is any string the fold kept (a lone surrogate included).
+    return intern(spelled.decode("utf-8", "surrogatepass"))
+
+
+def _spelled(value: str | None) -> bytes:
+    return b"" if value is None else value.encode("utf-8", "surrogatepass")
+
+
+def new_usage_rec(
+    turn_id: str | None,
+    step_id: str | None,
+    time: int | None,
+    counts: tuple[int, int, int, int, int] | None,
+    skipped: int = 0,
+) -> UsageRec:
+    """A :class:`UsageRec` (as ``UsageRec(...)``, one pack and one join: the fold's
+    event by event path makes one an event)."""
+    t = -1 if time is None else time
+    if turn_id is None:
+        turn, n = b"", -1
+    else:
+        turn = turn_id.encode("utf-8", "surrogatepass")
+        n = len(turn)
+    if step_id is None:
+        step, m = b"", -1
+    else:
+        step = step_id.encode("utf-8", "surrogatepass")
+        m = len(step)
+    if counts is None:
+        head = _pack_head(t, -1, 0, 0, 0, 0, skipped, n, m)
+    else:
+        i, cr, cw, o, r = counts
+        head = _pack_head(t, i, cr, cw, o, r, skipped, n, m)
+    rec: UsageRec = _new_bytes(UsageRec, head + turn + step)
+    return rec
+
+
+def pack_numbers(
+    time: int | None, counts: tuple[int, int, int, int, int] | None, skipped: int = 0
+) -> bytes:
+    """A record's numbers as :class:`UsageRec` holds them (safe integers: they fit)."""
+    t = -1 if time is None else time
+    if counts is None:
+        return _pack(t, -1, 0, 0, 0, 0, skipped)
+    return _pack(t, *counts, skipped)
+
+
+def step_ids(turn_id: str | None, step_id: str | None) -> bytes:
+    """What follows a :class:`UsageRec`'s numbers: its ids' lengths and bytes."""
+    turn, step = _spelled(turn_id), _spelled(step_id)
+    lengths = _IDS.pack(-1 if turn_id is None else len(turn), -1 if step_id is None else len(step))
+    return lengths + turn + step
+
+
+def usage_rec(turn_id: str | None, step_id: str | None, numbers: bytes) -> UsageRec:
+    """A :class:`UsageRec` from its ids and its packed numbers (:func:`pack_numbers`)."""
+    rec: UsageRec = _new_bytes(UsageRec, numbers + step_ids(turn_id, step_id))
+    return rec
+
+
+def joined_rec(numbers_and_ids: bytes) -> UsageRec:
+    """A :class:`UsageRec` from its numbers and :func:`step_ids` joined (a batch's rows
+    share a few ids: the bulk fold spells each pair once)."""
+    rec: UsageRec = _new_bytes(UsageRec, numbers_and_ids)
+    return rec
+
+
+#: A record's head (:data:`unpack_head`'s bytes), sliced in C.
+_HEAD_OF = itemgetter(slice(0, _HEAD))
+_LITTLE = sys.byteorder == "little"
+
+
+def head_columns(recs: Iterable[UsageRec]) -> list[array[int]]:
+    """The records' heads as nine columns (as :data:`unpack_head` reads one record:
+    time, the five counts, skipped, the turn and step ids' lengths; ``-1`` for
+    ``None``), read in C: the heads joined, then read as arrays and sliced, with no
+    tuple or integer object made a record."""
+    joined = b"".join(map(_HEAD_OF, recs))
+    wide, narrow = array("q"), array("i")
+    wide.frombytes(joined)
+    narrow.frombytes(joined)
+    if not _LITTLE:  # packed little-endian ("<"), read natively
+        wide.byteswap()
+        narrow.byteswap()
+    per, every = _HEAD // wide.itemsize, _HEAD // narrow.itemsize
+    ids_at = _NUMBERS.size // narrow.itemsize
+    numbers = [wide[k::per] for k in range(_NUMBERS.size // wide.itemsize)]
+    return [*numbers, narrow[ids_at::every], narrow[ids_at + 1 :: every]]
+
+
+def spelled_turns(recs: Iterable[UsageRec], turn_lengths: Iterable[int]) -> list[bytes]:
+    """Each record's turn id as spelled (UTF-8, surrogatepass), sliced in C; the
+    lengths are the records' own (:func:`head_columns`' eighth), none negative. UTF-8
+    bytes sort as their strings do (by code point), so these group and order records
+    by turn as the decoded ids would."""
+    ends = map(_HEAD.__add__, turn_lengths)
+    return list(map(_slice_bytes, recs, map(slice, repeat(_HEAD), ends)))
+
+
+#: A record's five counts as they are packed (little-endian, 8 bytes each).
+_COUNTS_OF = itemgetter(slice(8, 48))
+_COUNTS_STRUCT = Struct("<5Q")
+_COUNTS_BYTES = _COUNTS_STRUCT.size
+#: Sums of counts read as one integer each (see :func:`packed_counts`) stay exact
+#: while every count's sum is below this.
+PACKED_SUM_BOUND = 1 << 64
+
+
+def packed_counts(recs: Iterable[UsageRec]) -> Iterable[int]:
+    """Each record's five counts as one integer (count ``k`` at bit ``64 k``), read
+    in C: sums of these are the sums of each count, read back by
+    :func:`unpacked_counts` while each sum is below :data:`PACKED_SUM_BOUND` (one
+    addition a record, not five). Records with counts only."""
+    # (The byte order passed positionally, in C: typeshed types it as a Literal.)
+    return map(int.from_bytes, map(_COUNTS_OF, recs), repeat("little"))  # type: ignore[arg-type]
+
+
+def unpacked_counts(sums: Iterable[int]) -> Iterable[tuple[int, ...]]:
+    """Sums of :func:`packed_counts` as the five counts' sums."""
+    spelled = map(int.to_bytes, sums, repeat(_COUNTS_BYTES), repeat("little"))  # type: ignore[arg-type]
+    return map(_COUNTS_STRUCT.unpack, spelled)
+
+
+def spelled_ids(spelled: Iterable[bytes]) -> Iterable[str]:
+    """Ids as :func:`step_ids` spelled them, as the interned strings (decoded in C)."""
+    return map(intern, map(bytes.decode, spelled, repeat("utf-8"), repeat("surrogatepass")))
+
+
+def without_counts(recs: Iterable[UsageRec]) -> bool:
+    """Whether any record has no counts or no step id (read in C, one call a record)."""
+    return min(map(min, map(_COUNT_AND_STEP, recs)), default=0) < 0
+
+
+#: A record's input count and its step id's length (``-1``: ``None``), in one call.
+_COUNT_AND_STEP = Struct("<8xq44xi").unpack_from
+
+
+def step_of(rec: UsageRec) -> tuple[str, str] | None:
+    """The record's ``(turn_id, step_id)``, ``None`` when either is ``None`` (one
+    unpack)."""
+    n, m = _unpack_ids(rec, USAGE_IDS_AT)
+    if n < 0 or m < 0:
+        return None
+    at = _HEAD + n
+    return (_id(rec[_HEAD:at]), _id(rec[at : at + m]))
+
+
+def counts_and_skipped(rec: UsageRec) -> tuple[tuple[int, int, int, int, int] | None, int]:
+    """The record's ``counts`` and ``skipped`` (one unpack)."""
+    _t, i, cr, cw, o, r, skipped = _unpack_numbers(rec)
+    return (None if i < 0 else (i, cr, cw, o, r)), skipped
 
 
 @dataclass(frozen=True, slots=True)

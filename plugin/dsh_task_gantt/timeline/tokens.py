@@ -11,14 +11,26 @@ disjoint (``fold.usage``), so every total is a plain sum.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import groupby
-from operator import attrgetter
+from itertools import accumulate, compress, groupby, repeat
+from operator import attrgetter, lt, ne, sub
 from typing import Any
 
 from ..fold.appends import appended
-from ..fold.records import LaneFold, UsageRec
+from ..fold.records import (
+    PACKED_SUM_BOUND,
+    LaneFold,
+    UsageRec,
+    counts_and_skipped,
+    head_columns,
+    packed_counts,
+    spelled_ids,
+    spelled_turns,
+    step_of,
+    unpacked_counts,
+    without_counts,
+)
 from ..fold.usage import ZERO, Counts, add
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 
@@ -127,7 +139,7 @@ def _summed(fold: LaneFold, cut: int) -> bool:
         chunks
         and len(fold.usage_chunk_steps) == len(chunks)
         and not (cut and min(chunks) < cut)
-        and not any(map(_NO_COUNTS, chunks.values()))
+        and not without_counts(chunks.values())
     )
 
 
@@ -151,23 +163,25 @@ def _counted_on(held: _Counted, fold: LaneFold, cut: int) -> LaneTokens | None:
     touched: set[str] = set()
     total, skipped = was.total, was.skipped
     for seq, rec in chunks:
-        if seq < cut or rec.counts is None or not rec.turn_id or rec.step_id is None:
+        turn_id, step_id, _time, counts, rec_skipped, _p, _m = rec.fields()
+        if seq < cut or counts is None or not turn_id or step_id is None:
             return None  # not the plain-sum kind: see _summed
-        step: Totals = (rec.counts, 1, 0)
-        by_turn[rec.turn_id] = plus(by_turn.get(rec.turn_id, _NONE), step)
-        touched.add(rec.turn_id)
+        step: Totals = (counts, 1, 0)
+        by_turn[turn_id] = plus(by_turn.get(turn_id, _NONE), step)
+        touched.add(turn_id)
         total = plus(total, step)
-        skipped += rec.skipped
+        skipped += rec_skipped
     for seq, rec in messages:
         if seq < cut:
             continue
-        skipped += rec.skipped
-        step = (rec.counts, 1, 0) if rec.counts is not None else (ZERO, 0, 1)
-        if rec.turn_id is not None and rec.step_id is not None:
-            if not rec.turn_id:
+        turn_id, step_id, _time, counts, rec_skipped, _p, _m = rec.fields()
+        skipped += rec_skipped
+        step = (counts, 1, 0) if counts is not None else (ZERO, 0, 1)
+        if turn_id is not None and step_id is not None:
+            if not turn_id:
                 return None  # "" is the loose steps' key in _with_messages
-            by_turn[rec.turn_id] = plus(by_turn.get(rec.turn_id, _NONE), step)
-            touched.add(rec.turn_id)
+            by_turn[turn_id] = plus(by_turn.get(turn_id, _NONE), step)
+            touched.add(turn_id)
         total = plus(total, step)
     provider, model = _source(fold, cut)
     since = _since(was.by_turn, touched)
@@ -184,9 +198,8 @@ def _since(base: Mapping[str, Totals], touched: set[str]) -> Since | None:
 
 
 def _step_key(seq: int, rec: UsageRec) -> tuple[str, ...]:
-    if rec.turn_id is None or rec.step_id is None:
-        return ("@", str(seq))
-    return (rec.turn_id, rec.step_id)
+    step = step_of(rec)  # the ids read at once, not one property each
+    return ("@", str(seq)) if step is None else step
 
 
 _Latest = dict[tuple[str, ...], tuple[int, UsageRec]]
@@ -221,17 +234,19 @@ def _step(
 ) -> tuple[Totals, int, int]:
     """One step's totals, skipped values and bad chunks (0 or 1), from its latest chunk
     and message: the chunk's counts, else the message's."""
-    c = chunk[1] if chunk is not None else None
-    rec = c if c is not None and c.counts is not None else (message[1] if message else None)
     skipped = bad = 0
-    if c is not None and c.counts is None:
-        bad = 1
-        skipped += c.skipped
     step: Totals = (ZERO, 0, 1)  # a step seen, but no usage for it
-    if rec is not None:
-        skipped += rec.skipped
-        if rec.counts is not None:
-            step = (rec.counts, 1, 0)
+    if chunk is not None:
+        counts, chunk_skipped = counts_and_skipped(chunk[1])
+        if counts is not None:
+            return (counts, 1, 0), chunk_skipped, 0
+        bad = 1
+        skipped += chunk_skipped
+    if message is not None:
+        counts, message_skipped = counts_and_skipped(message[1])
+        skipped += message_skipped
+        if counts is not None:
+            step = (counts, 1, 0)
     return step, skipped, bad
 
 
@@ -308,17 +323,64 @@ def _stepped_on(held: _Counted, fold: LaneFold, cut: int) -> _Counted | None:
     return _Counted(fold, cut, tokens, False, (chunks, messages))
 
 
-def _bulk_chunk_totals(fold: LaneFold, cut: int) -> dict[str, Totals] | None:
-    """Each turn's totals from its chunks in C-level passes, when every chunk is the
-    usual kind (after the cut, its own step, counts read): a poll after an append
-    recounts the lanes that grew, and a lead has thousands of steps. ``None``: the
-    record by record way below."""
+def _bulk_chunk_totals(fold: LaneFold, cut: int) -> tuple[dict[str, Totals], int] | None:
+    """Each turn's totals from its chunks in C-level passes, and their skipped values,
+    when every chunk is the usual kind (after the cut, its own step, counts read): a
+    poll after an append recounts the lanes that grew, and a lead has thousands of
+    steps. ``None``: the record by record way below. The records are read as columns
+    (``records.head_columns``) and grouped by their turn ids' bytes: no record is
+    decoded, each turn's id once."""
     chunks = fold.usage_chunks
     if not chunks or (cut and min(chunks) < cut):
         return None
     recs = list(chunks.values())
-    if len(fold.usage_chunk_steps) != len(recs) or any(map(_NO_COUNTS, recs)):
+    if len(fold.usage_chunk_steps) != len(recs):
         return None
+    _t, i, cr, cw, o, r, skipped, turn_lengths, step_lengths = head_columns(recs)
+    if min(i) < 0 or min(step_lengths) < 0:
+        return None
+    if min(turn_lengths) < 0:
+        return _turnless_chunk_totals(recs), sum(skipped)
+    return _turn_sums(recs, spelled_turns(recs, turn_lengths), (i, cr, cw, o, r)), sum(skipped)
+
+
+def _turn_sums(
+    recs: list[UsageRec], turns: list[bytes], columns: tuple[Sequence[int], ...]
+) -> dict[str, Totals]:
+    """Each turn's totals (in the order of its id, as sorting by ``turn_id`` gave) from
+    the records (all with counts), each one's turn id (as spelled) and their five count
+    columns: sums of runs, in C (no object made a record but the running sums)."""
+    size = len(turns)
+    starts = [0, *compress(range(1, size), map(ne, turns[1:], turns))]
+    if len(starts) != len(set(turns)):  # a turn's records not all in one run: sort them
+        order = sorted(range(size), key=turns.__getitem__)
+        turns, recs = list(map(turns.__getitem__, order)), list(map(recs.__getitem__, order))
+        columns = tuple([list(map(column.__getitem__, order)) for column in columns])
+        starts = [0, *compress(range(1, size), map(ne, turns[1:], turns))]
+    ends = [*starts[1:], size]
+    steps = list(map(sub, ends, starts))
+    sums: Iterable[tuple[int, ...]]
+    if max(map(max, columns)) * max(steps) < PACKED_SUM_BOUND:  # (any real log's)
+        ran = list(accumulate(packed_counts(recs), initial=0))
+        sums = unpacked_counts(map(sub, map(ran.__getitem__, ends), map(ran.__getitem__, starts)))
+    else:
+        each = []
+        for column in columns:
+            ran = list(accumulate(column, initial=0))
+            each.append(map(sub, map(ran.__getitem__, ends), map(ran.__getitem__, starts)))
+        sums = zip(*each, strict=True)
+    rows: Iterable[Totals] = zip(sums, steps, repeat(0))  # type: ignore[arg-type]
+    spelled = list(map(turns.__getitem__, starts))
+    if not all(map(lt, spelled, spelled[1:])):  # the turns in the order of their ids
+        # (Summed in the records' order first: read in order, the sums are cheaper.)
+        by_id = sorted(range(len(spelled)), key=spelled.__getitem__)
+        spelled, rows = list(map(spelled.__getitem__, by_id)), map(list(rows).__getitem__, by_id)
+    return TurnTotals(zip(spelled_ids(spelled), rows, strict=True))
+
+
+def _turnless_chunk_totals(recs: list[UsageRec]) -> dict[str, Totals]:
+    """:func:`_bulk_chunk_totals` when a chunk has no turn id (no fold keeps one such
+    among counted steps; kept as it always counted: by ``turn_id``)."""
     recs.sort(key=_TURN)
     out: dict[str, Totals] = TurnTotals()
     for turn_id, group in groupby(recs, key=_TURN):
@@ -328,31 +390,29 @@ def _bulk_chunk_totals(fold: LaneFold, cut: int) -> dict[str, Totals] | None:
     return out
 
 
-def _no_counts(rec: UsageRec) -> bool:
-    return rec.counts is None or rec.step_id is None
-
-
-_NO_COUNTS = _no_counts
 _TURN = attrgetter("turn_id")
 
 
 def _lane_tokens(fold: LaneFold, cut: int) -> LaneTokens:
     by_chunks = _bulk_chunk_totals(fold, cut)
     if by_chunks is not None:
-        return _with_messages(fold, cut, by_chunks)
+        return _with_messages(fold, cut, *by_chunks)
     return _by_steps(fold, cut)[0]
 
 
-def _with_messages(fold: LaneFold, cut: int, by_turn: dict[str, Totals]) -> LaneTokens:
-    """The chunks' totals plus the messages (only steps without a chunk are kept)."""
-    skipped = sum(rec.skipped for rec in fold.usage_chunks.values())
+def _with_messages(
+    fold: LaneFold, cut: int, by_turn: dict[str, Totals], skipped: int
+) -> LaneTokens:
+    """The chunks' totals (and skipped values) plus the messages (only steps without a
+    chunk are kept)."""
     for seq, rec in fold.usage_messages.items():
         if seq < cut:
             continue
-        skipped += rec.skipped
-        step: Totals = (rec.counts, 1, 0) if rec.counts is not None else (ZERO, 0, 1)
-        if rec.turn_id is not None and rec.step_id is not None:
-            by_turn[rec.turn_id] = plus(by_turn.get(rec.turn_id, _NONE), step)
+        turn_id, step_id, _time, counts, rec_skipped, _p, _m = rec.fields()
+        skipped += rec_skipped
+        step: Totals = (counts, 1, 0) if counts is not None else (ZERO, 0, 1)
+        if turn_id is not None and step_id is not None:
+            by_turn[turn_id] = plus(by_turn.get(turn_id, _NONE), step)
         else:
             by_turn.setdefault("", _NONE)  # a step of its own: in the lane's total only
             by_turn[""] = plus(by_turn[""], step)
