@@ -38,6 +38,7 @@ from dsh_task_gantt.memo import Carried, Memo, clear_memos
 from dsh_task_gantt.provider import TimelineResult
 from dsh_task_gantt.service import TimelineService
 from dsh_task_gantt.timeline import activity, identity
+from dsh_task_gantt.web import GanttApp
 from tests.kit.boardteams import PREFIX, make_app
 
 #: The board's own memos (module, name): swapped for empty ones, they give a cold layout.
@@ -764,6 +765,17 @@ def test_a_count_after_an_append_adds_the_new_keys_to_the_last_counts_sets() -> 
     clear_memos()
 
 
+def _fresh_panel(
+    clock: list[int], monkeypatch: pytest.MonkeyPatch
+) -> tuple[Replay, GanttApp, TestClient]:
+    """A panel app over a replayed result, its clock the story's, every memo empty."""
+    monkeypatch.setattr(panel, "now_ms", lambda: clock[0])
+    replay = Replay()
+    app = make_app(replay)
+    clear_memos()
+    return replay, app, TestClient(app)
+
+
 def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     story: tuple[LiveTeam, TimelineService, list[int], str, int],
     monkeypatch: pytest.MonkeyPatch,
@@ -773,11 +785,7 @@ def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
     marks, bars or chunks, and the replay cursor's moments, hold each lane's (chunk's,
     moment's) last two versions, not one more per append until their entry bounds."""
     live, service, clock, lead, middle = story
-    monkeypatch.setattr(panel, "now_ms", lambda: clock[0])
-    replay = Replay()
-    app = make_app(replay)
-    client = TestClient(app)
-    clear_memos()
+    replay, app, client = _fresh_panel(clock, monkeypatch)
     lanes = 0
     for result in _builds_after_appends(live, service, clock, lead, 16, gap_every=4):
         replay.result = result
@@ -873,11 +881,7 @@ def test_a_scale_no_view_draws_at_any_more_is_dropped_at_once(
     last ones (a dead scale held every chunk of every lane, laid out and rendered). A
     zoomed view keeps its scale while the extent grows, and its layouts."""
     live, service, clock, lead, middle = story
-    monkeypatch.setattr(panel, "now_ms", lambda: clock[0])
-    replay = Replay()
-    app = make_app(replay)
-    client = TestClient(app)
-    clear_memos()
+    replay, app, client = _fresh_panel(clock, monkeypatch)
     seen: set[int] = set()
     try:
         for step in range(4):
