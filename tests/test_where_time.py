@@ -162,9 +162,9 @@ def test_the_board_reads_where_the_time_went_once_per_build(monkeypatch: Any) ->
     timeline = dict(_timeline(T0 + 30 * MIN), live=False, generatedAt=T0 + 30 * MIN)
     boards = [view_model.layout_board(timeline, View(track_px=px)) for px in (400, 1280)]
     assert len(calls) == 1 and boards[0].where is boards[1].where is not None
+    again = dict(timeline)  # the next build: equal values, another timeline
+    view_model.layout_board(again, View(track_px=400))
+    assert len(calls) == 2  # read again without clearing any memo
     clear_memos()
     assert boards[0].where == where_time(_timeline(T0 + 30 * MIN))
-    again = dict(timeline)
-    view_model.layout_board(again, View(track_px=400))
-    assert len(calls) == 2
     clear_memos()

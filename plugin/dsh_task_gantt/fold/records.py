@@ -170,27 +170,11 @@ def new_usage_rec(
     return rec
 
 
-def pack_numbers(
-    time: int | None, counts: tuple[int, int, int, int, int] | None, skipped: int = 0
-) -> bytes:
-    """A record's numbers as :class:`UsageRec` holds them (safe integers: they fit)."""
-    t = -1 if time is None else time
-    if counts is None:
-        return _pack(t, -1, 0, 0, 0, 0, skipped)
-    return _pack(t, *counts, skipped)
-
-
 def step_ids(turn_id: str | None, step_id: str | None) -> bytes:
     """What follows a :class:`UsageRec`'s numbers: its ids' lengths and bytes."""
     turn, step = _spelled(turn_id), _spelled(step_id)
     lengths = _IDS.pack(-1 if turn_id is None else len(turn), -1 if step_id is None else len(step))
     return lengths + turn + step
-
-
-def usage_rec(turn_id: str | None, step_id: str | None, numbers: bytes) -> UsageRec:
-    """A :class:`UsageRec` from its ids and its packed numbers (:func:`pack_numbers`)."""
-    rec: UsageRec = _new_bytes(UsageRec, numbers + step_ids(turn_id, step_id))
-    return rec
 
 
 def joined_rec(numbers_and_ids: bytes) -> UsageRec:

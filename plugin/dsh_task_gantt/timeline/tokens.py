@@ -13,8 +13,8 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import accumulate, compress, groupby, repeat
-from operator import attrgetter, lt, ne, sub
+from itertools import accumulate, compress, repeat
+from operator import lt, ne, sub
 from typing import Any
 
 from ..fold.appends import appended
@@ -339,8 +339,8 @@ def _bulk_chunk_totals(fold: LaneFold, cut: int) -> tuple[dict[str, Totals], int
     _t, i, cr, cw, o, r, skipped, turn_lengths, step_lengths = head_columns(recs)
     if min(i) < 0 or min(step_lengths) < 0:
         return None
-    if min(turn_lengths) < 0:
-        return _turnless_chunk_totals(recs), sum(skipped)
+    if min(turn_lengths) < 0:  # a chunk without a turn: the record by record way
+        return None
     return _turn_sums(recs, spelled_turns(recs, turn_lengths), (i, cr, cw, o, r)), sum(skipped)
 
 
@@ -376,21 +376,6 @@ def _turn_sums(
         by_id = sorted(range(len(spelled)), key=spelled.__getitem__)
         spelled, rows = list(map(spelled.__getitem__, by_id)), map(list(rows).__getitem__, by_id)
     return TurnTotals(zip(spelled_ids(spelled), rows, strict=True))
-
-
-def _turnless_chunk_totals(recs: list[UsageRec]) -> dict[str, Totals]:
-    """:func:`_bulk_chunk_totals` when a chunk has no turn id (no fold keeps one such
-    among counted steps; kept as it always counted: by ``turn_id``)."""
-    recs.sort(key=_TURN)
-    out: dict[str, Totals] = TurnTotals()
-    for turn_id, group in groupby(recs, key=_TURN):
-        counts = [rec.counts for rec in group]
-        (i, cr, cw, o, r) = map(sum, zip(*counts, strict=True))
-        out[turn_id] = ((i, cr, cw, o, r), len(counts), 0)
-    return out
-
-
-_TURN = attrgetter("turn_id")
 
 
 def _lane_tokens(fold: LaneFold, cut: int) -> LaneTokens:

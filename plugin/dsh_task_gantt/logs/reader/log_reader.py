@@ -328,7 +328,8 @@ class LogReader:
         if not progress.carry and self._checkpoints[-1].offset < progress.end:
             # Where this read starts: a caller asking for "events from what I saw last
             # time" (read_range(k) with k == the old count) decodes only new frames.
-            # At most one per read that found new data, so still sparse.
+            # One per read that found new data; _insert_checkpoint drops the one
+            # before it when its neighbours are within checkpoint_every (sparse).
             self._pending_checkpoint = Checkpoint(self._count, progress.end, self._lines_seen)
         else:
             self._pending_checkpoint = None
