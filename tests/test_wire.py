@@ -177,7 +177,7 @@ def test_reused_bytes_equal_a_fresh_serialisation_and_deltas_rebuild_every_versi
         held[etag] = current
 
 
-def test_an_unchanged_lane_keeps_its_bytes_object_and_only_changed_parts_are_sent() -> None:
+def test_an_unchanged_lane_keeps_its_part_and_only_changed_parts_are_sent() -> None:
     team = FoldTeam()
     team.step(("join", 0))
     team.step(("join", 1))
@@ -185,8 +185,11 @@ def test_an_unchanged_lane_keeps_its_bytes_object_and_only_changed_parts_are_sen
     first = encoder.encode("team", build_timeline(team.snapshot()), '"a"')
     team.step(("turn", 1))  # the first member's lane only
     second = encoder.encode("team", build_timeline(team.snapshot()), '"b"')
-    reused = [p.id for p, q in zip(first.lanes, second.lanes, strict=True) if p.body is q.body]
+    reused = [p.id for p, q in zip(first.lanes, second.lanes, strict=True) if p is q]
     assert reused == ["lead", "m-b"]
+    assert [p.generation for p in second.lanes if p.id == "m-a"] > [
+        p.generation for p in first.lanes if p.id == "m-a"
+    ]
     delta = orjson.loads(second.since('"a"'))
     assert [lane["id"] for lane in delta["lanes"]] == ["m-a"]
     assert delta["tasks"] == []
@@ -581,3 +584,41 @@ def test_since_another_teams_version_or_one_before_a_forget_is_answered_in_full(
     delta = orjson.loads(again.since('"a"'))
     assert delta["delta"]["known"] is True
     assert [lane["id"] for lane in delta["lanes"]] == [lane["id"] for lane in timeline["lanes"]]
+
+
+def test_an_answered_body_is_not_kept_by_the_encoder() -> None:
+    """The full answer and each lane's bytes are made for the answer and let go: after
+    a day the body is tens of megabytes, and kept they were two more copies of the
+    timeline that grew with every append."""
+    import gc
+    import tracemalloc
+
+    lanes = [
+        {"id": f"m-{n}", "spans": [{"id": f"t-{n}-{i}", "label": "x" * 200} for i in range(400)]}
+        for n in range(5)
+    ]
+    data = {"version": 1, "lanes": lanes, "tasks": []}
+    encoder = wire.Encoder()
+    encoded = encoder.encode("team", data, '"a"')
+    gc.collect()
+    tracing = tracemalloc.is_tracing()  # pytest may have started it: count the difference
+    tracemalloc.start()
+    try:
+        before, _peak = tracemalloc.get_traced_memory()
+        body = encoded.body
+        delta = encoder.encode("team", data, '"b"').since('"a"')
+        size = len(body)
+        whole = body == orjson.dumps(data)
+        known = orjson.loads(delta)["delta"]["known"]
+        del body, delta
+        gc.collect()
+        after, _peak = tracemalloc.get_traced_memory()
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+    held = after - before
+    assert whole
+    assert known is True
+    # The encoder, its parts and the timeline object hold less than a tenth of the body.
+    assert size > 400_000
+    assert held < size // 10

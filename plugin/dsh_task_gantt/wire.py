@@ -1,14 +1,17 @@
-"""The timeline JSON as bytes: each unchanged lane and task keeps its bytes, and an
+"""The timeline JSON as bytes: each unchanged lane and task keeps its part, and an
 answer can hold only what changed since a version the client already has.
 
 A poll after an append changes a lane or two and a task or none, yet the whole team
 used to be serialised again (3.5 MB on a big team). :class:`Encoder` keeps, per team,
-the last lane and task objects with their bytes and a generation number; a lane equal
-to the kept one reuses both (equality is cheap: unchanged lanes hold the very same
-span objects). The body is assembled from the parts and is byte-identical to
-``orjson.dumps(data)``. Bytes are made when first asked for: a panel's poll needs
-only the generations (which lanes changed), and after a day of history the whole body
-is tens of megabytes that only an API client reads.
+the last lane and task objects with their parts and a generation number; a lane equal
+to the kept one reuses its part (equality is cheap: unchanged lanes hold the very same
+span objects), so a part's generation says whether it changed. The body is assembled
+from the parts and is byte-identical to ``orjson.dumps(data)``. No bytes are kept: a
+panel's poll needs only the generations, and the bytes of a day's lanes are tens of
+megabytes that only an API client reads: kept, the lanes' bytes and the assembled body
+were two more copies of the timeline, each the size of the full answer and growing with
+every append. Each answer serialises what it sends (a ``since`` answer only the lanes
+and tasks that changed).
 
 Versions: generations only grow, and a part keeps its generation only while its id
 stays in every version of its team, so a version is its team and the generation
@@ -50,23 +53,21 @@ _GENERATIONS = itertools.count(1)
 
 
 class Part:
-    """One lane or task: its id, the generation of its value, and its bytes (serialised
-    when first asked for, then kept: a part is reused while its value does not change)."""
+    """One lane or task: its id, the generation of its value, and the value (the
+    timeline's own object, not a copy: a part is reused while its value does not
+    change)."""
 
-    __slots__ = ("_body", "_item", "generation", "id")
+    __slots__ = ("_item", "generation", "id")
 
     def __init__(self, part_id: str, item: Mapping[str, Any], generation: int) -> None:
         self.id = part_id
         self.generation = generation
-        self._item: Mapping[str, Any] | None = item
-        self._body: bytes | None = None
+        self._item = item
 
     @property
     def body(self) -> bytes:
-        if self._body is None:
-            self._body = orjson.dumps(self._item)
-            self._item = None  # the bytes stand for it now
-        return self._body
+        """The value serialised, made for each answer (see the module's docstring)."""
+        return orjson.dumps(self._item)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +80,9 @@ class Version:
 
 
 class WireTimeline:
-    """One timeline, serialised: the parts it is assembled from, and the body (assembled
-    when first asked for, then kept)."""
+    """One timeline, ready to serialise: the parts its body is assembled from."""
 
-    __slots__ = ("_body", "etag", "fields", "history", "lanes", "tasks", "team")
+    __slots__ = ("etag", "fields", "history", "lanes", "tasks", "team")
 
     def __init__(
         self,
@@ -102,13 +102,11 @@ class WireTimeline:
         self.tasks = tasks
         #: The versions the encoder remembers (shared, newest last).
         self.history = history
-        self._body: bytes | None = None
 
     @property
     def body(self) -> bytes:
-        if self._body is None:
-            self._body = _assemble(self.fields, {"lanes": self.lanes, "tasks": self.tasks})
-        return self._body
+        """The whole timeline, assembled for this answer (not kept: see the module)."""
+        return _assemble(self.fields, {"lanes": self.lanes, "tasks": self.tasks})
 
     def since(self, since_etag: str) -> bytes:
         """The answer to ``?since=since_etag``: only the changed lanes and tasks when the
@@ -148,7 +146,7 @@ class Encoder:
         self._history: dict[str, Version] = {}
 
     def forget(self, team_key: str) -> None:
-        """Drop a team's kept parts (its next encoding serialises every lane afresh)."""
+        """Drop a team's kept parts (its next encoding gives every lane a new part)."""
         self._teams.pop(team_key, None)
         self._last.pop(team_key, None)
 
