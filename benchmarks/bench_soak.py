@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import math
 import multiprocessing as mp
+import os
 import re
 import shutil
 import signal
@@ -480,6 +482,13 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
             f"{args.minutes:g} min",
             flush=True,
         )
+        accounts = work / "accounts.jsonl"
+        if args.accounts:  # the server writes its memory accounts (server_accounts/)
+            os.environ["PYTHONPATH"] = os.pathsep.join(
+                filter(None, [str(ACCOUNTS_DIR), os.environ.get("PYTHONPATH")])
+            )
+            os.environ["DSH_GANTT_ACCOUNTS"] = str(accounts)
+            os.environ["DSH_GANTT_ACCOUNTS_EVERY"] = str(args.report_every)
         server = Server(root)
         try:
             result = asyncio.run(soak(args, server, spec, ticks))
@@ -489,6 +498,7 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
             final_rss = rss_kib(server.proc.pid) / 1024
             server.stop()
         raw_end = raw_log_bytes(root)
+        account_lines = read_accounts(accounts) if args.accounts else []
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rows = result["rows"]
@@ -515,6 +525,9 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
         "probe": result["probe"],
         "rows": rows,
     }
+    if args.accounts:
+        summary["accounts"] = account_growth(account_lines, rows, args.warm_up)
+        summary["account_lines"] = account_lines
     print(
         f"\nappends {summary['appends']} (one every {every:g} s = "
         f"{summary['appends'] * APPEND_EVERY_S / 3600:.2f} h of appends at the real rate); "
@@ -525,7 +538,71 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
         f"the start, {raw_end / 1e6:.1f} MB at the end; RSS / raw = {summary['rss_to_raw']}",
         flush=True,
     )
+    if args.accounts:
+        print(accounts_text(summary["accounts"]), flush=True)
     return summary
+
+
+# ---------------------------------------------------------------------------
+# the server's memory accounts (--accounts)
+
+ACCOUNTS_DIR = Path(__file__).resolve().parent / "server_accounts"
+#: The accounts compared, in the order printed (see server_accounts/sitecustomize.py).
+ACCOUNTS = ("rss", "py_allocated", "py_free", "c_in_use", "c_free", "c_mapped", "tracked")
+
+
+def read_accounts(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _appends_at(rows: list[dict[str, Any]], t_s: float) -> float:
+    """The appends at ``t_s`` (linear between the soak's report rows)."""
+    points = [(0.0, 0.0)] + [(float(r["t_s"]), float(r["appends"])) for r in rows]
+    for (t0, a0), (t1, a1) in itertools.pairwise(points):
+        if t0 <= t_s <= t1 and t1 > t0:
+            return a0 + (a1 - a0) * (t_s - t0) / (t1 - t0)
+    return points[-1][1]
+
+
+def account_growth(
+    lines: list[dict[str, Any]], rows: list[dict[str, Any]], warm_up: float
+) -> dict[str, Any]:
+    """Each account's growth per append between the first line after the warm-up and
+    the last, and the tracked types that grew most."""
+    after = [line for line in lines if line["t_s"] >= warm_up]
+    if len(after) < 2:
+        return {}
+    first, last = after[0], after[-1]
+    appends = _appends_at(rows, last["t_s"]) - _appends_at(rows, first["t_s"])
+    if appends <= 0:
+        return {}
+    types = {
+        name: (last["types"].get(name, 0) - first["types"].get(name, 0)) / appends
+        for name in set(first["types"]) | set(last["types"])
+    }
+    return {
+        "from_s": first["t_s"],
+        "to_s": last["t_s"],
+        "appends": round(appends),
+        "per_append": {k: round((last[k] - first[k]) / appends, 1) for k in ACCOUNTS},
+        "types_per_append": dict(sorted(types.items(), key=lambda kv: -kv[1])[:15]),
+    }
+
+
+def accounts_text(growth: dict[str, Any]) -> str:
+    if not growth:
+        return "server accounts: fewer than two lines after the warm-up"
+    per = growth["per_append"]
+    units = {k: (f"{v / 1024:.2f} KB" if k != "tracked" else f"{v:.1f}") for k, v in per.items()}
+    types = ", ".join(f"{k} {v:.2f}" for k, v in growth["types_per_append"].items())
+    return (
+        f"server accounts per append ({growth['appends']} appends, {growth['from_s']:.0f}-"
+        f"{growth['to_s']:.0f} s): "
+        + ", ".join(f"{k} {units[k]}" for k in ACCOUNTS)
+        + f"\n  tracked objects by type per append: {types}"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -622,6 +699,12 @@ def main(argv: list[str] | None = None) -> int:
         "--root",
         type=Path,
         help="with --teams: generate the teams here once and reuse them on later runs",
+    )
+    parser.add_argument(
+        "--accounts",
+        action="store_true",
+        help="the server writes its memory accounts each report (pymalloc, the C heap, "
+        "tracked objects by type) and the growth of each per append is printed",
     )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)

@@ -1,0 +1,113 @@
+"""The server's memory accounts, written from inside ``dsh-task-gantt serve`` for
+``bench_soak.py --accounts`` (benchmark only: put on the server's ``PYTHONPATH`` by the
+bench, never by the product).
+
+Every ``DSH_GANTT_ACCOUNTS_EVERY`` seconds one JSON line to ``DSH_GANTT_ACCOUNTS``: the
+RSS; pymalloc's arenas and the bytes in its allocated and free blocks (objects up to
+512 B); the C heap's bytes in use, free and mapped apart (glibc's ``mallinfo2``: larger
+blocks, and what C libraries allocate themselves); and the objects the collector
+tracks, counted by type (the 60 most common, and every type of the plugin's own).
+Which of these grows tells where an RSS slope comes from: live small objects, live
+large blocks, or free memory the allocators keep. Counting every
+object takes the GIL for a few hundred milliseconds on a day's history, so a line costs
+a slow poll or two; the accounts are for finding a slope, not for timing one.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import gc
+import json
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+
+_OUT = os.environ.get("DSH_GANTT_ACCOUNTS")
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena", "ordblks", "smblks", "hblks", "hblkhd",
+            "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
+        )
+    ]  # fmt: skip
+
+
+def _c_heap() -> dict[str, int]:
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return {}
+    mallinfo2.restype = _MallInfo2
+    info = mallinfo2()
+    return {"c_in_use": info.uordblks, "c_free": info.fordblks, "c_mapped": info.hblkhd}
+
+
+def _pymalloc() -> dict[str, int]:
+    """pymalloc's own figures, from ``sys._debugmallocstats`` (it writes to C's stderr)."""
+    with tempfile.TemporaryFile() as out:
+        saved = os.dup(2)
+        os.dup2(out.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+
+    def figure(label: str) -> int:
+        found = re.search(re.escape(label) + r"\s*=\s*([\d,]+)", text)
+        return int(found.group(1).replace(",", "")) if found else -1
+
+    return {
+        "py_arenas": figure("# arenas allocated current"),
+        "py_allocated": figure("# bytes in allocated blocks"),
+        "py_free": figure("# bytes in available blocks"),
+    }
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return -1
+
+
+def _line(started: float) -> dict[str, object]:
+    by_type = collections.Counter(type(o) for o in gc.get_objects())
+    types = collections.Counter({t.__qualname__: n for t, n in by_type.most_common(60)})
+    for t, n in by_type.items():  # every type of the plugin's own, however few
+        if t.__module__.startswith("dsh_task_gantt"):
+            types[t.__qualname__] += 0 if t.__qualname__ in types else n
+    return {
+        "t_s": round(time.monotonic() - started, 1),
+        "rss": _rss(),
+        **_pymalloc(),
+        **_c_heap(),
+        "tracked": sum(types.values()),
+        "types": dict(types.most_common()),
+    }
+
+
+def _write_every(path: str, every: float) -> None:
+    started = time.monotonic()
+    while True:
+        time.sleep(every)
+        line = json.dumps(_line(started))
+        with open(path, "a") as out:
+            out.write(line + "\n")
+
+
+if _OUT and "serve" in sys.argv:
+    every_s = float(os.environ.get("DSH_GANTT_ACCOUNTS_EVERY", "60"))
+    threading.Thread(
+        target=_write_every, args=(_OUT, every_s), name="bench accounts", daemon=True
+    ).start()

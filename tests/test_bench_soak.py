@@ -1,0 +1,44 @@
+"""The soak benchmark still runs: a few seconds of it on a small live team, with the
+server's memory accounts.
+
+It prints figures and asserts no slope; this checks that it measured something (polls
+answered, no error, an RSS slope, and the server's own accounts read back: pymalloc,
+the C heap and the tracked objects per append), so the script cannot rot unnoticed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.kit.benchmarks import run_benchmark
+
+pytestmark = [pytest.mark.slow]
+
+
+def test_the_soak_benchmark_reads_the_servers_memory_accounts(tmp_path: Path) -> None:
+    out_json = tmp_path / "soak.json"
+    out = run_benchmark(
+        "bench_soak.py",
+        *("--team", "small", "--minutes", "0.4", "--pollers", "2", "--api-clients", "1"),
+        *("--report-every", "4", "--warm-up", "4", "--probes", "2", "--accounts"),
+        *("--json", str(out_json)),
+    )
+    assert re.search(r"errors \{\}|errors 0", out), out
+    assert "board 200" in out, out
+    summary = json.loads(out_json.read_text())
+    assert summary["requests"] > 0 and not summary["errors"], summary["errors"]
+    lines = summary["account_lines"]
+    assert len(lines) >= 3, out
+    # Each line is the server's own: its RSS, pymalloc's and the C heap's figures, and
+    # the objects it tracks (the plugin's own types among them, once it has read a team).
+    for key in ("rss", "py_allocated", "py_free", "c_in_use", "tracked"):
+        assert all(line[key] > 0 for line in lines), (key, lines[-1])
+    assert "LaneFold" in lines[-1]["types"], sorted(lines[-1]["types"])
+    growth = summary["accounts"]
+    assert growth["appends"] > 0
+    assert set(growth["per_append"]) >= {"rss", "py_allocated", "c_in_use", "tracked"}
+    assert "server accounts per append" in out, out
