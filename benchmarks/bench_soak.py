@@ -483,10 +483,14 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
             flush=True,
         )
         accounts = work / "accounts.jsonl"
-        if args.accounts:  # the server writes its memory accounts (server_accounts/)
+        if args.accounts or args.profile_out:
             os.environ["PYTHONPATH"] = os.pathsep.join(
                 filter(None, [str(ACCOUNTS_DIR), os.environ.get("PYTHONPATH")])
             )
+        if args.profile_out:  # the server profiles its event loop (server_accounts/)
+            os.environ["DSH_GANTT_PROFILE"] = str(args.profile_out.resolve())
+            os.environ["DSH_GANTT_PROFILE_FROM"] = str(args.profile_from)
+        if args.accounts:  # the server writes its memory accounts (server_accounts/)
             os.environ["DSH_GANTT_ACCOUNTS"] = str(accounts)
             os.environ["DSH_GANTT_ACCOUNTS_EVERY"] = str(args.report_every)
         server = Server(root)
@@ -705,6 +709,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the server writes its memory accounts each report (pymalloc, the C heap, "
         "tracked objects by type) and the growth of each per append is printed",
+    )
+    parser.add_argument(
+        "--profile-out",
+        type=Path,
+        help="the server writes cProfile stats of its event loop here when it stops",
+    )
+    parser.add_argument(
+        "--profile-from",
+        type=float,
+        default=0,
+        help="seconds after the server starts when --profile-out's profile begins",
     )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)

@@ -1,5 +1,5 @@
 """The soak benchmark still runs: a few seconds of it on a small live team, with the
-server's memory accounts.
+server's memory accounts and a profile of its event loop.
 
 It prints figures and asserts no slope; this checks that it measured something (polls
 answered, no error, an RSS slope, and the server's own accounts read back: pymalloc,
@@ -9,6 +9,7 @@ the C heap and the tracked objects per append), so the script cannot rot unnotic
 from __future__ import annotations
 
 import json
+import pstats
 import re
 from pathlib import Path
 
@@ -21,11 +22,12 @@ pytestmark = [pytest.mark.slow]
 
 def test_the_soak_benchmark_reads_the_servers_memory_accounts(tmp_path: Path) -> None:
     out_json = tmp_path / "soak.json"
+    profile = tmp_path / "server.pstats"
     out = run_benchmark(
         "bench_soak.py",
         *("--team", "small", "--minutes", "0.4", "--pollers", "2", "--api-clients", "1"),
         *("--report-every", "4", "--warm-up", "4", "--probes", "2", "--accounts"),
-        *("--json", str(out_json)),
+        *("--json", str(out_json), "--profile-out", str(profile), "--profile-from", "2"),
     )
     assert re.search(r"errors \{\}|errors 0", out), out
     assert "board 200" in out, out
@@ -42,3 +44,7 @@ def test_the_soak_benchmark_reads_the_servers_memory_accounts(tmp_path: Path) ->
     assert growth["appends"] > 0
     assert set(growth["per_append"]) >= {"rss", "py_allocated", "c_in_use", "tracked"}
     assert "server accounts per append" in out, out
+    # The server's event loop was profiled from 2 s in: the board polls' work is in it.
+    stats = pstats.Stats(str(profile))
+    functions = {name for _file, _line, name in stats.stats}  # type: ignore[attr-defined]
+    assert any("board" in name for name in functions), sorted(functions)

@@ -11,6 +11,10 @@ Which of these grows tells where an RSS slope comes from: live small objects, li
 large blocks, or free memory the allocators keep. Counting every
 object takes the GIL for a few hundred milliseconds on a day's history, so a line costs
 a slow poll or two; the accounts are for finding a slope, not for timing one.
+
+With ``DSH_GANTT_PROFILE`` (``bench_soak.py --profile-from S --profile-out PATH``) it
+also profiles the server's event loop from ``S`` seconds after start to its exit (say,
+the end of a compressed day and the lone probes after it) and writes cProfile's stats.
 """
 
 from __future__ import annotations
@@ -111,3 +115,37 @@ if _OUT and "serve" in sys.argv:
     threading.Thread(
         target=_write_every, args=(_OUT, every_s), name="bench accounts", daemon=True
     ).start()
+
+
+# -- a profile of the server's event loop (``bench_soak.py --profile-from S``) ----------
+
+_PROFILE = os.environ.get("DSH_GANTT_PROFILE")
+
+
+def _profile_from(path: str, from_s: float) -> None:
+    """cProfile the main thread (the event loop: every request's work) from ``from_s``
+    seconds after start until the process exits, then write the stats to ``path``. A
+    profiler is enabled for the thread it is enabled in, so a signal (handled in the
+    main thread) switches it on."""
+    import atexit
+    import cProfile
+    import signal
+
+    profile = cProfile.Profile()
+    signal.signal(signal.SIGUSR2, lambda _signum, _frame: profile.enable())
+
+    def write() -> None:
+        profile.disable()
+        profile.dump_stats(path)
+
+    atexit.register(write)
+
+    def switch_on() -> None:
+        time.sleep(from_s)
+        os.kill(os.getpid(), signal.SIGUSR2)
+
+    threading.Thread(target=switch_on, name="bench profile", daemon=True).start()
+
+
+if _PROFILE and "serve" in sys.argv:
+    _profile_from(_PROFILE, float(os.environ.get("DSH_GANTT_PROFILE_FROM", "0")))
