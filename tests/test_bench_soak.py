@@ -8,6 +8,7 @@ the C heap and the tracked objects per append), so the script cannot rot unnotic
 
 from __future__ import annotations
 
+import ctypes
 import json
 import pstats
 import re
@@ -17,7 +18,13 @@ import pytest
 
 from tests.kit.benchmarks import run_benchmark
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not hasattr(ctypes.CDLL(None), "mallinfo2"),
+        reason="the C heap's accounts need glibc's mallinfo2 (glibc 2.33 or later)",
+    ),
+]
 
 
 def test_the_soak_benchmark_reads_the_servers_memory_accounts(tmp_path: Path) -> None:

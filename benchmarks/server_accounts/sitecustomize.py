@@ -96,7 +96,7 @@ def _line(started: float) -> dict[str, object]:
         "rss": _rss(),
         **_pymalloc(),
         **_c_heap(),
-        "tracked": sum(types.values()),
+        "tracked": sum(by_type.values()),
         "types": dict(types.most_common()),
     }
 

@@ -36,8 +36,8 @@ class TimelineResult:
         asked for (a panel's poll never asks)."""
         if self.encoded is not None:
             return self.encoded
-        if self.wire is not None:
-            return self.wire.body
+        # One pass over the data (the wire's parts keep no bytes: assembling from them
+        # would serialise each lane and then copy them all into the body).
         return orjson.dumps(self.data)
 
 

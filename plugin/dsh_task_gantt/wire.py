@@ -1,4 +1,4 @@
-"""The timeline JSON as bytes: each unchanged lane and task keeps its part, and an
+"""The timeline JSON by parts: each unchanged lane and task keeps its part, and an
 answer can hold only what changed since a version the client already has.
 
 A poll after an append changes a lane or two and a task or none, yet the whole team
@@ -136,7 +136,8 @@ _Last = dict[str, tuple[tuple[Any, ...], tuple[Part, ...]]]
 
 
 class Encoder:
-    """Serialises timelines, reusing the bytes of lanes and tasks that did not change."""
+    """Splits timelines into parts, keeping the part (and generation) of each lane and
+    task that did not change."""
 
     def __init__(self) -> None:
         self._teams: dict[str, _Kept] = {}
@@ -234,8 +235,12 @@ def _parts(
         # Equal objects serialise to equal bytes (the timeline's values are typed by the
         # fold: no 1 where a True or 1.0 could stand); unchanged lanes hold the same
         # span objects, so this is mostly identity checks.
-        if old is not None and old[0] == item:
+        if old is not None and old[0] is item:
             part = old[1]
+        elif old is not None and old[0] == item:
+            # Equal, not the same object: its generation stands, its value is the new
+            # one (the old one would keep a second copy of the lane alive).
+            part = Part(item_id, item, old[1].generation)
         else:
             part = Part(item_id, item, next(_GENERATIONS))
         parts.append(part)
@@ -246,8 +251,8 @@ def _parts(
 def _assemble(
     fields: Iterable[tuple[str, bytes | None]], listed: Mapping[str, Sequence[Part]]
 ) -> bytes:
-    """The JSON object of ``fields`` (orjson's compact form), the listed ones from parts;
-    one join, so a lane's bytes are copied once."""
+    """The JSON object of ``fields`` (orjson's compact form), the listed ones from parts
+    (a ``since`` answer: the changed parts only)."""
     pieces: list[bytes] = []
     for name, value in fields:
         pieces.append(b"," if pieces else b"{")
