@@ -434,6 +434,8 @@ async def soak(
             flush=True,
         )
     await asyncio.gather(*tasks)
+    if args.profile_out and args.profile_from == "probes":
+        os.kill(pid, signal.SIGUSR2)  # the server's profile begins (server_accounts/)
     probed = await probe(server.base, session, ticks, pid, args.probes) if args.probes else {}
     for kind, figures in probed.items():
         print(
@@ -668,6 +670,12 @@ def run_teams(args: argparse.Namespace) -> dict[str, Any]:
     return {"team": args.team, "teams": args.teams, "raw_log_bytes": raw, "rows": rows}
 
 
+def _profile_from(text: str) -> str:
+    if text != "probes":
+        float(text)  # argparse says which argument was not a number
+    return text
+
+
 def _stop(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -717,9 +725,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--profile-from",
-        type=float,
-        default=0,
-        help="seconds after the server starts when --profile-out's profile begins",
+        type=_profile_from,
+        default="0",
+        help="seconds after the server starts when --profile-out's profile begins, or "
+        "'probes': when the lone probes begin (the profile is then theirs alone, with "
+        "the garbage collector's passes in PROFILE_OUT.gc.json)",
     )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)

@@ -122,30 +122,60 @@ if _OUT and "serve" in sys.argv:
 _PROFILE = os.environ.get("DSH_GANTT_PROFILE")
 
 
-def _profile_from(path: str, from_s: float) -> None:
+def _profile_from(path: str, from_s: float | None) -> None:
     """cProfile the main thread (the event loop: every request's work) from ``from_s``
-    seconds after start until the process exits, then write the stats to ``path``. A
-    profiler is enabled for the thread it is enabled in, so a signal (handled in the
-    main thread) switches it on."""
+    seconds after start (``None``: when the bench sends SIGUSR2, say as its lone probes
+    begin) until the process exits, then write the stats to ``path``, and the garbage
+    collector's passes while profiling (count, total and longest pause per generation)
+    to ``path`` + ``.gc.json``. A profiler is enabled for the thread it is enabled in, so
+    a signal (handled in the main thread) switches it on."""
     import atexit
     import cProfile
     import signal
 
     profile = cProfile.Profile()
-    signal.signal(signal.SIGUSR2, lambda _signum, _frame: profile.enable())
+    passes: dict[int, list[float]] = {}
+    began: list[float] = []
+
+    def timed(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            began[:] = [time.perf_counter()]
+        elif began:
+            pause = time.perf_counter() - began[0]
+            gen = passes.setdefault(info["generation"], [0, 0.0, 0.0])
+            gen[0] += 1
+            gen[1] += pause
+            gen[2] = max(gen[2], pause)
+
+    def switch_on(_signum: int, _frame: object) -> None:
+        gc.callbacks.append(timed)
+        profile.enable()
+
+    signal.signal(signal.SIGUSR2, switch_on)
 
     def write() -> None:
         profile.disable()
         profile.dump_stats(path)
+        with open(path + ".gc.json", "w") as out:
+            json.dump(
+                {
+                    str(g): {"passes": n, "total_ms": round(t * 1e3), "max_ms": round(m * 1e3)}
+                    for g, (n, t, m) in sorted(passes.items())
+                },
+                out,
+            )
 
     atexit.register(write)
+    if from_s is None:
+        return
 
-    def switch_on() -> None:
+    def wake() -> None:
         time.sleep(from_s)
         os.kill(os.getpid(), signal.SIGUSR2)
 
-    threading.Thread(target=switch_on, name="bench profile", daemon=True).start()
+    threading.Thread(target=wake, name="bench profile", daemon=True).start()
 
 
 if _PROFILE and "serve" in sys.argv:
-    _profile_from(_PROFILE, float(os.environ.get("DSH_GANTT_PROFILE_FROM", "0")))
+    _from = os.environ.get("DSH_GANTT_PROFILE_FROM", "0")
+    _profile_from(_PROFILE, None if _from == "probes" else float(_from))
