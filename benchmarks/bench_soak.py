@@ -485,17 +485,18 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
             flush=True,
         )
         accounts = work / "accounts.jsonl"
+        env = dict(os.environ)  # the server's: this process's, and what it is told below
         if args.accounts or args.profile_out:
-            os.environ["PYTHONPATH"] = os.pathsep.join(
+            env["PYTHONPATH"] = os.pathsep.join(
                 filter(None, [str(ACCOUNTS_DIR), os.environ.get("PYTHONPATH")])
             )
         if args.profile_out:  # the server profiles its event loop (server_accounts/)
-            os.environ["DSH_GANTT_PROFILE"] = str(args.profile_out.resolve())
-            os.environ["DSH_GANTT_PROFILE_FROM"] = str(args.profile_from)
+            env["DSH_GANTT_PROFILE"] = str(args.profile_out.resolve())
+            env["DSH_GANTT_PROFILE_FROM"] = str(args.profile_from)
         if args.accounts:  # the server writes its memory accounts (server_accounts/)
-            os.environ["DSH_GANTT_ACCOUNTS"] = str(accounts)
-            os.environ["DSH_GANTT_ACCOUNTS_EVERY"] = str(args.report_every)
-        server = Server(root)
+            env["DSH_GANTT_ACCOUNTS"] = str(accounts)
+            env["DSH_GANTT_ACCOUNTS_EVERY"] = str(args.report_every)
+        server = Server(root, env=env)
         try:
             result = asyncio.run(soak(args, server, spec, ticks))
         finally:

@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -158,7 +159,15 @@ class Server:
     and without a ``cache_dir`` it neither reads nor writes a lane cache (nor touches
     the user's own). ``stop()`` ends it as DSH does (SIGTERM: it writes its cache)."""
 
-    def __init__(self, root: Path, *, warm_up: bool = False, cache_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        warm_up: bool = False,
+        cache_dir: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """``env``: the server's environment (default: this process's)."""
         self.port = free_port()
         self.proc = subprocess.Popen(
             [
@@ -175,6 +184,7 @@ class Server:
             ],
             stdout=subprocess.DEVNULL,
             stderr=_server_log(),
+            env=None if env is None else dict(env),
         )
         self.base = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 30
