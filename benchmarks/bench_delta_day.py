@@ -102,7 +102,7 @@ def dataset(root: Path, team: str, hours: float) -> Path:
     print(f"generated the {team} team in {time.monotonic() - t0:.0f} s", flush=True)
     live = LiveTeam(sessions, spec)
     if span:
-        prewrite(live, span)
+        prewrite(live, spec.last_event_time, span)
     live.spec().dump(root / SPEC)
     made.write_text(json.dumps(want))
     return root

@@ -55,7 +55,7 @@ def measure(hours: float, ticks: int) -> dict[str, float]:
         spec = generate_recent_team(root, TEAMS["big"], ends_ms=int(time.time() * 1000) - span)
         spec.dump(work / "spec.json")
         live = LiveTeam(root, TeamSpec.load(work / "spec.json", root=str(root)))
-        prewrite(live, span)
+        prewrite(live, spec.last_event_time, span)
         raw = raw_log_bytes(root)
         clear_memos()
         client = TestClient(

@@ -2,8 +2,10 @@
 
 A real server (``dsh-task-gantt serve``: the embedded host, uvicorn on loopback, in a
 child process), a writer in another child process (``LiveTeam``: each tick a lead step
-and a message, a task move or a teammate's turn, every ``--every`` seconds; 10x faster
-with ``--compressed``), and in this process asyncio httpx clients doing what the panel
+and a message, a task move or a teammate's turn, every 2 s; ``--compression`` times
+faster with ``--compressed`` until ``--history-hours`` of appends are in, each
+timestamped as at the real rate, so the server reads a working day written in minutes;
+``--dense`` timestamps them by the wall clock instead), and in this process asyncio httpx clients doing what the panel
 and an API client really do, each every 2 s:
 
 - panel pollers (``--pollers``): open ``/panel`` once, then poll ``/panel/board`` with
@@ -99,34 +101,59 @@ def _write(
     ticks: Any,
     prewrite_ms: int = 0,
     ready: Any = None,
+    dense: bool = False,
 ) -> None:
     """``prewrite_ms`` of history first (see :func:`prewrite`), then a tick every
-    ``every_s`` for ``fast_ticks`` ticks, then at the real rate."""
-    live = LiveTeam(Path(root), TeamSpec.load(Path(spec_path), root=root))
+    ``every_s`` for ``fast_ticks`` ticks, then at the real rate.
+
+    The fast ticks are timestamped as a day at the real rate would have been (each
+    ``APPEND_EVERY_S`` after the one before, from where the team's history ends, which
+    :func:`run_soak` places so that they reach now as the fast ticks end): the log the
+    server reads is a working day, written in minutes. ``dense``: timestamped by the wall
+    clock instead (``--compressed`` before this option: a day's appends inside the
+    run's own minutes, 20 a second, which no team writes: a chunk of the board then
+    holds thousands of turns)."""
+    spec = TeamSpec.load(Path(spec_path), root=root)
+    live = LiveTeam(Path(root), spec)
+    at_ms = spec.last_event_time
     if prewrite_ms:
-        prewrite(live, prewrite_ms)
+        at_ms = prewrite(live, at_ms, prewrite_ms)
     if ready is not None:
         ready.set()
     next_at = time.monotonic()
     while not stop.is_set():
-        live.tick(int(time.time() * 1000))
+        fast = ticks.value < fast_ticks
+        at_ms = at_ms + round(APPEND_EVERY_S * 1000) if fast and not dense else now_ms()
+        live.tick(at_ms)
         with ticks.get_lock():
             ticks.value += 1
             done = ticks.value
         next_at += every_s if done < fast_ticks else APPEND_EVERY_S
         if done == fast_ticks:
             next_at = time.monotonic() + APPEND_EVERY_S
+            if not dense:  # the writer may have fallen behind the wall clock
+                print(
+                    f"the compressed history's last tick is {(now_ms() - at_ms) / 1000:.0f} s "
+                    "before now; the real rate goes on from now",
+                    flush=True,
+                )
         stop.wait(max(next_at - time.monotonic(), 0.0))
 
 
-def prewrite(live: LiveTeam, span_ms: int) -> int:
-    """The appends the writer would have made over the ``span_ms`` before now at the
-    real rate (each tick timestamped as it would have been), written as fast as the
-    writer can, before the server starts: a day of history in minutes."""
-    now = int(time.time() * 1000)
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def prewrite(live: LiveTeam, after_ms: int, span_ms: int) -> int:
+    """The appends the writer would have made over the ``span_ms`` after ``after_ms``
+    (where the team's history ends) at the real rate, each tick timestamped as it would
+    have been, written as fast as the writer can, before the server starts: a day of
+    history in a minute. Returns the last tick's time."""
     t0 = time.monotonic()
+    step = round(APPEND_EVERY_S * 1000)
+    at = after_ms
     ticks = 0
-    for at in range(now - span_ms, now, round(APPEND_EVERY_S * 1000)):
+    for at in range(after_ms + step, after_ms + span_ms + 1, step):
         live.tick(at)
         ticks += 1
     print(
@@ -134,7 +161,7 @@ def prewrite(live: LiveTeam, span_ms: int) -> int:
         f"{time.monotonic() - t0:.0f} s",
         flush=True,
     )
-    return ticks
+    return at
 
 
 # ---------------------------------------------------------------------------
@@ -457,20 +484,22 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
     try:
         root = work / "sessions"
         root.mkdir()
-        before = round(args.prewritten_hours * 3_600_000)
-        spec = generate_recent_team(
-            root, TEAMS[args.team], ends_ms=int(time.time() * 1000) - before
-        )
+        prewritten = round(args.prewritten_hours * 3_600_000)
+        every = APPEND_EVERY_S / (args.compression if args.compressed else 1)
+        # Compressed: the appends of ``--history-hours`` at the real rate, as fast as
+        # that, then the real rate (the latency after a day is measured there). Their
+        # times are a day's (see ``_write``), so the team's own history ends that day
+        # less the minutes the fast ticks take before now.
+        fast = round(args.history_hours * 3600 / APPEND_EVERY_S) if args.compressed else 0
+        ahead = 0 if args.dense else round(fast * (APPEND_EVERY_S - every) * 1000)
+        spec = generate_recent_team(root, TEAMS[args.team], ends_ms=now_ms() - prewritten - ahead)
         spec.dump(work / "spec.json")
         ctx = mp.get_context("spawn")
         stop, ticks, ready = ctx.Event(), ctx.Value("i", 0), ctx.Event()
-        every = APPEND_EVERY_S / (args.compression if args.compressed else 1)
-        # Compressed: the appends of ``--history-hours`` at the real rate, as fast as
-        # that, then the real rate (the latency after a day is measured there).
-        fast = round(args.history_hours * 3600 / APPEND_EVERY_S) if args.compressed else 0
         writer = ctx.Process(
             target=_write,
-            args=(str(root), str(work / "spec.json"), every, fast, stop, ticks, before, ready),
+            args=(str(root), str(work / "spec.json"), every, fast, stop, ticks, prewritten),
+            kwargs={"ready": ready, "dense": args.dense},
         )
         writer.start()
         while not ready.wait(1.0):  # the history written before the server starts
@@ -514,6 +543,7 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
     summary = {
         "team": args.team,
         "compressed": args.compressed,
+        "dense": args.dense,
         "minutes": args.minutes,
         "append_every_s": every,
         "appends": rows[-1]["appends"] if rows else 0,
@@ -692,6 +722,12 @@ def main(argv: list[str] | None = None) -> int:
         "then at the real rate",
     )
     parser.add_argument("--compression", type=float, default=COMPRESSION)
+    parser.add_argument(
+        "--dense",
+        action="store_true",
+        help="with --compressed: timestamp the fast appends by the wall clock (a day's "
+        "appends inside the run's minutes), not as a day at the real rate would have been",
+    )
     parser.add_argument("--history-hours", type=float, default=24)
     parser.add_argument(
         "--prewritten-hours",
