@@ -196,7 +196,7 @@ def main() -> None:
         polls()
         if args.floor:
             if tick in (args.first, args.last):
-                floors[tick] = measure_floor(polls, alone=True)
+                floors[tick] = measure_floor(polls)
                 print(f"tick {tick} ({time.monotonic() - t0:.0f} s): {floors[tick].line()}")
             continue
         if args.curve:
@@ -349,21 +349,21 @@ def _census() -> dict[str, tuple[int, int]]:
     return out
 
 
-def measure_floor(polls: Any, *, alone: bool) -> Floor:
+def measure_floor(polls: Any) -> Floor:
     blocks, rss = _settled()
     held: list[tuple[int, int, str]] = []
-    if alone:  # each cache emptied after the other, the largest first
-        for m in sorted(memo_mod._ALL, key=len, reverse=True):
-            entries, before = len(m), sys.getallocatedblocks()
-            name = _memo_name(m)
-            m.clear()
-            gc.collect()
-            held.append((before - sys.getallocatedblocks(), entries, name))
-        for cache in _lru_caches():
-            entries, before = cache.cache_info().currsize, sys.getallocatedblocks()
-            cache.cache_clear()
-            gc.collect()
-            held.append((before - sys.getallocatedblocks(), entries, f"{cache.__qualname__}()"))
+    # Each cache emptied after the other, the largest first: what each held alone.
+    for m in sorted(memo_mod._ALL, key=len, reverse=True):
+        entries, before = len(m), sys.getallocatedblocks()
+        name = _memo_name(m)
+        m.clear()
+        gc.collect()
+        held.append((before - sys.getallocatedblocks(), entries, name))
+    for cache in _lru_caches():
+        entries, before = cache.cache_info().currsize, sys.getallocatedblocks()
+        cache.cache_clear()
+        gc.collect()
+        held.append((before - sys.getallocatedblocks(), entries, f"{cache.__qualname__}()"))
     memo_mod.clear_memos()
     for cache in _lru_caches():
         cache.cache_clear()

@@ -5,8 +5,8 @@ child process), a writer in another child process (``LiveTeam``: each tick a lea
 and a message, a task move or a teammate's turn, every 2 s; ``--compression`` times
 faster with ``--compressed`` until ``--history-hours`` of appends are in, each
 timestamped as at the real rate, so the server reads a working day written in minutes;
-``--dense`` timestamps them by the wall clock instead), and in this process asyncio httpx clients doing what the panel
-and an API client really do, each every 2 s:
+``--dense`` timestamps them by the wall clock instead), and in this process asyncio
+httpx clients doing what the panel and an API client really do, each every 2 s:
 
 - panel pollers (``--pollers``): open ``/panel`` once, then poll ``/panel/board`` with
   what ``panel.js`` sends (the view form ``from, to, follow, w, list, lp, turns, tp, at`` and

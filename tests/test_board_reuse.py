@@ -776,7 +776,7 @@ def _fresh_panel(
     return replay, app, TestClient(app)
 
 
-def test_polls_over_appends_keep_each_lanes_last_two_versions_only(
+def test_polls_over_appends_keep_a_few_versions_per_lane_not_one_per_append(
     story: tuple[LiveTeam, TimelineService, list[int], str, int],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
