@@ -48,6 +48,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_soak import _INPUT, KINDS, PREFIX, PollerKind, board_params, raw_log_bytes, unescape
+from process_memory import rss_kib
 from starlette.testclient import TestClient
 from teams import TEAMS, generate_recent_team
 
@@ -286,13 +287,7 @@ def main() -> None:
 
 def rss_mb() -> float:
     """This process's resident set, from /proc (0 where there is none)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+    return rss_kib() / 1024
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,8 @@ import zstandard
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_timeline import Server, cpu_s, rss_kib  # the same child-process host
+from bench_timeline import Server, cpu_s  # the same child-process host
+from process_memory import rss_kib
 from teams import TEAMS, generate_recent_team
 
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec

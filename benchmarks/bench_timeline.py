@@ -49,6 +49,7 @@ import zstandard
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec, generate_team
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from process_memory import rss_kib
 from teams import TEAMS, generate_recent_team
 
 API = "/plugins/dsh-task-gantt/api/timeline"
@@ -65,13 +66,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 def cpu_s(pid: int) -> float:

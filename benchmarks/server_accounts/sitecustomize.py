@@ -20,7 +20,6 @@ the end of a compressed day and the lone probes after it) and writes cProfile's 
 from __future__ import annotations
 
 import collections
-import ctypes
 import gc
 import json
 import os
@@ -30,27 +29,12 @@ import tempfile
 import threading
 import time
 
+# benchmarks/ last on the path: its process_memory is import-light, and nothing there
+# may shadow what the server imports.
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from process_memory import c_heap, rss_kib
+
 _OUT = os.environ.get("DSH_GANTT_ACCOUNTS")
-
-
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [
-        (name, ctypes.c_size_t)
-        for name in (
-            "arena", "ordblks", "smblks", "hblks", "hblkhd",
-            "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
-        )
-    ]  # fmt: skip
-
-
-def _c_heap() -> dict[str, int]:
-    try:
-        mallinfo2 = ctypes.CDLL(None).mallinfo2
-    except (OSError, AttributeError):
-        return {}
-    mallinfo2.restype = _MallInfo2
-    info = mallinfo2()
-    return {"c_in_use": info.uordblks, "c_free": info.fordblks, "c_mapped": info.hblkhd}
 
 
 def _pymalloc() -> dict[str, int]:
@@ -77,14 +61,6 @@ def _pymalloc() -> dict[str, int]:
     }
 
 
-def _rss() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return -1
-
-
 def _line(started: float) -> dict[str, object]:
     by_type = collections.Counter(type(o) for o in gc.get_objects())
     types = collections.Counter({t.__qualname__: n for t, n in by_type.most_common(60)})
@@ -93,9 +69,9 @@ def _line(started: float) -> dict[str, object]:
             types[t.__qualname__] += 0 if t.__qualname__ in types else n
     return {
         "t_s": round(time.monotonic() - started, 1),
-        "rss": _rss(),
+        "rss": rss_kib() * 1024,
         **_pymalloc(),
-        **_c_heap(),
+        **c_heap(),
         "tracked": sum(by_type.values()),
         "types": dict(types.most_common()),
     }
