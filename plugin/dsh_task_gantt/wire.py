@@ -5,8 +5,9 @@ A poll after an append changes a lane or two and a task or none, yet the whole t
 used to be serialised again (3.5 MB on a big team). :class:`Encoder` keeps, per team,
 the last lane and task objects with their parts and a generation number; a lane equal
 to the kept one reuses its part (equality is cheap: unchanged lanes hold the very same
-span objects), so a part's generation says whether it changed. The body is assembled
-from the parts and is byte-identical to ``orjson.dumps(data)``. No bytes are kept: a
+span objects), so a part's generation says whether it changed. A body is one
+``orjson.dumps`` of the fields in order with the parts' values, byte-identical to
+``orjson.dumps(data)`` (with ``delta`` last for a ``since`` answer). No bytes are kept: a
 panel's poll needs only the generations, and the bytes of a day's lanes are tens of
 megabytes that only an API client reads: kept, the lanes' bytes and the assembled body
 were two more copies of the timeline, each the size of the full answer and growing with
@@ -29,7 +30,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +45,8 @@ VERSIONS_KEPT = 128
 #: Teams whose last lanes and tasks are kept for reuse (the service also forgets a team
 #: here when it forgets its build). Each holds one version of its team's parts.
 TEAMS_KEPT = 64
+#: A field's value in :attr:`WireTimeline.fields` when its entries are parts.
+LISTED_HERE: Any = object()
 #: What an etag looks like inside its quotes (the service's are 32 hex digits).
 _ETAG_CORE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
@@ -65,9 +68,9 @@ class Part:
         self._item = item
 
     @property
-    def body(self) -> bytes:
-        """The value serialised, made for each answer (see the module's docstring)."""
-        return orjson.dumps(self._item)
+    def item(self) -> Mapping[str, Any]:
+        """The value (the timeline's own object: never to be mutated)."""
+        return self._item
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,15 +91,15 @@ class WireTimeline:
         self,
         team: str,
         etag: str,
-        fields: tuple[tuple[str, bytes | None], ...],
+        fields: tuple[tuple[str, Any], ...],
         lanes: tuple[Part, ...],
         tasks: tuple[Part, ...],
         history: Mapping[str, Version],
     ) -> None:
         self.team = team
         self.etag = etag
-        #: Every top-level field in the data's order with its value's bytes; ``None``
-        #: for the listed ones (their parts are below).
+        #: Every top-level field in the data's order with its value (the data's own
+        #: object); :data:`LISTED_HERE` for the listed ones (their parts are below).
         self.fields = fields
         self.lanes = lanes
         self.tasks = tasks
@@ -105,8 +108,8 @@ class WireTimeline:
 
     @property
     def body(self) -> bytes:
-        """The whole timeline, assembled for this answer (not kept: see the module)."""
-        return _assemble(self.fields, {"lanes": self.lanes, "tasks": self.tasks})
+        """The whole timeline, serialised for this answer (not kept: see the module)."""
+        return self._serialised({"lanes": self.lanes, "tasks": self.tasks})
 
     def since(self, since_etag: str) -> bytes:
         """The answer to ``?since=since_etag``: only the changed lanes and tasks when the
@@ -114,19 +117,36 @@ class WireTimeline:
         lane_ids = [p.id for p in self.lanes]
         task_ids = [p.id for p in self.tasks]
         old = self.history.get(since_etag)
-        if (
+        known = not (
             old is None
             or old.team != self.team
             or len(set(lane_ids)) < len(lane_ids)
             or len(set(task_ids)) < len(task_ids)
-        ):
-            return with_delta(self.body, since_etag, False, lane_ids, task_ids)
-        changed = {
-            "lanes": [p for p in self.lanes if p.generation > old.mark],
-            "tasks": [p for p in self.tasks if p.generation > old.mark],
+        )
+        listed: Mapping[str, Sequence[Part]]
+        if old is not None and known:
+            listed = {
+                "lanes": [p for p in self.lanes if p.generation > old.mark],
+                "tasks": [p for p in self.tasks if p.generation > old.mark],
+            }
+        else:
+            listed = {"lanes": self.lanes, "tasks": self.tasks}
+        delta = {"since": since_etag, "known": known, "laneIds": lane_ids, "taskIds": task_ids}
+        return self._serialised(listed, delta)
+
+    def _serialised(
+        self, listed: Mapping[str, Sequence[Part]], delta: dict[str, Any] | None = None
+    ) -> bytes:
+        """The JSON object of the fields in order, the listed ones from ``listed``'s
+        parts (a ``since`` answer: the changed ones only), ``delta`` last: one pass of
+        orjson, no pieces joined."""
+        data = {
+            name: [p.item for p in listed[name]] if value is LISTED_HERE else value
+            for name, value in self.fields
         }
-        body = _assemble(self.fields, changed)
-        return with_delta(body, since_etag, True, lane_ids, task_ids)
+        if delta is not None:
+            data["delta"] = delta
+        return orjson.dumps(data)
 
 
 #: Per listed field, the last object of each id with its part.
@@ -154,7 +174,7 @@ class Encoder:
     def encode(self, team_key: str, data: Mapping[str, Any], etag: str) -> WireTimeline:
         kept = self._teams.pop(team_key, None) or {}
         last = self._last.pop(team_key, None) or {}
-        fields: list[tuple[str, bytes | None]] = []
+        fields: list[tuple[str, Any]] = []
         parts: dict[str, tuple[Part, ...]] = {name: () for name in LISTED}
         for name, value in data.items():
             same = last.get(name) if name in LISTED else None
@@ -162,14 +182,14 @@ class Encoder:
                 # The very items of the last encoding (each was listable, and the
                 # timeline's values are never mutated): their parts as they were.
                 parts[name] = same[1]
-                fields.append((name, None))
+                fields.append((name, LISTED_HERE))
             elif name in LISTED and _listable(value):
                 parts[name], kept[name] = _parts(value, kept.get(name, {}))
                 last[name] = (tuple(value), parts[name])
-                fields.append((name, None))
+                fields.append((name, LISTED_HERE))
             else:
                 last.pop(name, None)
-                fields.append((name, orjson.dumps(value)))
+                fields.append((name, value))
         self._teams[team_key] = kept
         self._last[team_key] = last
         if len(self._teams) > TEAMS_KEPT:
@@ -246,25 +266,3 @@ def _parts(
         parts.append(part)
         keep.setdefault(item_id, (item, part))
     return tuple(parts), keep
-
-
-def _assemble(
-    fields: Iterable[tuple[str, bytes | None]], listed: Mapping[str, Sequence[Part]]
-) -> bytes:
-    """The JSON object of ``fields`` (orjson's compact form), the listed ones from parts
-    (a ``since`` answer: the changed parts only)."""
-    pieces: list[bytes] = []
-    for name, value in fields:
-        pieces.append(b"," if pieces else b"{")
-        pieces.append(orjson.dumps(name) + b":")
-        if value is not None:
-            pieces.append(value)
-            continue
-        pieces.append(b"[")
-        for i, part in enumerate(listed[name]):
-            if i:
-                pieces.append(b",")
-            pieces.append(part.body)
-        pieces.append(b"]")
-    pieces.append(b"}" if pieces else b"{}")
-    return b"".join(pieces)
