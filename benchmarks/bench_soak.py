@@ -620,12 +620,20 @@ def account_growth(
         name: (last["types"].get(name, 0) - first["types"].get(name, 0)) / appends
         for name in set(first["types"]) | set(last["types"])
     }
+    first_shapes, last_shapes = first.get("shapes", {}), last.get("shapes", {})
+    shapes = {
+        name: (last_shapes.get(name, 0) - first_shapes.get(name, 0)) / appends
+        for name in set(first_shapes) | set(last_shapes)
+    }
     return {
         "from_s": first["t_s"],
         "to_s": last["t_s"],
         "appends": round(appends),
         "per_append": {k: round((last[k] - first[k]) / appends, 1) for k in ACCOUNTS},
         "types_per_append": dict(sorted(types.items(), key=lambda kv: -kv[1])[:15]),
+        # Of the most common shapes in both lines (a shape that left the top 80 in one
+        # of them counts as none there).
+        "shapes_per_append": dict(sorted(shapes.items(), key=lambda kv: -kv[1])[:15]),
     }
 
 
@@ -635,11 +643,13 @@ def accounts_text(growth: dict[str, Any]) -> str:
     per = growth["per_append"]
     units = {k: (f"{v / 1024:.2f} KB" if k != "tracked" else f"{v:.1f}") for k, v in per.items()}
     types = ", ".join(f"{k} {v:.2f}" for k, v in growth["types_per_append"].items())
+    shapes = ", ".join(f"{k} {v:.2f}" for k, v in growth.get("shapes_per_append", {}).items())
     return (
         f"server accounts per append ({growth['appends']} appends, {growth['from_s']:.0f}-"
         f"{growth['to_s']:.0f} s): "
         + ", ".join(f"{k} {units[k]}" for k in ACCOUNTS)
         + f"\n  tracked objects by type per append: {types}"
+        + f"\n  tracked tuples and dicts by shape per append: {shapes}"
     )
 
 

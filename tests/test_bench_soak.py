@@ -47,6 +47,7 @@ def test_the_soak_benchmark_reads_the_servers_memory_accounts(tmp_path: Path) ->
     for key in ("rss", "py_allocated", "py_free", "c_in_use", "tracked"):
         assert all(line[key] > 0 for line in lines), (key, lines[-1])
     assert "LaneFold" in lines[-1]["types"], sorted(lines[-1]["types"])
+    assert any(shape.startswith("tuple") for shape in lines[-1]["shapes"]), lines[-1]["shapes"]
     growth = summary["accounts"]
     assert growth["appends"] > 0
     assert set(growth["per_append"]) >= {"rss", "py_allocated", "c_in_use", "tracked"}

@@ -6,7 +6,8 @@ Every ``DSH_GANTT_ACCOUNTS_EVERY`` seconds one JSON line to ``DSH_GANTT_ACCOUNTS
 RSS; pymalloc's arenas and the bytes in its allocated and free blocks (objects up to
 512 B); the C heap's bytes in use, free and mapped apart (glibc's ``mallinfo2``: larger
 blocks, and what C libraries allocate themselves); and the objects the collector
-tracks, counted by type (the 60 most common, and every type of the plugin's own).
+tracks, counted by type (the 60 most common, and every type of the plugin's own), and
+the tracked tuples and dicts by shape (:func:`_shape`).
 Which of these grows tells where an RSS slope comes from: live small objects, live
 large blocks, or free memory the allocators keep. Counting every
 object takes the GIL for a few hundred milliseconds on a day's history, so a line costs
@@ -61,12 +62,27 @@ def _pymalloc() -> dict[str, int]:
     }
 
 
+def _shape(obj: object) -> str | None:
+    """A tuple's length and first items' types, a dict's first keys: which of the many
+    tuples and dicts grew (their holders are told apart by shape)."""
+    if type(obj) is tuple:
+        size = str(len(obj)) if len(obj) <= 8 else "9+"
+        return f"tuple{size}(" + ",".join(type(x).__name__ for x in obj[:3]) + ")"
+    if type(obj) is dict:
+        keys = [k if type(k) is str and len(k) <= 16 else f"<{type(k).__name__}>" for k in obj]
+        return "dict{" + ",".join(sorted(set(keys))[:5]) + "}" if keys else "dict{}"
+    return None
+
+
 def _line(started: float) -> dict[str, object]:
-    by_type = collections.Counter(type(o) for o in gc.get_objects())
+    objects = gc.get_objects()
+    by_type = collections.Counter(map(type, objects))
     types = collections.Counter({t.__qualname__: n for t, n in by_type.most_common(60)})
     for t, n in by_type.items():  # every type of the plugin's own, however few
         if t.__module__.startswith("dsh_task_gantt"):
             types[t.__qualname__] += 0 if t.__qualname__ in types else n
+    shapes = collections.Counter(filter(None, map(_shape, objects)))
+    del objects
     return {
         "t_s": round(time.monotonic() - started, 1),
         "rss": rss_kib() * 1024,
@@ -74,6 +90,7 @@ def _line(started: float) -> dict[str, object]:
         **c_heap(),
         "tracked": sum(by_type.values()),
         "types": dict(types.most_common()),
+        "shapes": dict(shapes.most_common(80)),
     }
 
 
