@@ -16,6 +16,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -812,6 +813,40 @@ def test_polls_over_appends_keep_a_few_versions_per_lane_not_one_per_append(
     assert len(app.panel._lanes) <= 2 * lanes * len(VIEWS)
     moments = app.panel._moments._moments.items()
     assert 0 < sum(1 for (_, at), _ in moments if at == middle) <= 2
+    clear_memos()
+
+
+def test_a_tasks_moves_keep_its_last_few_rows_not_one_per_move(
+    story: tuple[LiveTeam, TimelineService, list[int], str, int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Tasks move as the team works (each move is a new value, so a new row): the task
+    rows' memo keeps each task's last TASK_ROW_VERSIONS rows, not every row it ever had
+    until the entry bound (which filled for hours in the soak), and the board drawn
+    from it is the cold one's."""
+    live, service, clock, lead, middle = story
+    replay, _app, client = _fresh_panel(clock, monkeypatch)
+    values_seen: dict[Any, set[Any]] = {}
+    for result in _builds_after_appends(live, service, clock, lead, 60, gap_every=7):
+        replay.result = result
+        for task in result.data["tasks"]:
+            values_seen.setdefault(task["id"], set()).add(orjson.dumps(task))
+        for view in _views(result, middle)[:3]:
+            client.get(f"{PREFIX}/panel/board", params={"session": lead, **view})
+    # The story's tasks moved often enough to tell: one has had more rows than kept.
+    assert max(map(len, values_seen.values())) > view_model.TASK_ROW_VERSIONS
+    rows_by_task: dict[Any, int] = {}
+    for key in view_model._TASK_ROWS._entries:
+        _value, position, start, roster_key, _graph = key
+        rows_by_task[(position, start, roster_key)] = (
+            rows_by_task.get((position, start, roster_key), 0) + 1
+        )
+    assert rows_by_task and max(rows_by_task.values()) <= view_model.TASK_ROW_VERSIONS
+    # What the kept rows draw is what a cold panel draws.
+    warm = client.get(f"{PREFIX}/panel/board", params={"session": lead, "w": "280", "follow": "1"})
+    clear_memos()
+    cold = client.get(f"{PREFIX}/panel/board", params={"session": lead, "w": "280", "follow": "1"})
+    assert _untokened(warm.text) == _untokened(cold.text)
     clear_memos()
 
 

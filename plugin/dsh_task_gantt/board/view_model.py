@@ -745,9 +745,17 @@ def _with_graph(
 #: the roster and what the graph says of its blockers, with "now" for the rows that
 #: reach it (an unfinished task): a poll after an append rebuilds the rows of the tasks
 #: that moved or run on, not all of them. Bounded by entries (each a row of a few
-#: moves, and its task's bytes); the rows in use are refreshed.
+#: moves, and its task's bytes); the rows in use are refreshed. A task (of a roster, on
+#: an extent) keeps its last TASK_ROW_VERSIONS rows: each move makes a new one and the
+#: older ones are never asked for again (but by a replay cursor, whose row is made
+#: again when it was dropped), yet they filled the entry bound for hours
+#: (benchmarks/bench_soak.py: ~1.5 rows an append).
 TASK_ROWS_KEPT = TASK_ENTRIES_KEPT
-_TASK_ROWS: Memo[tuple[Any, ...], tuple[TaskRow, int | None, int]] = Memo(TASK_ROWS_KEPT, lru=True)
+#: A task's rows kept: the live view's, a replay cursor's, and one move behind.
+TASK_ROW_VERSIONS = 3
+_TASK_ROWS: Memo[tuple[Any, ...], tuple[TaskRow, int | None, int]] = Memo(
+    TASK_ROWS_KEPT, lru=True, per_slot=TASK_ROW_VERSIONS
+)
 
 
 def _graph_key(task: Mapping[str, Any], graph: GraphContext) -> tuple[Any, ...] | None:
@@ -774,6 +782,7 @@ def _task_row_of(
     to it."""
     start, end = plan.extent
     key = None
+    slot = (as_str(task.get("id")), start, plan.roster_key)
     if value is not None:
         key = (value, position, start, plan.roster_key, _graph_key(task, graph))
         hit = _TASK_ROWS.get(key)
@@ -784,14 +793,14 @@ def _task_row_of(
                     return row
                 moved = _moved_row(row, start, end)
                 if moved is not None:
-                    _TASK_ROWS.put(key, (moved, None, end))
+                    _TASK_ROWS.put(key, (moved, None, end), slot=slot)
                     return moved
     row = _task_row(task, position, plan.roster, plan.extent, plan.clamp_to)
     row = _with_graph(row, task, position, graph, plan)
     if key is not None:
         # Only an unfinished life or an open run reaches "now" (clamp_to): the others'
         # rows hold at every poll.
-        _TASK_ROWS.put(key, (row, plan.clamp_to if _runs_on(row) else None, end))
+        _TASK_ROWS.put(key, (row, plan.clamp_to if _runs_on(row) else None, end), slot=slot)
     return row
 
 
