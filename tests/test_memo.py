@@ -270,8 +270,9 @@ def test_the_process_wide_lru_caches_keep_their_size_when_filled_past_it() -> No
     finally:
         tracemalloc.stop()
         text._preview.cache_clear()
-    # Keyed by whole bodies (15 KB each) the cache would hold ~120 MB.
-    assert held < 16 * 1024 * 1024
+    # Keyed by whole bodies (15 KB each) the cache would hold 15 KB an entry; by their
+    # first PREVIEW_SOURCE characters it holds under 2 KB an entry.
+    assert held < text.PREVIEWS_KEPT * 2 * 1024
 
     from dsh_task_gantt.timeline import roster
 

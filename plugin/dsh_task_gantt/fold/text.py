@@ -82,11 +82,12 @@ def capped_body(raw: str) -> tuple[str, int]:
 
 #: The characters of a body a preview is made from (it is cut far shorter anyway).
 PREVIEW_SOURCE = 512
-#: Previews kept: each poll previews every message again, and bodies rarely change.
-#: A key is at most PREVIEW_SOURCE characters, so a full cache is ~7 MB (measured) however long
-#: the bodies of the teams opened since (keyed by whole bodies, up to MESSAGE_BODY_CAP
-#: each, it could hold over 100 MB of bodies no kept team holds any more).
-PREVIEWS_KEPT = 8192
+#: Previews kept: a message's two marks (sender's and recipient's lane) share one, and
+#: a lane drawn again soon after reuses its own. A build carries its drawn messages on
+#: from the last one, so a day's messages are not previewed again at each poll: a larger
+#: cache only kept a copy of each message's first PREVIEW_SOURCE characters (~0.8 KB an
+#: entry: 8,192 of them were ~7 MB, filled over the hours of a busy team's day).
+PREVIEWS_KEPT = 1024
 
 
 def preview(raw: str) -> str:

@@ -539,10 +539,9 @@ def _draw_relays(
         else:
             tally["sender outside"] += 1
             places = [recipient]
+        shown = preview(item.body)  # one preview for both its marks
         for lane in places:
             direction = "outgoing" if lane is sender and lane is not recipient else "incoming"
-            span = message_mark(
-                ident, item.when, src, dst, direction, preview(item.body), session, item.when
-            )
+            span = message_mark(ident, item.when, src, dst, direction, shown, session, item.when)
             if lane.add(span):
                 c.message_marks += 1
