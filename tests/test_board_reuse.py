@@ -850,6 +850,20 @@ def test_a_tasks_moves_keep_its_last_few_rows_not_one_per_move(
     clear_memos()
 
 
+def test_every_polls_roster_names_a_party_and_colour_with_the_very_same_object() -> None:
+    """A mark names two parties and lives as long as its lane's history: each poll's
+    roster gives the objects the last one gave (a day's marks held one each)."""
+    lanes = [
+        {"id": "lead", "sessionId": "s-1", "name": "lead", "color": {"slot": 0}, "index": 0},
+        {"id": "w-1", "sessionId": "s-2", "name": "ana", "color": {"slot": 1}, "index": 1},
+    ]
+    first, second = view_model._Roster(lanes), view_model._Roster(lanes)
+    for who in ({"kind": "lead", "id": "lead", "name": "lead"}, {"kind": "member", "id": "w-1"}):
+        assert first.party(who) is second.party(who)
+    assert first.party({"kind": "member", "id": "w-1"}).tone is view_model.lane_tone(lanes[1])
+    assert view_model.lane_tone(lanes[0]) != view_model.lane_tone(lanes[1])
+
+
 _TIMES = st.one_of(
     st.integers(0, 10_000), st.none(), st.floats(0, 10_000, allow_nan=False), st.just("x")
 )

@@ -7,6 +7,7 @@ written back into any data.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import operator
 from bisect import bisect_left
@@ -109,13 +110,23 @@ def lane_tone(lane: Mapping[str, Any]) -> Tone:
     index = max(as_int(lane.get("index")) or 0, 0)
     variant = min(index // PALETTE_SIZE, MAX_VARIANT)
     if slot is None or lane.get("kind") == "unassigned":
-        return Tone("cu", 0)  # its own neutral colour, shared with no lane
-    return Tone(_SLOT_TONES[slot % PALETTE_SIZE], variant)
+        return _tone("cu", 0)  # its own neutral colour, shared with no lane
+    return _tone(_SLOT_TONES[slot % PALETTE_SIZE], variant)
 
 
-PROMPT_TONE = Tone("cp", 0)
-SYSTEM_TONE = Tone("cx", 0)
+@functools.lru_cache(maxsize=64)
+def _tone(css: str, variant: int) -> Tone:
+    """One Tone per colour (a few dozen in all): a mark, bar and row names one, and each
+    poll's roster made its own, kept as long as the marks of that poll's appends."""
+    return Tone(css, variant)
+
+
+PROMPT_TONE = _tone("cp", 0)
+SYSTEM_TONE = _tone("cx", 0)
 USER_NAME = "you"
+#: The parties marks name, by name and colour (see _Roster): the kept teams' lanes and
+#: the few outside parties their messages name. Bounded by entries.
+_PARTIES: Memo[tuple[str, Tone], Party] = Memo(512)
 
 
 class _Roster:
@@ -125,8 +136,9 @@ class _Roster:
         self._by_key: dict[str, tuple[str, Tone]] = {}
         self._by_name: dict[str, tuple[str, Tone]] = {}
         #: One Party per name and colour: every mark names two, and a mark lives as
-        #: long as its lane's history (a day's marks each held their own).
-        self._parties: dict[tuple[str, Tone], Party] = {}
+        #: long as its lane's history (a day's marks each held their own). Shared by
+        #: every poll's roster (each poll made its own for the marks of its appends).
+        self._parties = _PARTIES
         for lane in lanes:
             entry = (as_str(lane.get("name"), as_str(lane.get("id"))), lane_tone(lane))
             for key in (lane.get("id"), lane.get("sessionId")):
@@ -137,7 +149,8 @@ class _Roster:
 
     def party(self, who: Mapping[str, Any]) -> Party:
         made = self._party(who)
-        return self._parties.setdefault((made.name, made.tone), made)
+        key = (made.name, made.tone)
+        return self._parties.get(key) or self._parties.put(key, made)
 
     def _party(self, who: Mapping[str, Any]) -> Party:
         kind = as_str(who.get("kind"))
@@ -631,7 +644,7 @@ def _task_row(
     )
     owner_name = as_str(task.get("ownerName"))
     owner_found = roster.by_name(owner_name) if owner_name else None
-    owner_tone = owner_found[1] if owner_found else Tone("cu", 0)
+    owner_tone = owner_found[1] if owner_found else _tone("cu", 0)
 
     segments: list[Segment] = []
     transitions: list[Transition] = []
@@ -644,7 +657,7 @@ def _task_row(
             return
         stop = min(max(at, run_start), end)
         found = roster.by_name(run_owner)
-        tone = found[1] if found else Tone("cu", 0)
+        tone = found[1] if found else _tone("cu", 0)
         segments.append(
             Segment(
                 left=pct(run_start, start, end),
