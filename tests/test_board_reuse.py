@@ -9,6 +9,7 @@ import asyncio
 import functools
 import operator
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -820,12 +821,13 @@ def test_a_tasks_moves_keep_its_last_few_rows_not_one_per_move(
     story: tuple[LiveTeam, TimelineService, list[int], str, int],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Tasks move as the team works (each move is a new value, so a new row): the task
-    rows' memo keeps each task's last TASK_ROW_VERSIONS rows, not every row it ever had
-    until the entry bound (which filled for hours in the soak), and the board drawn
-    from it is the cold one's."""
+    """Tasks move as the team works (each move is a new value, so a new row) and a task
+    that runs on to now is drawn anew at each poll: the task rows' memo keeps each
+    task's last TASK_ROW_VERSIONS rows and the panel its last TASK_ROW_VIEWS_KEPT
+    renderings, not every one it ever had until the entry bounds (which filled for hours
+    in the soak), and the board drawn from them is the cold one's."""
     live, service, clock, lead, middle = story
-    replay, _app, client = _fresh_panel(clock, monkeypatch)
+    replay, app, client = _fresh_panel(clock, monkeypatch)
     values_seen: dict[Any, set[Any]] = {}
     for result in _builds_after_appends(live, service, clock, lead, 60, gap_every=7):
         replay.result = result
@@ -842,6 +844,10 @@ def test_a_tasks_moves_keep_its_last_few_rows_not_one_per_move(
             rows_by_task.get((position, start, roster_key), 0) + 1
         )
     assert rows_by_task and max(rows_by_task.values()) <= view_model.TASK_ROW_VERSIONS
+    # And its rendered row: the views drawing it now and one behind, not one per poll
+    # of a task that runs on to now.
+    renderings = Counter(piece.id for _key, piece in app.panel._tasks.items())
+    assert renderings and max(renderings.values()) <= panel.TASK_ROW_VIEWS_KEPT
     # What the kept rows draw is what a cold panel draws.
     warm = client.get(f"{PREFIX}/panel/board", params={"session": lead, "w": "280", "follow": "1"})
     clear_memos()

@@ -217,6 +217,23 @@ def test_forget_members_drops_the_dead_members_slots_whole_and_keeps_the_rest() 
     assert {key[0] for key, _ in m.items()} == {"lane-0"}
 
 
+def test_an_lru_memos_slot_drops_its_least_recently_used_version() -> None:
+    """A version still asked for (a replay cursor's task row, hit at every poll) stays
+    while newer ones come and go (the live view's, one per append)."""
+    m: Memo[str, int] = Memo(100, lru=True, per_slot=2)
+    m.put("replay", 0, slot="task-1")
+    for n in range(1, 6):
+        assert m.get("replay") == 0
+        m.put(f"live-{n}", n, slot="task-1")
+    assert m.get("replay") == 0 and m.get("live-5") == 5 and len(m) == 2
+    plain: Memo[str, int] = Memo(100, per_slot=2)  # without lru: the oldest put goes
+    plain.put("first", 0, slot="s")
+    plain.put("second", 1, slot="s")
+    assert plain.get("first") == 0
+    plain.put("third", 2, slot="s")
+    assert plain.get("first") is None and len(plain) == 2
+
+
 def test_forgetting_owners_drops_exactly_the_entries_made_for_them() -> None:
     """The service forgets a team's lanes: what memos made for those sessions goes with
     them, what they made for the teams still kept stays."""

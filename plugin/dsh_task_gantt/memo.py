@@ -55,8 +55,9 @@ class Memo(Generic[_K, _V]):
     ``max_weight`` of them in all, the newest entry excepted. ``lru``: a hit counts as
     a use (the least recently used goes first), else the oldest put goes first. With
     ``per_slot``, an entry put with a ``slot`` (say, its lane) evicts the oldest of
-    that slot past ``per_slot``: the versions of a lane still reachable are its last
-    one or two, so the dead ones go first, whatever else the memo holds. With
+    that slot past ``per_slot`` (with ``lru``, the least recently used of it): the
+    versions of a lane still reachable are its last one or two, so the dead ones go
+    first, whatever else the memo holds. With
     ``family`` (a slot's family and its member in it: say, a lane and the scale it is
     drawn at) and ``per_family``, a family keeps the slots of its ``per_family`` members
     last put or hit, and drops a member's slots whole when one more comes: a live
@@ -127,10 +128,15 @@ class Memo(Generic[_K, _V]):
         if value is _MISSING:
             return None
         self._entries[key] = value  # now the most recently used
-        if self._family is not None:
+        if self._per_slot is not None or self._family is not None:
             slot = self._slot_of.get(key)
             if slot is not None:
-                self._use_member(slot)
+                keys = self._slots[slot]
+                if keys[-1] is not key:  # the slot's most recently used too
+                    keys.remove(key)
+                    keys.append(key)
+                if self._family is not None:
+                    self._use_member(slot)
         return value  # type: ignore[no-any-return]
 
     def put(

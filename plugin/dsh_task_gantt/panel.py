@@ -118,6 +118,9 @@ _CHUNK_ITEM_CHARS = 1000
 #: Rendered task rows kept for reuse, and their markup in all.
 TASK_CACHE_SIZE = TASK_ENTRIES_KEPT
 TASK_CACHE_CHARS = 4 << 20
+#: Renderings of one task's row kept (least recently used dropped first): the views
+#: drawing it now (a live 400 px and 1280 px board, a replay cursor) and one behind.
+TASK_ROW_VIEWS_KEPT = 4
 #: Lane name cells at a replayed moment kept for reuse (a drag revisits moments);
 #: bounded by entries (a name cell is small).
 NAME_AT_CACHE_SIZE = 1024
@@ -198,9 +201,16 @@ class Panel:
             per_family=SCALES_KEPT,
         )
         #: Each task row's markup by what the row shows and the task at the replayed
-        #: moment (most polls change none of them).
+        #: moment (most polls change none of them). A task's row keeps its
+        #: TASK_ROW_VIEWS_KEPT last renderings: the row of a task that runs on to now is
+        #: new at every poll after an append, and the dead ones filled the markup bound
+        #: (4 MB) within the soak's first hour.
         self._tasks: Memo[tuple[tuple[Any, ...], TaskAt | None, str, int | None], Piece] = Memo(
-            TASK_CACHE_SIZE, max_weight=TASK_CACHE_CHARS, weight=_piece_weight, lru=True
+            TASK_CACHE_SIZE,
+            max_weight=TASK_CACHE_CHARS,
+            weight=_piece_weight,
+            lru=True,
+            per_slot=TASK_ROW_VIEWS_KEPT,
         )
         #: Each list item's markup by the very item (the board keeps an item while what
         #: it stands for does not change, see view_model._list_items), its element's id
@@ -379,7 +389,7 @@ class Panel:
             if piece is None:
                 at_context = {} if task_at is None else {"task_at": task_at}
                 piece = Piece.of(task.dom_id, template.render(context, task=task, **at_context))
-                self._tasks.put(key, piece, owner=session_id)
+                self._tasks.put(key, piece, slot=(session_id, task.dom_id), owner=session_id)
             tasks.append(piece)
         return BoardPieces(
             axis=Piece.of("axis", self._env.get_template("axis.html").render(context)),
