@@ -833,7 +833,7 @@ def test_a_tasks_moves_keep_its_last_few_rows_not_one_per_move(
         replay.result = result
         for task in result.data["tasks"]:
             values_seen.setdefault(task["id"], set()).add(orjson.dumps(task))
-        for view in _views(result, middle)[:3]:
+        for view in _views(result, middle)[:4]:
             client.get(f"{PREFIX}/panel/board", params={"session": lead, **view})
     # The story's tasks moved often enough to tell: one has had more rows than kept.
     assert max(map(len, values_seen.values())) > view_model.TASK_ROW_VERSIONS
@@ -848,6 +848,9 @@ def test_a_tasks_moves_keep_its_last_few_rows_not_one_per_move(
     # of a task that runs on to now.
     renderings = Counter(piece.id for _key, piece in app.panel._tasks.items())
     assert renderings and max(renderings.values()) <= panel.TASK_ROW_VIEWS_KEPT
+    # The list's entries likewise: a turn that runs on is a new item at each poll.
+    entries = Counter(piece.id for _key, piece in app.panel._list_pieces.items())
+    assert entries and max(entries.values()) <= panel.LIST_ITEM_VERSIONS_KEPT
     # What the kept rows draw is what a cold panel draws.
     warm = client.get(f"{PREFIX}/panel/board", params={"session": lead, "w": "280", "follow": "1"})
     clear_memos()

@@ -126,6 +126,10 @@ TASK_ROW_VIEWS_KEPT = 4
 NAME_AT_CACHE_SIZE = 1024
 #: Rendered list items kept for reuse (the pages of a few views); bounded by entries.
 LIST_ITEM_CACHE_SIZE = 1024
+#: Renderings of one list entry kept (by its element's id): an entry that changes (a
+#: turn that runs on) is a new item at each poll, and its dead renderings (~1.8 KB each)
+#: filled the entry bound in the soak's first quarter of an hour.
+LIST_ITEM_VERSIONS_KEPT = 2
 #: Views whose scale is known (see Panel._view_scales), bounded by entries: a few
 #: teams' browsers, each at its width and zoom.
 VIEWS_KEPT = 64
@@ -217,7 +221,7 @@ class Panel:
         #: and session: a poll of the list renders the items that are new. Bounded by
         #: entries (an item is a line; a few pages of a few views).
         self._list_pieces: Memo[tuple[Same[ListItem], str, str], Piece] = Memo(
-            LIST_ITEM_CACHE_SIZE, lru=True
+            LIST_ITEM_CACHE_SIZE, lru=True, per_slot=LIST_ITEM_VERSIONS_KEPT
         )
         #: What a browser holds, by the token its last answer carried (bounded by
         #: entries: each live browser needs only its last one; see ShownBoards).
@@ -422,7 +426,9 @@ class Panel:
             piece = self._list_pieces.get(key)
             if piece is None:
                 html = template.render(context, item=item, item_id=item_id)
-                piece = self._list_pieces.put(key, Piece.of(item_id, html), owner=session_id)
+                piece = self._list_pieces.put(
+                    key, Piece.of(item_id, html), slot=(session_id, item_id), owner=session_id
+                )
             pieces.append(piece)
         return tuple(pieces)
 
