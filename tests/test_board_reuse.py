@@ -9,6 +9,7 @@ import asyncio
 import functools
 import operator
 import re
+import statistics
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ from dsh_task_gantt.board import (
     detail,
     geometry,
     message_count,
+    pieces,
     task_facts,
     view_model,
     where_time,
@@ -857,6 +859,37 @@ def test_a_tasks_moves_keep_its_last_few_rows_not_one_per_move(
     cold = client.get(f"{PREFIX}/panel/board", params={"session": lead, "w": "280", "follow": "1"})
     assert _untokened(warm.text) == _untokened(cold.text)
     clear_memos()
+
+
+def test_a_list_poll_after_an_append_renders_the_entries_that_changed_not_its_page(
+    story: tuple[LiveTeam, TimelineService, list[int], str, int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two views with the list open (its newest page, up to 50 entries) polled after
+    each append: the rendered entries kept (LIST_ITEM_CACHE_SIZE) hold both pages, so a
+    poll renders the entries an append changed or added, not the pages again."""
+    live, service, clock, lead, _middle = story
+    replay, _app, client = _fresh_panel(clock, monkeypatch)
+    rendered: list[int] = []
+    made = pieces.Piece.of.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[pieces.Piece], piece_id: str, html: str) -> pieces.Piece:
+        if piece_id.startswith("li-"):  # a list entry's element
+            rendered[-1] += 1
+        return made(cls, piece_id, html)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(pieces.Piece, "of", classmethod(counted))
+    lists = [{"w": "1160", "follow": "1", "list": "1"}, {"w": "600", "follow": "1", "list": "1"}]
+    for result in _builds_after_appends(live, service, clock, lead, 12, gap_every=100):
+        replay.result = result
+        rendered.append(0)
+        for view in lists:
+            page = client.get(f"{PREFIX}/panel/board", params={"session": lead, **view})
+            assert page.status_code == 200
+    assert rendered[0] >= 40, rendered  # the first polls render the pages (~45 entries)
+    # Then a poll renders what changed: a median of ~15 entries for the two views (with
+    # a cache smaller than their pages, 16 entries, ~95: every entry again).
+    assert statistics.median(rendered[1:]) <= 25, rendered
 
 
 def test_every_polls_roster_names_a_party_and_colour_with_the_very_same_object() -> None:

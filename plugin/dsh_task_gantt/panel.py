@@ -124,8 +124,10 @@ TASK_ROW_VIEWS_KEPT = 4
 #: Lane name cells at a replayed moment kept for reuse (a drag revisits moments);
 #: bounded by entries (a name cell is small).
 NAME_AT_CACHE_SIZE = 1024
-#: Rendered list items kept for reuse (the pages of a few views); bounded by entries.
-LIST_ITEM_CACHE_SIZE = 1024
+#: Rendered list items kept for reuse (the pages of a few views: a page is 50 entries);
+#: bounded by entries. 1,024 (~1.8 KB each) kept the entries that had scrolled off the
+#: newest page for half an hour of a busy team's appends.
+LIST_ITEM_CACHE_SIZE = 256
 #: Renderings of one list entry kept (by its element's id): an entry that changes (a
 #: turn that runs on) is a new item at each poll, and its dead renderings (~1.8 KB each)
 #: filled the entry bound in the soak's first quarter of an hour.
