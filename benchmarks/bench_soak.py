@@ -68,12 +68,14 @@ from bench_timeline import Server, cpu_s  # the same child-process host
 from process_memory import rss_kib
 from teams import TEAMS, generate_recent_team
 
+from dsh_task_gantt.clock import now_ms
 from dsh_task_gantt.fixturegen import LiveTeam, TeamSpec
 
 PREFIX = "/plugins/dsh-task-gantt"
 POLL_EVERY_S = 2.0
 #: The writer's period at the real rate; ``--compressed`` divides it by this.
 APPEND_EVERY_S = 2.0
+APPEND_EVERY_MS = round(APPEND_EVERY_S * 1000)
 COMPRESSION = 10
 #: The panel's track is its width less the names column and margins (about).
 NAMES_PX = 120
@@ -124,7 +126,7 @@ def _write(
     next_at = time.monotonic()
     while not stop.is_set():
         fast = ticks.value < fast_ticks
-        at_ms = at_ms + round(APPEND_EVERY_S * 1000) if fast and not dense else now_ms()
+        at_ms = at_ms + APPEND_EVERY_MS if fast and not dense else now_ms()
         live.tick(at_ms)
         with ticks.get_lock():
             ticks.value += 1
@@ -141,17 +143,13 @@ def _write(
         stop.wait(max(next_at - time.monotonic(), 0.0))
 
 
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 def prewrite(live: LiveTeam, after_ms: int, span_ms: int) -> int:
     """The appends the writer would have made over the ``span_ms`` after ``after_ms``
     (where the team's history ends) at the real rate, each tick timestamped as it would
     have been, written as fast as the writer can, before the server starts: a day of
     history in a minute. Returns the last tick's time."""
     t0 = time.monotonic()
-    step = round(APPEND_EVERY_S * 1000)
+    step = APPEND_EVERY_MS
     at = after_ms
     ticks = 0
     for at in range(after_ms + step, after_ms + span_ms + 1, step):

@@ -187,11 +187,14 @@ def test_a_chunk_without_a_turn_beside_two_steps_on_one_seq_is_counted_not_raise
     events = [_chunk(5, "1", "1", usage), _chunk(5, "1", "2", usage), _chunk(6, None, "1", usage)]
     fold = fold_lane(events)
     clear_memos()
-    # The bulk count declines such a lane (the branch this test is for), and the count
-    # is the record-by-record one.
+    # The bulk count declines such a lane (the branch this test is for); the count is
+    # the fold's two records (seq 5, kept once for its two steps, and seq 6), 3 input and
+    # 2 output tokens each, over the two steps with a record; turn "1" holds the one on
+    # seq 5 (the turnless chunk counts for the lane, not for a turn).
     assert tokens._bulk_chunk_totals(fold, 0) is None
     counted = tokens.lane_tokens(fold, 0, lane="lane")
-    assert counted == tokens._by_steps(fold, 0)[0]
+    assert counted.total == ((6, 0, 0, 4, 0), 2, 0)
+    assert dict(counted.by_turn) == {"1": ((3, 0, 0, 2, 0), 1, 0)}
     assert counted.total[1] == len(fold.usage_chunk_steps)
     clear_memos()
 

@@ -218,15 +218,18 @@ def test_forget_members_drops_the_dead_members_slots_whole_and_keeps_the_rest() 
 
 
 def test_an_lru_memos_slot_drops_its_least_recently_used_version() -> None:
-    """A version still asked for (a replay cursor's task row, hit at every poll) stays
-    while newer ones come and go (the live view's, one per append)."""
-    m: Memo[str, int] = Memo(100, lru=True, per_slot=2)
+    """With slot_lru, a version still asked for (a replay cursor's task row, hit at
+    every poll) stays while newer ones come and go (the live view's, one per append)."""
+    m: Memo[str, int] = Memo(100, lru=True, per_slot=2, slot_lru=True)
     m.put("replay", 0, slot="task-1")
     for n in range(1, 6):
         assert m.get("replay") == 0
         m.put(f"live-{n}", n, slot="task-1")
     assert m.get("replay") == 0 and m.get("live-5") == 5 and len(m) == 2
-    plain: Memo[str, int] = Memo(100, per_slot=2)  # without lru: the oldest put goes
+    assert m.newest_in("task-1") == 5  # the last hit: "live-5" after "replay"
+    # Without slot_lru (the other lru memos: a lane's last two versions), the oldest
+    # put goes, hit or not.
+    plain: Memo[str, int] = Memo(100, lru=True, per_slot=2)
     plain.put("first", 0, slot="s")
     plain.put("second", 1, slot="s")
     assert plain.get("first") == 0

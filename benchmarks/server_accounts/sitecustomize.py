@@ -141,7 +141,8 @@ def _profile_from(path: str, from_s: float | None) -> None:
             gen[2] = max(gen[2], pause)
 
     def switch_on(_signum: int, _frame: object) -> None:
-        gc.callbacks.append(timed)
+        if timed not in gc.callbacks:  # a second signal counts no pass twice
+            gc.callbacks.append(timed)
         profile.enable()
 
     signal.signal(signal.SIGUSR2, switch_on)

@@ -55,9 +55,11 @@ class Memo(Generic[_K, _V]):
     ``max_weight`` of them in all, the newest entry excepted. ``lru``: a hit counts as
     a use (the least recently used goes first), else the oldest put goes first. With
     ``per_slot``, an entry put with a ``slot`` (say, its lane) evicts the oldest of
-    that slot past ``per_slot`` (with ``lru``, the least recently used of it): the
-    versions of a lane still reachable are its last one or two, so the dead ones go
-    first, whatever else the memo holds. With
+    that slot past ``per_slot``: the versions of a lane still reachable are its last
+    one or two, so the dead ones go first, whatever else the memo holds. With
+    ``slot_lru`` (and ``lru``), the least recently used of the slot goes instead: a
+    version asked for at every poll (a replay cursor's task row) stays while newer ones
+    come and go. With
     ``family`` (a slot's family and its member in it: say, a lane and the scale it is
     drawn at) and ``per_family``, a family keeps the slots of its ``per_family`` members
     last put or hit, and drops a member's slots whole when one more comes: a live
@@ -79,6 +81,7 @@ class Memo(Generic[_K, _V]):
         "_owner_of",
         "_per_family",
         "_per_slot",
+        "_slot_lru",
         "_slot_of",
         "_slots",
         "_total",
@@ -96,6 +99,7 @@ class Memo(Generic[_K, _V]):
         per_slot: int | None = None,
         family: Callable[[Any], tuple[Hashable, Hashable]] | None = None,
         per_family: int | None = None,
+        slot_lru: bool = False,
     ) -> None:
         if (max_weight is None) != (weight is None):
             raise ValueError("max_weight and weight go together")
@@ -109,7 +113,11 @@ class Memo(Generic[_K, _V]):
         self._total = 0
         self._lru = lru
         self._per_slot = per_slot
-        #: Each slot's keys, oldest first, and each key's slot.
+        #: A hit moves its key last in its slot too (a slot then drops its least
+        #: recently used version, not its oldest put; see the class's docstring).
+        self._slot_lru = slot_lru and lru and per_slot is not None and per_slot > 1
+        #: Each slot's keys, oldest put (or, with slot_lru, least recently used) first,
+        #: and each key's slot.
         self._slots: dict[Hashable, list[_K]] = {}
         self._slot_of: dict[_K, Hashable] = {}
         self._family = family
@@ -128,11 +136,11 @@ class Memo(Generic[_K, _V]):
         if value is _MISSING:
             return None
         self._entries[key] = value  # now the most recently used
-        if self._per_slot is not None or self._family is not None:
+        if self._slot_lru or self._family is not None:
             slot = self._slot_of.get(key)
             if slot is not None:
-                keys = self._slots[slot]
-                if keys[-1] is not key:  # the slot's most recently used too
+                if self._slot_lru:  # the slot's most recently used too
+                    keys = self._slots[slot]
                     keys.remove(key)
                     keys.append(key)
                 if self._family is not None:
@@ -251,7 +259,8 @@ class Memo(Generic[_K, _V]):
         return self._total
 
     def newest_in(self, slot: Hashable) -> _V | None:
-        """The value last put with ``slot`` (``None``: none kept)."""
+        """The value last put with ``slot`` (with ``slot_lru``: last put or hit; ``None``:
+        none kept)."""
         keys = self._slots.get(slot)
         return self._entries.get(keys[-1]) if keys else None
 

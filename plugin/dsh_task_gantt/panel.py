@@ -217,6 +217,7 @@ class Panel:
             weight=_piece_weight,
             lru=True,
             per_slot=TASK_ROW_VIEWS_KEPT,
+            slot_lru=True,
         )
         #: Each list item's markup by the very item (the board keeps an item while what
         #: it stands for does not change, see view_model._list_items), its element's id

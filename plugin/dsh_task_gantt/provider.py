@@ -24,7 +24,7 @@ class TimelineResult:
     #: Strong validator: equal exactly when ``body`` would be equal (no time in it).
     etag: str
     live: bool
-    #: The parts ``body`` is assembled from (lanes, tasks), when the provider keeps
+    #: The timeline's lanes and tasks as wire parts, when the provider keeps
     #: them: it can then answer ``?since=<etag>`` with what changed.
     wire: WireTimeline | None = None
     #: ``body`` when the provider serialised it up front.

@@ -273,10 +273,11 @@ class GanttApp:
                 return result.body
             if result.wire is not None:
                 return result.wire.since(since)
-            # A provider that keeps no parts: the full answer, saying so.
+            # A provider that keeps no parts: the full answer, saying so (one pass).
             lane_ids = wire.ids_of(result.data.get("lanes"))
             task_ids = wire.ids_of(result.data.get("tasks"))
-            return wire.with_delta(result.body, since, False, lane_ids, task_ids)
+            said = wire.delta(since, False, lane_ids, task_ids)
+            return orjson.dumps({**result.data, "delta": said})
 
         return _json_with_etag(request, result.etag, body)
 

@@ -117,25 +117,18 @@ class WireTimeline:
         lane_ids = [p.id for p in self.lanes]
         task_ids = [p.id for p in self.tasks]
         old = self.history.get(since_etag)
-        known = not (
-            old is None
-            or old.team != self.team
-            or len(set(lane_ids)) < len(lane_ids)
-            or len(set(task_ids)) < len(task_ids)
-        )
-        listed: Mapping[str, Sequence[Part]]
+        unique = len(set(lane_ids)) == len(lane_ids) and len(set(task_ids)) == len(task_ids)
+        known = old is not None and old.team == self.team and unique
+        listed: Mapping[str, Sequence[Part]] = {"lanes": self.lanes, "tasks": self.tasks}
         if old is not None and known:
             listed = {
-                "lanes": [p for p in self.lanes if p.generation > old.mark],
-                "tasks": [p for p in self.tasks if p.generation > old.mark],
+                name: [p for p in parts if p.generation > old.mark]
+                for name, parts in listed.items()
             }
-        else:
-            listed = {"lanes": self.lanes, "tasks": self.tasks}
-        delta = {"since": since_etag, "known": known, "laneIds": lane_ids, "taskIds": task_ids}
-        return self._serialised(listed, delta)
+        return self._serialised(listed, delta(since_etag, known, lane_ids, task_ids))
 
     def _serialised(
-        self, listed: Mapping[str, Sequence[Part]], delta: dict[str, Any] | None = None
+        self, listed: Mapping[str, Sequence[Part]], delta_field: dict[str, Any] | None = None
     ) -> bytes:
         """The JSON object of the fields in order, the listed ones from ``listed``'s
         parts (a ``since`` answer: the changed ones only), ``delta`` last: one pass of
@@ -144,8 +137,8 @@ class WireTimeline:
             name: [p.item for p in listed[name]] if value is LISTED_HERE else value
             for name, value in self.fields
         }
-        if delta is not None:
-            data["delta"] = delta
+        if delta_field is not None:
+            data["delta"] = delta_field
         return orjson.dumps(data)
 
 
@@ -213,14 +206,11 @@ def parse_since(raw: str) -> str | None:
     return f'"{core}"' if _ETAG_CORE.fullmatch(core) else None
 
 
-def with_delta(
-    body: bytes, since_etag: str, known: bool, lane_ids: Sequence[Any], task_ids: Sequence[Any]
-) -> bytes:
-    """``body`` (a JSON object) with the ``delta`` field added last."""
-    delta = {"since": since_etag, "known": known, "laneIds": lane_ids, "taskIds": task_ids}
-    head = body[:-1] if body != b"{}" else b"{"
-    comma = b"," if head != b"{" else b""
-    return head + comma + b'"delta":' + orjson.dumps(delta) + b"}"
+def delta(
+    since_etag: str, known: bool, lane_ids: Sequence[Any], task_ids: Sequence[Any]
+) -> dict[str, Any]:
+    """The ``delta`` field of a ``since`` answer."""
+    return {"since": since_etag, "known": known, "laneIds": lane_ids, "taskIds": task_ids}
 
 
 def ids_of(value: Any) -> list[Any]:

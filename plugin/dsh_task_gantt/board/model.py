@@ -69,6 +69,11 @@ class Tone:
         return f"{self.css} v{self.variant}"
 
 
+#: The unassigned lane's and an unknown owner's neutral colour (one object: a row or
+#: segment names it).
+UNASSIGNED_TONE = Tone("cu", 0)
+
+
 @dataclass(frozen=True, slots=True)
 class Party:
     name: str

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..timetext import format_time
 from .geometry import as_int, as_map, as_seq, as_str, seconds
-from .model import TaskLink, TaskOverlap, TaskPhase, Tone
+from .model import UNASSIGNED_TONE, TaskLink, TaskOverlap, TaskPhase, Tone
 from .task_facts import TeamTaskFacts
 
 #: Links drawn into one row (a fan-in of more is said in the tooltip of its phases).
@@ -104,7 +104,7 @@ def graph_fields(
         if kind == "in-progress":
             found = tone_of(as_str(p.get("ownerId")))
             who = found[0] if found else "unknown owner"
-            tone = found[1] if found else Tone("cu", 0)
+            tone = found[1] if found else UNASSIGNED_TONE
         if kind == "blocked":
             text = f"blocked by {_names(blockers)}" if blockers else "blocked"
             if last:

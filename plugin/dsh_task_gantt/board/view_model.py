@@ -39,6 +39,7 @@ from .geometry import (
 )
 from .message_count import lane_messages, message_count
 from .model import (
+    UNASSIGNED_TONE,
     Board,
     LaneRow,
     ListItem,
@@ -110,7 +111,7 @@ def lane_tone(lane: Mapping[str, Any]) -> Tone:
     index = max(as_int(lane.get("index")) or 0, 0)
     variant = min(index // PALETTE_SIZE, MAX_VARIANT)
     if slot is None or lane.get("kind") == "unassigned":
-        return _tone("cu", 0)  # its own neutral colour, shared with no lane
+        return UNASSIGNED_TONE  # its own neutral colour, shared with no lane
     return _tone(_SLOT_TONES[slot % PALETTE_SIZE], variant)
 
 
@@ -124,9 +125,14 @@ def _tone(css: str, variant: int) -> Tone:
 PROMPT_TONE = _tone("cp", 0)
 SYSTEM_TONE = _tone("cx", 0)
 USER_NAME = "you"
-#: The parties marks name, by name and colour (see _Roster): the kept teams' lanes and
-#: the few outside parties their messages name. Bounded by entries.
-_PARTIES: Memo[tuple[str, Tone], Party] = Memo(512)
+
+
+@functools.lru_cache(maxsize=512)
+def _shared_party(name: str, tone: Tone) -> Party:
+    """One Party per name and colour (the kept teams' lanes and the few outside parties
+    their messages name): every mark names two, and a mark lives as long as its lane's
+    history; each poll's roster made its own, kept by the marks of its appends."""
+    return Party(name, tone)
 
 
 class _Roster:
@@ -135,10 +141,6 @@ class _Roster:
     def __init__(self, lanes: Iterable[Mapping[str, Any]]) -> None:
         self._by_key: dict[str, tuple[str, Tone]] = {}
         self._by_name: dict[str, tuple[str, Tone]] = {}
-        #: One Party per name and colour: every mark names two, and a mark lives as
-        #: long as its lane's history (a day's marks each held their own). Shared by
-        #: every poll's roster (each poll made its own for the marks of its appends).
-        self._parties = _PARTIES
         for lane in lanes:
             entry = (as_str(lane.get("name"), as_str(lane.get("id"))), lane_tone(lane))
             for key in (lane.get("id"), lane.get("sessionId")):
@@ -148,28 +150,24 @@ class _Roster:
                 self._by_name.setdefault(entry[0], entry)
 
     def party(self, who: Mapping[str, Any]) -> Party:
-        made = self._party(who)
-        key = (made.name, made.tone)
-        return self._parties.get(key) or self._parties.put(key, made)
-
-    def _party(self, who: Mapping[str, Any]) -> Party:
+        """The party ``who`` names, shared with every roster (see _shared_party)."""
         kind = as_str(who.get("kind"))
         name = as_str(who.get("name")) or as_str(who.get("id")) or "unknown"
         if kind == "user":
-            return Party(USER_NAME, PROMPT_TONE)
+            return _shared_party(USER_NAME, PROMPT_TONE)
         if kind == "system":
             key = as_str(who.get("id"))
             if key and name == key and len(key) > 12:
                 # A session outside the team, known only by its id: say so, briefly.
-                return Party(f"outside the team ({key[:8]}…)", SYSTEM_TONE)
-            return Party(name if name != "unknown" else "system", SYSTEM_TONE)
+                return _shared_party(f"outside the team ({key[:8]}…)", SYSTEM_TONE)
+            return _shared_party(name if name != "unknown" else "system", SYSTEM_TONE)
         key = as_str(who.get("id"))
         found = self._by_key.get(key) or self._by_name.get(name)
         if found is None and kind == "lead":
             found = self._by_key.get("lead")
         if found is None:
-            return Party(name, SYSTEM_TONE)
-        return Party(name, found[1])
+            return _shared_party(name, SYSTEM_TONE)
+        return _shared_party(name, found[1])
 
     def by_name(self, name: str) -> tuple[str, Tone] | None:
         return self._by_name.get(name)
@@ -644,7 +642,7 @@ def _task_row(
     )
     owner_name = as_str(task.get("ownerName"))
     owner_found = roster.by_name(owner_name) if owner_name else None
-    owner_tone = owner_found[1] if owner_found else _tone("cu", 0)
+    owner_tone = owner_found[1] if owner_found else UNASSIGNED_TONE
 
     segments: list[Segment] = []
     transitions: list[Transition] = []
@@ -657,7 +655,7 @@ def _task_row(
             return
         stop = min(max(at, run_start), end)
         found = roster.by_name(run_owner)
-        tone = found[1] if found else _tone("cu", 0)
+        tone = found[1] if found else UNASSIGNED_TONE
         segments.append(
             Segment(
                 left=pct(run_start, start, end),
@@ -764,10 +762,11 @@ def _with_graph(
 #: again when it was dropped), yet they filled the entry bound for hours
 #: (benchmarks/bench_soak.py: ~1.5 rows an append).
 TASK_ROWS_KEPT = TASK_ENTRIES_KEPT
-#: A task's rows kept: the live view's, a replay cursor's, and one move behind.
+#: A task's rows kept (least recently used dropped first): the live view's, a replay
+#: cursor's, and one move behind.
 TASK_ROW_VERSIONS = 3
 _TASK_ROWS: Memo[tuple[Any, ...], tuple[TaskRow, int | None, int]] = Memo(
-    TASK_ROWS_KEPT, lru=True, per_slot=TASK_ROW_VERSIONS
+    TASK_ROWS_KEPT, lru=True, per_slot=TASK_ROW_VERSIONS, slot_lru=True
 )
 
 
@@ -795,7 +794,6 @@ def _task_row_of(
     to it."""
     start, end = plan.extent
     key = None
-    slot = (as_str(task.get("id")), start, plan.roster_key)
     if value is not None:
         key = (value, position, start, plan.roster_key, _graph_key(task, graph))
         hit = _TASK_ROWS.get(key)
@@ -806,15 +804,24 @@ def _task_row_of(
                     return row
                 moved = _moved_row(row, start, end)
                 if moved is not None:
-                    _TASK_ROWS.put(key, (moved, None, end), slot=slot)
+                    _TASK_ROWS.put(key, (moved, None, end), slot=_task_slot(task, plan))
                     return moved
     row = _task_row(task, position, plan.roster, plan.extent, plan.clamp_to)
     row = _with_graph(row, task, position, graph, plan)
     if key is not None:
         # Only an unfinished life or an open run reaches "now" (clamp_to): the others'
         # rows hold at every poll.
-        _TASK_ROWS.put(key, (row, plan.clamp_to if _runs_on(row) else None, end), slot=slot)
+        clamped = plan.clamp_to if _runs_on(row) else None
+        _TASK_ROWS.put(key, (row, clamped, end), slot=_task_slot(task, plan))
     return row
+
+
+def _task_slot(task: Mapping[str, Any], plan: BoardPlan) -> tuple[str, str]:
+    """A task's rows, whatever the board around them (the extent and roster are in the
+    key): its team's and its id."""
+    timeline = plan.timeline
+    team = as_str(timeline.get("rootSessionId")) or as_str(timeline.get("sessionId"))
+    return team, as_str(task.get("id"))
 
 
 def _runs_on(row: TaskRow) -> bool:
@@ -1074,7 +1081,7 @@ def _task_entries(task: TaskRow) -> tuple[_Entry, ...]:
 
 
 def _turn_entries(lane: LaneRow) -> tuple[_Entry, ...]:
-    party = Party(lane.name, lane.tone)
+    party = _shared_party(lane.name, lane.tone)
 
     def entry(bar: TurnBar) -> _Entry:
         item = ListItem(

@@ -82,11 +82,11 @@ def capped_body(raw: str) -> tuple[str, int]:
 
 #: The characters of a body a preview is made from (it is cut far shorter anyway).
 PREVIEW_SOURCE = 512
-#: Previews kept: a message's two marks (sender's and recipient's lane) share one, and
-#: a lane drawn again soon after reuses its own. A build carries its drawn messages on
-#: from the last one, so a day's messages are not previewed again at each poll: a larger
-#: cache only kept a copy of each message's first PREVIEW_SOURCE characters (~0.8 KB an
-#: entry: 8,192 of them were ~7 MB, filled over the hours of a busy team's day).
+#: Previews kept: the relays and prompts a build draws again (the paired messages are
+#: carried on from the last build, so a day's messages are not previewed again at each
+#: poll): a larger cache only kept a copy of each message's first PREVIEW_SOURCE
+#: characters (~0.8 KB an entry: 8,192 of them were ~7 MB, filled over the hours of a
+#: busy team's day).
 PREVIEWS_KEPT = 1024
 
 
