@@ -18,7 +18,8 @@ the slope of an hour's appends (1,800 ticks at the real rate) in a few minutes, 
 no tracer's bias (a traced run counts an entry that replaced an untraced one as growth).
 
 ``--floor`` traces nothing either: at ``--from`` and ``--to`` ticks it counts the
-allocated blocks and the RSS (after a full collection and giving the heap's free pages
+allocated blocks, the heap's bytes in use (``process_memory.heap_in_use``: pymalloc's
+and the C heap's, so a dict table or a long string counts by its size) and the RSS (after a full collection and giving the heap's free pages
 back, as ``serve`` does once a minute) with every cache as it is, then empties every
 memo and lru_cache and polls once more: what is left is the data's floor (the folds,
 the timeline, the current board and wire parts), and the difference the caches' fill.
@@ -48,7 +49,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_soak import _INPUT, KINDS, PREFIX, PollerKind, board_params, raw_log_bytes, unescape
-from process_memory import rss_kib
+from process_memory import heap_in_use, rss_kib
 from starlette.testclient import TestClient
 from teams import TEAMS, generate_recent_team
 
@@ -298,22 +299,27 @@ class Floor:
 
     blocks: int
     rss_mb: float
+    #: Bytes in use (``process_memory.heap_in_use``): what the objects hold, blocks of
+    #: any size (a dict table is one block however long), free memory left out.
+    heap: int
     floor_blocks: int
     floor_rss_mb: float
+    floor_heap: int
     census: dict[str, tuple[int, int]]
     alone: list[tuple[int, int, str]]
 
     def line(self) -> str:
         return (
-            f"{self.blocks:,} blocks, RSS {self.rss_mb:.1f} MB with the caches; "
-            f"{self.floor_blocks:,} blocks, RSS {self.floor_rss_mb:.1f} MB at the floor"
+            f"{self.blocks:,} blocks, heap {self.heap / 1e6:.1f} MB, RSS {self.rss_mb:.1f} MB "
+            f"with the caches; {self.floor_blocks:,} blocks, heap {self.floor_heap / 1e6:.1f} MB, "
+            f"RSS {self.floor_rss_mb:.1f} MB at the floor"
         )
 
 
-def _settled() -> tuple[int, float]:
+def _settled() -> tuple[int, float, int]:
     gc.collect()
     give_back_free_pages()
-    return sys.getallocatedblocks(), rss_mb()
+    return sys.getallocatedblocks(), rss_mb(), heap_in_use()
 
 
 def _lru_caches() -> list[Any]:
@@ -345,7 +351,7 @@ def _census() -> dict[str, tuple[int, int]]:
 
 
 def measure_floor(polls: Any) -> Floor:
-    blocks, rss = _settled()
+    blocks, rss, heap = _settled()
     held: list[tuple[int, int, str]] = []
     # Each cache emptied after the other, the largest first: what each held alone.
     for m in sorted(memo_mod._ALL, key=len, reverse=True):
@@ -363,8 +369,17 @@ def measure_floor(polls: Any) -> Floor:
     for cache in _lru_caches():
         cache.cache_clear()
     polls()  # every cache empty: the board and timeline made again from the folds
-    floor_blocks, floor_rss = _settled()
-    return Floor(blocks, rss, floor_blocks, floor_rss, _census(), sorted(held, reverse=True))
+    floor_blocks, floor_rss, floor_heap = _settled()
+    return Floor(
+        blocks,
+        rss,
+        heap,
+        floor_blocks,
+        floor_rss,
+        floor_heap,
+        _census(),
+        sorted(held, reverse=True),
+    )
 
 
 def report_floor(a: Floor, b: Floor, ticks: int) -> None:
@@ -373,8 +388,10 @@ def report_floor(a: Floor, b: Floor, ticks: int) -> None:
 
     print(
         f"\nper tick over {ticks} ticks: with the caches {per_tick(b.blocks - a.blocks)} blocks, "
+        f"heap in use {per_tick((b.heap - a.heap) / 1024)} KB, "
         f"RSS {per_tick((b.rss_mb - a.rss_mb) * 1024)} KB; the floor (data) "
         f"{per_tick(b.floor_blocks - a.floor_blocks)} blocks, "
+        f"heap in use {per_tick((b.floor_heap - a.floor_heap) / 1024)} KB, "
         f"RSS {per_tick((b.floor_rss_mb - a.floor_rss_mb) * 1024)} KB (RSS is the noisier)"
     )
     print("\nthe floor's growth by type, per tick (bytes, objects):")

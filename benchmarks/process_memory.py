@@ -1,11 +1,15 @@
-"""A process's memory as the benchmarks read it: its resident set (from ``/proc``) and
-the C heap's accounts (glibc's ``mallinfo2``). Imports nothing heavy: the server's own
+"""A process's memory as the benchmarks read it: its resident set (from ``/proc``), the
+C heap's accounts (glibc's ``mallinfo2``) and pymalloc's. Imports nothing heavy: the server's own
 accounts (``server_accounts/sitecustomize.py``) load it inside ``dsh-task-gantt serve``.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
+import re
+import sys
+import tempfile
 from pathlib import Path
 
 
@@ -44,3 +48,38 @@ def c_heap() -> dict[str, int]:
     mallinfo2.restype = MallInfo2
     info = mallinfo2()
     return {"c_in_use": info.uordblks, "c_free": info.fordblks, "c_mapped": info.hblkhd}
+
+
+def pymalloc() -> dict[str, int]:
+    """pymalloc's own figures, from ``sys._debugmallocstats`` (it writes to C's stderr)."""
+    with tempfile.TemporaryFile() as out:
+        saved = os.dup(2)
+        os.dup2(out.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+
+    def figure(label: str) -> int:
+        found = re.search(re.escape(label) + r"\s*=\s*([\d,]+)", text)
+        return int(found.group(1).replace(",", "")) if found else -1
+
+    return {
+        "py_arenas": figure("# arenas allocated current"),
+        "py_allocated": figure("# bytes in allocated blocks"),
+        "py_free": figure("# bytes in available blocks"),
+    }
+
+
+def heap_in_use() -> int:
+    """Bytes the process's objects hold: pymalloc's allocated blocks and the C heap's
+    blocks in use (both allocators' free memory and slack left out: a figure that a
+    dict table or a long string shows, unlike a count of blocks, and that page reuse
+    does not blur, unlike the RSS); -1 where either is not known."""
+    py, c = pymalloc().get("py_allocated", -1), c_heap()
+    if py < 0 or not c:
+        return -1
+    return py + c["c_in_use"] + c["c_mapped"]

@@ -24,42 +24,16 @@ import collections
 import gc
 import json
 import os
-import re
 import sys
-import tempfile
 import threading
 import time
 
 # benchmarks/ last on the path: its process_memory is import-light, and nothing there
 # may shadow what the server imports.
 sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from process_memory import c_heap, rss_kib
+from process_memory import c_heap, pymalloc, rss_kib
 
 _OUT = os.environ.get("DSH_GANTT_ACCOUNTS")
-
-
-def _pymalloc() -> dict[str, int]:
-    """pymalloc's own figures, from ``sys._debugmallocstats`` (it writes to C's stderr)."""
-    with tempfile.TemporaryFile() as out:
-        saved = os.dup(2)
-        os.dup2(out.fileno(), 2)
-        try:
-            sys._debugmallocstats()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        out.seek(0)
-        text = out.read().decode(errors="replace")
-
-    def figure(label: str) -> int:
-        found = re.search(re.escape(label) + r"\s*=\s*([\d,]+)", text)
-        return int(found.group(1).replace(",", "")) if found else -1
-
-    return {
-        "py_arenas": figure("# arenas allocated current"),
-        "py_allocated": figure("# bytes in allocated blocks"),
-        "py_free": figure("# bytes in available blocks"),
-    }
 
 
 def _shape(obj: object) -> str | None:
@@ -86,7 +60,7 @@ def _line(started: float) -> dict[str, object]:
     return {
         "t_s": round(time.monotonic() - started, 1),
         "rss": rss_kib() * 1024,
-        **_pymalloc(),
+        **pymalloc(),
         **c_heap(),
         "tracked": sum(by_type.values()),
         "types": dict(types.most_common()),
