@@ -70,9 +70,16 @@ def _rank(item: tuple[int, TurnMark]) -> tuple[bool, int, int]:
 #: Recent pairings by fold identity. A LaneFold never changes once built, so an
 #: unchanged lane (most lanes, most polls) is not paired again. Bounded by entries and
 #: by the spans they hold (a lead's pairing grows with its history; after an append
-#: its old one is never asked for again): a few big teams' current lanes fit.
+#: its old one is never asked for again): a few big teams' current lanes fit. One
+#: version per lane: its key holds the fold, and the fold before an append held its own
+#: copies of every map the append changed (a lead's day of turn, step and usage maps,
+#: alive twice while a second version was kept).
+PAIRINGS_PER_LANE = 1
 _PAIRINGS: Memo[tuple[Same[LaneFold], int, bool], TurnPairing] = Memo(
-    256, max_weight=PAIRED_SPANS_KEPT, weight=lambda p: len(p.spans) + 1, per_slot=2
+    256,
+    max_weight=PAIRED_SPANS_KEPT,
+    weight=lambda p: len(p.spans) + 1,
+    per_slot=PAIRINGS_PER_LANE,
 )
 
 
@@ -105,7 +112,9 @@ def pair_turns(
             _RESUMABLE.put(lane, state, owner=owner)
         elif held is not None:
             _RESUMABLE.put(lane, _NOT_RESUMABLE, owner=owner)  # the old one is dead
-    return _PAIRINGS.put(key, state.pairing, slot=lane, owner=owner)
+    # A slot per lane and cut: a lane seen from two cuts keeps each one's pairing.
+    slot = (lane, cut, restores) if lane is not None else None
+    return _PAIRINGS.put(key, state.pairing, slot=slot, owner=owner)
 
 
 _SPAN_ORDER = attrgetter("time", "seq", "turn_id")

@@ -39,9 +39,11 @@ _LaneKey = tuple[str, str, str, str]
 SPANS_KEPT = HISTORY_ITEMS_KEPT
 #: Turn spans drawn recently, by pairing identity and the lane they are drawn for. A
 #: poll after an append redraws every lane; unchanged lanes reuse their spans. Bounded
-#: by entries and by spans (an old pairing is never asked for again after an append).
+#: by entries and by spans (an old pairing is never asked for again after an append:
+#: one version per lane; a second held the old pairing, token map, span list and keys,
+#: each as long as the lane's history).
 _TURN_SPANS: Memo[tuple[Same[TurnPairing], Same[Mapping[str, Totals]], _LaneKey], _TurnSpans] = (
-    Memo(256, max_weight=SPANS_KEPT, weight=lambda drawn: len(drawn[0]) + 1, per_slot=2)
+    Memo(256, max_weight=SPANS_KEPT, weight=lambda drawn: len(drawn[0]) + 1, per_slot=1)
 )
 #: Each lane's turns as last drawn (the pairing's turns, their totals, their spans and
 #: keys, and the token map the totals were read from): the next pairing of the lane

@@ -70,8 +70,9 @@ class LaneTokens:
 
 #: By fold identity. Its key holds the fold, and a lead's fold is its whole history:
 #: after an append the old one is never asked for again, so each lane keeps its last
-#: two versions (bounded by lanes, not by appends).
-_LANE_TOKENS: Memo[tuple[Same[LaneFold], int], LaneTokens] = Memo(256, per_slot=2)
+#: version only (bounded by lanes, not by appends; a second version held the fold
+#: before the append, and with it that fold's copies of the maps the append changed).
+_LANE_TOKENS: Memo[tuple[Same[LaneFold], int], LaneTokens] = Memo(256, per_slot=1)
 
 
 def lane_tokens(
@@ -104,7 +105,9 @@ def lane_tokens(
             counted = _Counted(fold, cut, tokens, False, latest)
     if lane is not None:
         _COUNTED.put(lane, counted, owner=owner)
-    return _LANE_TOKENS.put(key, counted.tokens, slot=lane, owner=owner)
+    # A slot per lane and cut: a lane seen from two cuts keeps each one's count.
+    slot = (lane, cut) if lane is not None else None
+    return _LANE_TOKENS.put(key, counted.tokens, slot=slot, owner=owner)
 
 
 @dataclass(frozen=True, slots=True)
