@@ -538,3 +538,25 @@ def test_a_call_that_starts_a_child_keeps_its_brief() -> None:
         ("subagent_fork", None, "Count", "Count.", 6),
     ]
     assert [seq for seq, _ in spawns] == [0, 1]
+
+
+def test_a_long_message_body_is_held_packed_and_reads_back_whole() -> None:
+    """A day's messages are its biggest texts: a long body is held compressed (smaller
+    than its UTF-8), and reads back as it was, non-ASCII and lone surrogates included;
+    records compare by their bodies; a short body is held as it is."""
+    import pickle
+
+    from dsh_task_gantt.fold.records import PACKED_BODY_FROM, QueuedRec
+
+    body = ("Halfway through “the folder”; notes so far — ünïcode, \ud800 and all.\n" * 40)[
+        : PACKED_BODY_FROM * 4
+    ]
+    rec = QueuedRec("m1", "a", "A", "b", body, len(body), 20)
+    assert isinstance(rec.packed_body, bytes)
+    assert len(rec.packed_body) < len(body.encode("utf-8", "surrogatepass")) // 4
+    assert rec.body == body
+    assert rec == QueuedRec("m1", "a", "A", "b", body, len(body), 20)
+    assert rec != QueuedRec("m1", "a", "A", "b", body[:-1] + "!", len(body), 20)
+    assert pickle.loads(pickle.dumps(rec)).body == body
+    short = QueuedRec("m2", "a", "A", "b", "ok", 2, 21)
+    assert short.packed_body == "ok" and short.body == "ok"

@@ -8,6 +8,7 @@ forked log's inherited prefix is only known after folding (the last
 from __future__ import annotations
 
 import sys
+import zlib
 from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -374,19 +375,70 @@ class TaskRec:
     team_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+#: A message body at least this long is held compressed (zlib, UTF-8): a team's
+#: messages are its history's biggest texts (a few kB each in a busy team, kept for a
+#: day for the detail view), and a body is read back only when its message is drawn
+#: (once, for its preview) or opened.
+PACKED_BODY_FROM = 512
+
+
+def pack_body(body: str) -> str | bytes:
+    """``body`` as a record holds it: itself when short or when compressing does not
+    make it smaller, else its UTF-8 compressed (see :func:`unpack_body`)."""
+    if len(body) < PACKED_BODY_FROM:
+        return body
+    raw = body.encode("utf-8", "surrogatepass")  # a log's text may hold lone surrogates
+    packed = zlib.compress(raw, 6)
+    return packed if len(packed) < len(raw) else body
+
+
+def unpack_body(packed: str | bytes) -> str:
+    """The body :func:`pack_body` packed."""
+    if isinstance(packed, str):
+        return packed
+    return zlib.decompress(packed).decode("utf-8", "surrogatepass")
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class QueuedRec:
-    """A ``team/message/queued`` record (body capped)."""
+    """A ``team/message/queued`` record (body capped, held packed: see ``body``)."""
 
     id: str
     sender_id: str | None
     sender_name: str | None
     target_id: str | None
-    body: str
+    #: The body as :func:`pack_body` holds it (read it as ``body``).
+    packed_body: str | bytes
     length: int
     time: int | None
     #: ``teamId`` of the record (``None`` when it carries none).
     team_id: str | None = None
+
+    def __init__(
+        self,
+        id: str,
+        sender_id: str | None,
+        sender_name: str | None,
+        target_id: str | None,
+        body: str,
+        length: int,
+        time: int | None,
+        team_id: str | None = None,
+    ) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "id", id)
+        setattr_(self, "sender_id", sender_id)
+        setattr_(self, "sender_name", sender_name)
+        setattr_(self, "target_id", target_id)
+        setattr_(self, "packed_body", pack_body(body))
+        setattr_(self, "length", length)
+        setattr_(self, "time", time)
+        setattr_(self, "team_id", team_id)
+
+    @property
+    def body(self) -> str:
+        """The body (capped), unpacked at each read."""
+        return unpack_body(self.packed_body)
 
 
 @dataclass(frozen=True, slots=True)

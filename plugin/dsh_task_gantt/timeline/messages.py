@@ -39,7 +39,7 @@ _PAIRINGS: Memo[str, tuple[tuple[Any, ...], MessagePairing, Mapping[str, int]]] 
 
 @dataclass(frozen=True, slots=True)
 class _DrawnMessage:
-    detail: dict[str, Any]
+    detail: Mapping[str, Any]
     category: str
     pending: bool
     #: (lane id, span) for each lane the message is drawn on.
@@ -64,7 +64,7 @@ class _Drawing:
     token: int
     #: Each message drawn, in the pairing's order.
     drawn: tuple[_DrawnMessage, ...]
-    details: Mapping[str, dict[str, Any]]
+    details: Mapping[str, Mapping[str, Any]]
     pending: int
     tally: Mapping[str, int]
     #: Each lane's marks (in the pairing's order, so by message id): the ids, the
@@ -226,7 +226,7 @@ _ID = attrgetter("id")
 def draw_messages(
     roster: Roster,
     counts: Counts,
-    details: dict[str, dict[str, Any]],
+    details: dict[str, Mapping[str, Any]],
     briefs: list[tuple[Lane, int, PromptRec]],
 ) -> MessagePairing:
     """Draw the team's messages, then the relays and briefs; returns the pairing."""
@@ -281,7 +281,7 @@ def _drawn_message(roster: Roster, msg: PairedMessage, token: int) -> _DrawnMess
 
 
 def _summed_up(pairing: MessagePairing, token: int, drawn: tuple[_DrawnMessage, ...]) -> _Drawing:
-    details: dict[str, dict[str, Any]] = {}
+    details: dict[str, Mapping[str, Any]] = {}
     tally = dict.fromkeys(CATEGORIES, 0)
     pending = 0
     lanes: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
@@ -439,7 +439,7 @@ def _draw_message(roster: Roster, msg: PairedMessage) -> _DrawnMessage:
         dst,
         q.time if q else None,
         delivered_at,
-        q.body if q else "",
+        q.packed_body if q else "",
         q.length if q else 0,
     )
     return _DrawnMessage(detail, category, q is not None and msg.delivered is None, marks)
@@ -498,7 +498,7 @@ def _relays(roster: Roster, briefs: list[tuple[Lane, int, PromptRec]]) -> list[_
 def _draw_relays(
     roster: Roster,
     counts: Counts,
-    details: dict[str, dict[str, Any]],
+    details: dict[str, Mapping[str, Any]],
     briefs: list[tuple[Lane, int, PromptRec]],
     tally: dict[str, int],
 ) -> None:

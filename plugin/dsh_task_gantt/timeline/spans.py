@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import compress, count, repeat
 from operator import attrgetter, is_not, or_
@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from ..fold import seqs_below
 from ..fold.appends import appended
-from ..fold.records import PromptRec
+from ..fold.records import PromptRec, unpack_body
 from ..fold.text import MESSAGE_BODY_CAP, label_preview, preview
 from ..fold.turns import TurnPairing, TurnSpan, pair_turns
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
@@ -77,11 +77,13 @@ def message_detail_json(
     dst: dict[str, str] | None,
     queued_at: int | None,
     delivered_at: int | None,
-    body: str,
+    body: str | bytes,
     length: int,
-) -> dict[str, Any]:
-    """One message (or prompt) in full, as ``/api/messages/{id}`` answers it."""
-    return {
+) -> Mapping[str, Any]:
+    """One message (or prompt) in full, as ``/api/messages/{id}`` answers it; ``body``
+    as a record holds it (``fold.records.pack_body``): a packed one is unpacked when the
+    detail is read, not kept unpacked beside the record for the day."""
+    detail = {
         "id": ident,
         "from": shared_party(src),
         "to": shared_party(dst) if dst else None,
@@ -91,6 +93,27 @@ def message_detail_json(
         "length": length,
         "truncated": length > MESSAGE_BODY_CAP,
     }
+    return detail if type(body) is str else PackedDetail(detail)
+
+
+class PackedDetail(Mapping[str, Any]):
+    """A message detail whose body is held packed: a mapping like the plain one, its
+    body unpacked at each read (``dict(detail)`` is the plain one)."""
+
+    __slots__ = ("_fields",)
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self._fields = fields
+
+    def __getitem__(self, name: str) -> Any:
+        value = self._fields[name]
+        return unpack_body(value) if name == "body" else value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields)
+
+    def __len__(self) -> int:
+        return len(self._fields)
 
 
 def draw_turns(roster: Roster, counts: Counts) -> None:
@@ -336,7 +359,7 @@ class _DrawnPrompts:
     inputs: tuple[_PromptInputs, ...]
     #: Per lane: its prompt spans in the order drawn, and their keys.
     spans: tuple[tuple[tuple[dict[str, Any], ...], frozenset[tuple[str, str]]], ...]
-    details: dict[str, dict[str, Any]]
+    details: dict[str, Mapping[str, Any]]
     #: The briefs: (lane position, seq, brief).
     briefs: tuple[tuple[int, int, PromptRec], ...]
     #: Each drawn prompt's lane position; the undated ones not drawn.
@@ -394,7 +417,7 @@ def _prompt_inputs(lane: Lane) -> _PromptInputs:
 
 
 def draw_prompts(
-    roster: Roster, counts: Counts, details: dict[str, dict[str, Any]]
+    roster: Roster, counts: Counts, details: dict[str, Mapping[str, Any]]
 ) -> list[tuple[Lane, int, PromptRec]]:
     """Each human prompt once, on the first lane whose log carries it; returns the
     parent agents' briefs (lane, seq, prompt), which are drawn as messages."""
@@ -432,7 +455,7 @@ def _drawn_afresh(roster: Roster, token: int, inputs: tuple[_PromptInputs, ...])
     drawn: dict[_Ident, int] = {}
     undated: set[_Ident] = set()
     briefs: list[tuple[int, int, PromptRec]] = []
-    details: dict[str, dict[str, Any]] = {}
+    details: dict[str, Mapping[str, Any]] = {}
     per_lane: list[tuple[tuple[dict[str, Any], ...], frozenset[tuple[str, str]]]] = []
     copies = prompts = 0
     for n, lane in enumerate(roster.lanes):
@@ -550,13 +573,13 @@ def _drawn_on(
 #: changed). Bounded by entries (each one prompt, its preview capped; its key holds
 #: the body, which the fold holds anyway).
 _PROMPT_SPAN: Memo[
-    tuple[str, int | None, str, int, str, str, str, str], tuple[dict[str, Any], dict[str, Any]]
+    tuple[str, int | None, str, int, str, str, str, str], tuple[dict[str, Any], Mapping[str, Any]]
 ] = Memo(1 << 13)
 
 
 def _prompt_span(
     lane: Lane, prompt_id: str, prompt: PromptRec, session: str
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[dict[str, Any], Mapping[str, Any]]:
     key = (
         prompt_id,
         prompt.time,
