@@ -32,6 +32,17 @@ def test_an_entry_decodes_to_what_was_encoded() -> None:
     assert {k: meta[k] for k in META} == META
 
 
+def test_a_long_message_body_held_packed_comes_back_whole_from_an_entry() -> None:
+    """A queue record holds a long body packed (bytes): the restricted unpickler reads
+    it back, and the body is the one folded."""
+    body = "A report on the folder, line by line.\n" * 60
+    fold = LaneFold(queued={2: QueuedRec("m1", "a", "A", "b", body, len(body), 20)})
+    assert isinstance(fold.queued[2].packed_body, bytes)
+    _meta, value = decode(encode(META, fold), META) or ({}, None)
+    assert isinstance(value, LaneFold) and value == fold
+    assert value.queued[2].body == body
+
+
 @pytest.mark.parametrize("field", ["format", "session", "log"])
 def test_an_entry_for_something_else_is_refused(field: str) -> None:
     assert decode(encode(META, VALUE), {**META, field: "other"}) is None

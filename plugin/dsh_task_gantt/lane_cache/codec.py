@@ -25,7 +25,7 @@ import orjson
 from .. import __version__
 
 #: Bumped whenever an entry's layout changes; part of every entry's format key.
-FORMAT = 3  # 3: a usage record packs its numbers (``fold.records.UsageRec``)
+FORMAT = 4  # 3: a usage record packs its numbers; 4: a long message body is held packed
 MAGIC = b"dsh-task-gantt lane cache\n"
 #: A header line is a few hundred bytes; anything longer is not ours.
 _MAX_META_BYTES = 64 * 1024
