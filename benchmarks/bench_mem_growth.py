@@ -19,9 +19,10 @@ no tracer's bias (a traced run counts an entry that replaced an untraced one as 
 
 ``--floor`` traces nothing either: at ``--from`` and ``--to`` ticks it counts the
 allocated blocks, the heap's bytes in use (``process_memory.heap_in_use``: pymalloc's
-and the C heap's, so a dict table or a long string counts by its size) and the RSS (after a full collection and giving the heap's free pages
-back, as ``serve`` does once a minute) with every cache as it is, then empties every
-memo and lru_cache and polls once more: what is left is the data's floor (the folds,
+and the C heap's, so a dict table or a long string counts by its size) and the RSS
+(after a full collection and giving the heap's free pages back, as ``serve`` does once
+a minute) with every cache as it is, then empties every memo and lru_cache and polls
+once more: what is left is the data's floor (the folds,
 the timeline, the current board and wire parts), and the difference the caches' fill.
 It prints both per tick, the floor's growth by type (objects the collector tracks, and
 the strings, bytes and numbers they hold, each counted once) and, at ``--to``, the
