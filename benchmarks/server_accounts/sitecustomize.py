@@ -93,8 +93,9 @@ def _profile_from(path: str, from_s: float | None) -> None:
     """cProfile the main thread (the event loop: every request's work) from ``from_s``
     seconds after start (``None``: when the bench sends SIGUSR2, say as its lone probes
     begin) until the process exits, then write the stats to ``path``, and the garbage
-    collector's passes while profiling (count, total and longest pause per generation)
-    to ``path`` + ``.gc.json``. A profiler is enabled for the thread it is enabled in, so
+    collector's passes while profiling (count, total and longest pause per generation,
+    and the seconds profiled: a run with no pass says so, not an empty file) to ``path``
+    + ``.gc.json``. A profiler is enabled for the thread it is enabled in, so
     a signal (handled in the main thread) switches it on."""
     import atexit
     import cProfile
@@ -103,6 +104,7 @@ def _profile_from(path: str, from_s: float | None) -> None:
     profile = cProfile.Profile()
     passes: dict[int, list[float]] = {}
     began: list[float] = []
+    switched_on: list[float] = []
 
     def timed(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
@@ -117,6 +119,7 @@ def _profile_from(path: str, from_s: float | None) -> None:
     def switch_on(_signum: int, _frame: object) -> None:
         if timed not in gc.callbacks:  # a second signal counts no pass twice
             gc.callbacks.append(timed)
+            switched_on.append(time.perf_counter())
         profile.enable()
 
     signal.signal(signal.SIGUSR2, switch_on)
@@ -125,13 +128,12 @@ def _profile_from(path: str, from_s: float | None) -> None:
         profile.disable()
         profile.dump_stats(path)
         with open(path + ".gc.json", "w") as out:
-            json.dump(
-                {
-                    str(g): {"passes": n, "total_ms": round(t * 1e3), "max_ms": round(m * 1e3)}
-                    for g, (n, t, m) in sorted(passes.items())
-                },
-                out,
-            )
+            profiled = time.perf_counter() - switched_on[0] if switched_on else 0.0
+            generations = {
+                str(g): {"passes": n, "total_ms": round(t * 1e3), "max_ms": round(m * 1e3)}
+                for g, (n, t, m) in sorted(passes.items())
+            }
+            json.dump({"profiled_s": round(profiled, 3), "generations": generations}, out)
 
     atexit.register(write)
     if from_s is None:
