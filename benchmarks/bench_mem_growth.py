@@ -28,8 +28,15 @@ It prints both per tick, the floor's growth by type (objects the collector track
 the strings, bytes and numbers they hold, each counted once) and, at ``--to``, the
 blocks each cache held alone (emptied one after another, largest first).
 
+``--shapes`` traces nothing and empties nothing: at ``--from`` and ``--to`` ticks it
+counts what the process holds by shape, with every cache as it is: the objects the
+collector tracks by type (a dict by its ``kind`` when it is a span, else by its size
+class; a tuple by its length class and its first items' types) and the strings and
+bytes by what holds them (a record's field, a span's key): what one more tick of
+history costs, item by item, and so what a compact history would have to hold.
+
 Run: ``python benchmarks/bench_mem_growth.py [--team big | --resume /work/tmp/day1h]
-[--from 40] [--to 240] [--frames 12] [--top 25] [--curve 300 | --floor]``.
+[--from 40] [--to 240] [--frames 12] [--top 25] [--curve 300 | --floor | --shapes]``.
 """
 
 from __future__ import annotations
@@ -126,11 +133,14 @@ def main() -> None:
     )
     ap.add_argument("--curve", type=int, default=0, help="no tracing: RSS every N ticks")
     ap.add_argument("--floor", action="store_true", help="no tracing: data against caches")
+    ap.add_argument("--shapes", action="store_true", help="no tracing: growth by shape")
     args = ap.parse_args()
-    if args.floor:
+    if args.shapes:
+        args.floor = False
+    if args.floor or args.shapes:
         args.curve = 0
 
-    if args.trace_at == 0 and not args.curve and not args.floor:
+    if args.trace_at == 0 and not args.curve and not args.floor and not args.shapes:
         tracemalloc.start(args.frames)
     work = Path(tempfile.mkdtemp(prefix="dsh-gantt-mem-"))
     root = work / "sessions"
@@ -146,7 +156,7 @@ def main() -> None:
     to_writer, writer_end = ctx.Pipe()
     writer = ctx.Process(target=_write, args=(str(root), str(spec_path), writer_end))
     writer.start()
-    if args.curve or args.floor:
+    if args.curve or args.floor or args.shapes:
         collector.pace_for_serving()  # as ``serve`` does
         map_large_blocks()
     client = TestClient(
@@ -177,6 +187,7 @@ def main() -> None:
     curve: list[tuple[int, float, int]] = []
     last_sizes: dict[str, int] = {}
     floors: dict[int, Floor] = {}
+    shapes: dict[int, tuple[int, Shapes]] = {}
 
     def polls() -> None:
         nonlocal etag
@@ -197,6 +208,11 @@ def main() -> None:
         to_writer.send(now)
         appended += to_writer.recv()
         polls()
+        if args.shapes:
+            if tick in (args.first, args.last):
+                shapes[tick] = (_settled()[2], shapes_held())
+                print(f"tick {tick} ({time.monotonic() - t0:.0f} s): counted", flush=True)
+            continue
         if args.floor:
             if tick in (args.first, args.last):
                 floors[tick] = measure_floor(polls)
@@ -233,8 +249,11 @@ def main() -> None:
         elif tick % 20 == 0 and tracemalloc.is_tracing():
             cur, _peak = tracemalloc.get_traced_memory()
             print(f"tick {tick}: traced {cur / 1e6:.1f} MB", flush=True)
-    if args.floor:
-        report_floor(floors[args.first], floors[args.last], args.last - args.first)
+    if args.shapes or args.floor:
+        if args.shapes:
+            report_shapes(shapes[args.first], shapes[args.last], args.last - args.first, args.top)
+        else:
+            report_floor(floors[args.first], floors[args.last], args.last - args.first)
         to_writer.send(None)
         writer.join(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
@@ -307,7 +326,8 @@ class Floor:
     floor_rss_mb: float
     floor_heap: int
     census: dict[str, tuple[int, int]]
-    alone: list[tuple[int, int, str]]
+    #: Each cache alone: heap bytes, blocks and entries it held, and its name.
+    alone: list[tuple[int, int, int, str]]
 
     def line(self) -> str:
         return (
@@ -353,19 +373,22 @@ def _census() -> dict[str, tuple[int, int]]:
 
 def measure_floor(polls: Any) -> Floor:
     blocks, rss, heap = _settled()
-    held: list[tuple[int, int, str]] = []
+    held: list[tuple[int, int, int, str]] = []
     # Each cache emptied after the other, the largest first: what each held alone.
     for m in sorted(memo_mod._ALL, key=len, reverse=True):
-        entries, before = len(m), sys.getallocatedblocks()
+        entries, before, heap_before = len(m), sys.getallocatedblocks(), heap_in_use()
         name = _memo_name(m)
         m.clear()
         gc.collect()
-        held.append((before - sys.getallocatedblocks(), entries, name))
+        freed = before - sys.getallocatedblocks()
+        held.append((heap_before - heap_in_use(), freed, entries, name))
     for cache in _lru_caches():
         entries, before = cache.cache_info().currsize, sys.getallocatedblocks()
+        heap_before = heap_in_use()
         cache.cache_clear()
         gc.collect()
-        held.append((before - sys.getallocatedblocks(), entries, f"{cache.__qualname__}()"))
+        freed = before - sys.getallocatedblocks()
+        held.append((heap_before - heap_in_use(), freed, entries, f"{cache.__qualname__}()"))
     memo_mod.clear_memos()
     for cache in _lru_caches():
         cache.cache_clear()
@@ -405,31 +428,131 @@ def report_floor(a: Floor, b: Floor, ticks: int) -> None:
     )
     for size, count, name in rows[:20]:
         print(f"  {size / ticks:8.0f} B {count / ticks:7.2f}  {name}")
-    print("\nblocks each cache held alone at the last tick (entries):")
-    for blocks, entries, name in b.alone[:25]:
-        print(f"  {blocks:9,} blocks {entries:8,} entries  {name}")
-    print("\neach cache's growth between the ticks, per tick (blocks; entries first -> last):")
+    print("\nheap bytes and blocks each cache held alone at the last tick (entries):")
+    for size, blocks, entries, name in b.alone[:25]:
+        print(f"  {size / 1e6:7.2f} MB {blocks:9,} blocks {entries:8,} entries  {name}")
+    print(
+        "\neach cache's growth between the ticks, per tick (heap bytes, blocks; "
+        "entries first -> last):"
+    )
     first, last = _by_cache(a.alone), _by_cache(b.alone)
+    none = (0, 0, 0)
     growth = sorted(
-        ((last.get(n, (0, 0))[0] - first.get(n, (0, 0))[0], n) for n in set(first) | set(last)),
+        (
+            (
+                last.get(n, none)[0] - first.get(n, none)[0],
+                last.get(n, none)[1] - first.get(n, none)[1],
+                n,
+            )
+            for n in set(first) | set(last)
+        ),
         reverse=True,
     )
-    for blocks, name in growth[:25]:
-        (b0, e0), (b1, e1) = first.get(name, (0, 0)), last.get(name, (0, 0))
+    for size, blocks, name in growth[:25]:
+        (_, b0, e0), (_, b1, e1) = first.get(name, none), last.get(name, none)
         print(
-            f"  {blocks / ticks:7.1f} blocks/tick  {b0:9,} -> {b1:9,} blocks "
-            f"{e0:7,} -> {e1:7,} entries  {name}"
+            f"  {size / ticks:7.0f} B {blocks / ticks:5.1f} blocks/tick  {b0:9,} -> {b1:9,} "
+            f"blocks {e0:7,} -> {e1:7,} entries  {name}"
         )
-    print(f"  in all: {sum(g for g, _ in growth) / ticks:.1f} blocks/tick")
+    print(
+        f"  in all: {sum(g for g, _, _ in growth) / ticks:.0f} B, "
+        f"{sum(g for _, g, _ in growth) / ticks:.1f} blocks/tick"
+    )
 
 
-def _by_cache(alone: list[tuple[int, int, str]]) -> dict[str, tuple[int, int]]:
-    """Blocks and entries by cache name (caches made alike, say a ``Carried`` per kind,
-    summed)."""
-    out: dict[str, tuple[int, int]] = {}
-    for blocks, entries, name in alone:
-        b, e = out.get(name, (0, 0))
-        out[name] = (b + blocks, e + entries)
+@dataclass(frozen=True)
+class Shapes:
+    """What the process holds by shape: bytes and objects by shape, and the strings
+    and bytes (each counted once) by what holds them."""
+
+    size: dict[str, int]
+    count: dict[str, int]
+    text_size: dict[str, int]
+    text_count: dict[str, int]
+
+
+def _shape(obj: Any) -> str:
+    kind = type(obj)
+    if kind is dict:
+        span_kind = obj.get("kind")
+        if isinstance(span_kind, str) and "id" in obj:
+            return f"dict[{span_kind}]"
+        return f"dict of <{1 << max(len(obj), 1).bit_length()}"
+    if kind is tuple:
+        # Its items as the collector visits them (last first), never by index: a tuple
+        # still being filled (``tuple(iterable)``) is listed too, with empty slots.
+        firsts = ",".join(type(x).__name__ for x in gc.get_referents(obj)[:-4:-1])
+        return f"tuple of <{1 << max(len(obj), 1).bit_length()} ({firsts})"
+    return kind.__name__
+
+
+def _held_by(obj: Any) -> list[tuple[str, Any]]:
+    """``obj``'s references with what holds each: a field, a span's key, a map's keys
+    or values."""
+    name = type(obj).__name__
+    if type(obj) is dict and isinstance(obj.get("kind"), str) and "id" in obj:
+        return [(f"dict[{obj['kind']}].{k}", v) for k, v in obj.items()]
+    if isinstance(obj, dict):
+        return [*((f"{name} key", k) for k in obj), *((f"{name} value", v) for v in obj.values())]
+    fields = getattr(obj, "_fields", None)
+    if isinstance(obj, tuple) and fields is not None:
+        items = gc.get_referents(obj)[::-1]
+        return [(f"{name}.{f}", v) for f, v in zip(fields, items, strict=False)]
+    slots = [a for c in type(obj).__mro__ for a in getattr(c, "__slots__", ())]
+    if slots and not isinstance(obj, (tuple, list, set, frozenset)):
+        return [(f"{name}.{a}", getattr(obj, a, None)) for a in slots if isinstance(a, str)]
+    return [(name, held) for held in gc.get_referents(obj)]
+
+
+def shapes_held() -> Shapes:
+    gc.collect()
+    size: dict[str, int] = {}
+    count: dict[str, int] = {}
+    text_size: dict[str, int] = {}
+    text_count: dict[str, int] = {}
+    seen: set[int] = set()
+    for obj in gc.get_objects():
+        shape = _shape(obj)
+        size[shape] = size.get(shape, 0) + sys.getsizeof(obj)
+        count[shape] = count.get(shape, 0) + 1
+        for holder, held in _held_by(obj):
+            if type(held) in (str, bytes) and id(held) not in seen:
+                seen.add(id(held))
+                text_size[holder] = text_size.get(holder, 0) + sys.getsizeof(held)
+                text_count[holder] = text_count.get(holder, 0) + 1
+    return Shapes(size, count, text_size, text_count)
+
+
+def report_shapes(a: tuple[int, Shapes], b: tuple[int, Shapes], ticks: int, top: int) -> None:
+    (heap_a, sa), (heap_b, sb) = a, b
+
+    def grown(x: dict[str, int], y: dict[str, int]) -> dict[str, int]:
+        return {k: y.get(k, 0) - x.get(k, 0) for k in set(x) | set(y)}
+
+    size, count = grown(sa.size, sb.size), grown(sa.count, sb.count)
+    text_size, text_count = grown(sa.text_size, sb.text_size), grown(sa.text_count, sb.text_count)
+    counted = sum(size.values()) + sum(text_size.values())
+    print(
+        f"\nper tick over {ticks} ticks, caches as they are: heap in use "
+        f"{(heap_b - heap_a) / ticks / 1024:.1f} KB, of which counted by shape "
+        f"{counted / ticks / 1024:.1f} KB (the rest: objects the collector does not track, "
+        "such as tuples of strings and numbers, and the allocators' rounding)"
+    )
+    print("\nby shape, per tick (bytes, objects; a table that grew counts its growth):")
+    for shape in sorted(size, key=size.__getitem__, reverse=True)[:top]:
+        print(f"  {size[shape] / ticks:7.0f} B {count[shape] / ticks:7.2f}  {shape}")
+    print("\nstrings and bytes by what holds them, per tick (bytes, objects):")
+    for holder in sorted(text_size, key=text_size.__getitem__, reverse=True)[:top]:
+        print(f"  {text_size[holder] / ticks:7.0f} B {text_count[holder] / ticks:7.2f}  {holder}")
+
+
+def _by_cache(alone: list[tuple[int, int, int, str]]) -> dict[str, tuple[int, int, int]]:
+    """Heap bytes, blocks and entries by cache name (caches made alike, say a
+    ``Carried`` per kind, summed)."""
+    out: dict[str, tuple[int, int, int]] = {}
+    for size, blocks, entries, name in alone:
+        s, b, e = out.get(name, (0, 0, 0))
+        out[name] = (s + size, b + blocks, e + entries)
     return out
 
 

@@ -436,6 +436,13 @@ async def soak(
     while time.monotonic() < stop_at:
         await asyncio.sleep(min(args.report_every, max(stop_at - time.monotonic(), 0)))
         elapsed = time.monotonic() - stats.started
+        if (code := server.proc.poll()) is not None:
+            # A dead server answers nothing: the run's figures end here, said so.
+            how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+            raise SystemExit(
+                f"the server stopped ({how}) after {elapsed:.0f} s and {ticks.value} appends "
+                "(its stderr: set DSH_GANTT_BENCH_SERVER_LOG)"
+            )
         routes = {
             route: {"n": len(v), "p50": round(pct(v, 0.5), 1), "p99": round(pct(v, 0.99), 1)}
             for (w, route), v in sorted(stats.samples.items())

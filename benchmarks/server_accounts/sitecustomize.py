@@ -21,6 +21,7 @@ the end of a compressed day and the lone probes after it) and writes cProfile's 
 from __future__ import annotations
 
 import collections
+import faulthandler
 import gc
 import json
 import os
@@ -38,12 +39,23 @@ _OUT = os.environ.get("DSH_GANTT_ACCOUNTS")
 
 def _shape(obj: object) -> str | None:
     """A tuple's length and first items' types, a dict's first keys: which of the many
-    tuples and dicts grew (their holders are told apart by shape)."""
+    tuples and dicts grew (their holders are told apart by shape).
+
+    This runs in its own thread while the event loop runs, and ``gc.get_objects()``
+    also lists a tuple still being filled (``tuple(iterable)`` allocates it, tracked,
+    with empty slots, then runs the iterator's Python code): slicing or iterating it
+    reads an empty slot, and the server crashed (SIGSEGV) in a compressed day's
+    saturated minutes. Its items are read with ``gc.get_referents``, which skips empty
+    slots (and visits a tuple's last first); a dict resized meanwhile is "changing"."""
     if type(obj) is tuple:
         size = str(len(obj)) if len(obj) <= 8 else "9+"
-        return f"tuple{size}(" + ",".join(type(x).__name__ for x in obj[:3]) + ")"
+        firsts = gc.get_referents(obj)[:-4:-1]  # visited last item first
+        return f"tuple{size}(" + ",".join(type(x).__name__ for x in firsts) + ")"
     if type(obj) is dict:
-        keys = [k if type(k) is str and len(k) <= 16 else f"<{type(k).__name__}>" for k in obj]
+        try:
+            keys = [k if type(k) is str and len(k) <= 16 else f"<{type(k).__name__}>" for k in obj]
+        except RuntimeError:  # changed size while read
+            return "dict{changing}"
         return "dict{" + ",".join(sorted(set(keys))[:5]) + "}" if keys else "dict{}"
     return None
 
@@ -76,6 +88,10 @@ def _write_every(path: str, every: float) -> None:
         with open(path, "a") as out:
             out.write(line + "\n")
 
+
+if (_OUT or os.environ.get("DSH_GANTT_PROFILE")) and "serve" in sys.argv:
+    # A crash of the server under the bench prints every thread's stack (to its stderr).
+    faulthandler.enable()
 
 if _OUT and "serve" in sys.argv:
     every_s = float(os.environ.get("DSH_GANTT_ACCOUNTS_EVERY", "60"))
