@@ -33,7 +33,9 @@ counts what the process holds by shape, with every cache as it is: the objects t
 collector tracks by type (a dict by its ``kind`` when it is a span, else by its size
 class; a tuple by its length class and its first items' types) and the strings and
 bytes by what holds them (a record's field, a span's key): what one more tick of
-history costs, item by item, and so what a compact history would have to hold.
+history costs, item by item, and so what a compact history would have to hold. At the
+end, how many containers hold one turn's or message's span, bar and mark (each whole
+sequence of a lane kept per view or per memo holds it once more).
 
 Run: ``python benchmarks/bench_mem_growth.py [--team big | --resume /work/tmp/day1h]
 [--from 40] [--to 240] [--frames 12] [--top 25] [--curve 300 | --floor | --shapes]``.
@@ -252,6 +254,7 @@ def main() -> None:
     if args.shapes or args.floor:
         if args.shapes:
             report_shapes(shapes[args.first], shapes[args.last], args.last - args.first, args.top)
+            holders_per_item()
         else:
             report_floor(floors[args.first], floors[args.last], args.last - args.first)
         to_writer.send(None)
@@ -521,6 +524,40 @@ def shapes_held() -> Shapes:
                 text_size[holder] = text_size.get(holder, 0) + sys.getsizeof(held)
                 text_count[holder] = text_count.get(holder, 0) + 1
     return Shapes(size, count, text_size, text_count)
+
+
+#: History items whose holders ``holders_per_item`` counts: a turn's span and bar, a
+#: message's span and mark (by type name, a span dict by its kind).
+HISTORY_ITEMS = ("dict[turn]", "dict[message]", "TurnBar", "Mark", "TurnSpan", "TurnMark")
+
+
+def holders_per_item(sample: int = 24) -> None:
+    """How many containers point at one history item, and which (a whole lane's
+    sequence copied per view or per memo costs 8 bytes an item each time)."""
+    gc.collect()
+    items: dict[str, list[Any]] = {}
+    for obj in gc.get_objects():
+        shape = _shape(obj)
+        if shape in HISTORY_ITEMS:
+            items.setdefault(shape, []).append(obj)
+    print("\ncontainers holding one history item (a sample of each kind):")
+    for shape in HISTORY_ITEMS:
+        alive = items.get(shape, [])
+        if not alive:
+            continue
+        picked = alive[:: max(len(alive) // sample, 1)][:sample]
+        holders: dict[str, int] = {}
+        for obj in picked:
+            for holder in gc.get_referrers(obj):
+                if holder is alive or holder is picked:
+                    continue
+                name = f"{type(holder).__name__} of <{1 << max(len(holder), 1).bit_length()}"
+                holders[name] = holders.get(name, 0) + 1
+        total = sum(holders.values()) / len(picked)
+        top = sorted(holders.items(), key=lambda kv: kv[1], reverse=True)[:6]
+        shown = ", ".join(f"{name} x{n / len(picked):.1f}" for name, n in top)
+        print(f"  {shape}: {len(alive):,} alive, {total:.1f} holders each: {shown}")
+    del items
 
 
 def report_shapes(a: tuple[int, Shapes], b: tuple[int, Shapes], ticks: int, top: int) -> None:
