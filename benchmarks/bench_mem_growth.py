@@ -133,14 +133,11 @@ def main() -> None:
         help="start tracemalloc at this tick (0: from the start; the cold read traced "
         "costs minutes)",
     )
-    ap.add_argument("--curve", type=int, default=0, help="no tracing: RSS every N ticks")
-    ap.add_argument("--floor", action="store_true", help="no tracing: data against caches")
-    ap.add_argument("--shapes", action="store_true", help="no tracing: growth by shape")
+    mode = ap.add_mutually_exclusive_group()  # none of them: tracemalloc
+    mode.add_argument("--curve", type=int, default=0, help="no tracing: RSS every N ticks")
+    mode.add_argument("--floor", action="store_true", help="no tracing: data against caches")
+    mode.add_argument("--shapes", action="store_true", help="no tracing: growth by shape")
     args = ap.parse_args()
-    if args.shapes:
-        args.floor = False
-    if args.floor or args.shapes:
-        args.curve = 0
 
     if args.trace_at == 0 and not args.curve and not args.floor and not args.shapes:
         tracemalloc.start(args.frames)
