@@ -32,11 +32,17 @@ dataset stays as generated. Writing 24 hours takes a few tens of seconds. A reus
 dataset's history ends when it was generated: the ticks are timestamped now, after a
 gap (no member ran in between).
 
+``--grow`` appends the ``--hours`` of history while the server reads it instead (the
+soak's four poller kinds and a ``since`` polling every ``--grow-poll-every`` appends,
+as the compressed soak's pollers do): the state a server fed its day append by append
+holds, each object made when its append was read, not in one pass at start-up. A day
+takes about 8 minutes.
+
 The machine this runs on in the project is shared (2 cores, other jobs): CPU time
 (``process_time``) is the figure; the wall time is noisier. Nothing here asserts.
 
 Run: ``python benchmarks/bench_delta_day.py [--hours 24] [--ticks 60] [--root DIR]
-[--team big] [--profile]``.
+[--team big] [--profile] [--breakdown] [--api] [--grow]``.
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_soak import (
     _INPUT,
+    APPEND_EVERY_MS,
     KINDS,
     PREFIX,
     PollerKind,
@@ -85,11 +92,13 @@ SPEC = "spec.json"
 MADE = "made.json"
 
 
-def dataset(root: Path, team: str, hours: float) -> Path:
+def dataset(root: Path, team: str, hours: float, grow: bool = False) -> Path:
     """``root``'s dataset of ``team`` with ``hours`` of history, generated there once
-    (``made.json`` says which): the folder holding ``sessions/`` and ``spec.json``."""
+    (``made.json`` says which): the folder holding ``sessions/`` and ``spec.json``.
+    ``grow``: the team ends ``hours`` before now and the history is not written (the
+    measuring run appends it while the server reads it)."""
     made = root / MADE
-    want = {"team": team, "hours": hours}
+    want: dict[str, Any] = {"team": team, "hours": hours, **({"grow": True} if grow else {})}
     if made.exists() and json.loads(made.read_text()) == want:
         return root
     if root.exists():
@@ -101,7 +110,7 @@ def dataset(root: Path, team: str, hours: float) -> Path:
     spec = generate_recent_team(sessions, TEAMS[team], ends_ms=int(time.time() * 1000) - span)
     print(f"generated the {team} team in {time.monotonic() - t0:.0f} s", flush=True)
     live = LiveTeam(sessions, spec)
-    if span:
+    if span and not grow:
         prewrite(live, spec.last_event_time, span)
     live.spec().dump(root / SPEC)
     made.write_text(json.dumps(want))
@@ -370,9 +379,9 @@ async def _ticks(
     ) as client:
 
         async def poll(
-            kind: PollerKind, profiled: bool = False, name: str = ""
+            kind: PollerKind, profiled: bool = False, name: str = "", at_ms: int = 0
         ) -> tuple[int, float, float]:
-            params = board_params(session, kind, 0, held[kind.name])
+            params = board_params(session, kind, at_ms, held[kind.name])
             on = profile is not None and profiled
             if breakdown is not None:
                 breakdown.kind = f"delta {kind.name}"
@@ -405,6 +414,13 @@ async def _ticks(
             # The panel's first polls settle its extent (its width is known then).
             for _ in range(2):
                 await poll(kind)
+        etag = ""
+        if args.api:
+            etag = (
+                await client.get(PREFIX + "/api/timeline", params={"session": session})
+            ).headers.get("etag", "")
+        if args.grow:
+            await _grow(args, client, live, session, poll, held)
         gc.collect()
         if breakdown is not None:
             breakdown.collections.clear()  # the setup's (reading the day): not a tick's
@@ -417,6 +433,17 @@ async def _ticks(
                 add(f"delta {kind.name}", c, w, status)
             status, c, w = await poll(FOLLOWING[0], name=f"unchanged {FOLLOWING[0].name}")
             add(f"unchanged {FOLLOWING[0].name}", c, w, status)
+            if args.api:
+                # What the soak's lone probe sends after its delta poll.
+                for name, params in (
+                    ("api since", {"session": session, "since": etag}),
+                    ("api full", {"session": session}),
+                ):
+                    c0, w0 = time.process_time(), time.perf_counter()
+                    r = await client.get(PREFIX + "/api/timeline", params=params)
+                    c, w = time.process_time() - c0, time.perf_counter() - w0
+                    add(name, c, w, r.status_code)
+                    etag = r.headers.get("etag", etag)
             if args.pause:
                 await asyncio.sleep(args.pause)
     if profile is not None:
@@ -430,6 +457,51 @@ async def _ticks(
         breakdown.uninstall()
         print(breakdown.report(args.slowest))
     return {"cpu_ms": cpu, "wall_ms": wall, "statuses": statuses}
+
+
+async def _grow(
+    args: argparse.Namespace,
+    client: httpx.AsyncClient,
+    live: LiveTeam,
+    session: str,
+    poll: Any,
+    held: dict[str, dict[str, str]],
+) -> None:
+    """The day appended while the server reads it (``--grow``): ``--hours`` of ticks,
+    each timestamped 2 s after the one before (ending now), and every
+    ``--grow-poll-every`` ticks one poll of each of the soak's kinds (following now,
+    replaying, with the list open: ``bench_soak.KINDS``) and a ``since``, as the
+    compressed soak's pollers see it. The breakdown and the profile are off meanwhile."""
+    spec = live.spec()
+    at = spec.last_event_time
+    ticks = round(args.hours * HOUR_MS / APPEND_EVERY_MS)
+    others = [k for k in KINDS if k not in FOLLOWING]
+    held_at = (spec.start_ms + at) // 2
+    for kind in others:
+        params = {"session": session, "follow": "1" if kind.follow else ""}
+        if kind.list_open:
+            params["list"] = "1"
+        if kind.replay:
+            params["at"] = str(held_at)
+        page = await client.get(PREFIX + "/panel", params=params)
+        _held(page.text, held.setdefault(kind.name, {"version": "", "drawn": "", "token": ""}))
+    etag = ""
+    t0 = time.monotonic()
+    for tick in range(1, ticks + 1):
+        at += APPEND_EVERY_MS
+        live.tick(at)
+        if tick % args.grow_poll_every == 0:
+            for kind in KINDS:
+                await poll(kind, at_ms=held_at)
+            r = await client.get(
+                PREFIX + "/api/timeline", params={"session": session, "since": etag}
+            )
+            etag = r.headers.get("etag", etag)
+        if tick % (ticks // 10 or 1) == 0:
+            print(
+                f"grown: {tick} of {ticks} appends in {time.monotonic() - t0:.0f} s",
+                flush=True,
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -449,13 +521,32 @@ def main(argv: list[str] | None = None) -> int:
         "--breakdown", action="store_true", help="CPU per stage of a poll, and the GC's passes"
     )
     parser.add_argument("--slowest", type=int, default=8, help="with --breakdown: ticks shown")
+    parser.add_argument(
+        "--api",
+        action="store_true",
+        help="each tick, after the polls, a since and a full /api/timeline (as the soak's "
+        "lone probe sends)",
+    )
+    parser.add_argument(
+        "--grow",
+        action="store_true",
+        help="append the --hours of history while the server reads it (the soak's "
+        "pollers polling), not before it starts",
+    )
+    parser.add_argument(
+        "--grow-poll-every",
+        type=int,
+        default=40,
+        help="with --grow: the pollers poll once every this many appends (40: the "
+        "compressed soak's rate)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     scratch = None
     if args.root is None:
         scratch = Path(tempfile.mkdtemp(prefix="dsh-gantt-delta-data-"))
     try:
-        data = dataset(args.root or scratch, args.team, args.hours)
+        data = dataset(args.root or scratch, args.team, args.hours, grow=args.grow)
         result = measure(args, data)
     finally:
         if scratch is not None:
