@@ -145,6 +145,9 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("plan_board", "dsh_task_gantt.panel", "plan_board"),
     ("lane_row", "dsh_task_gantt.board.view_model", "BoardPlan.lane_row"),
     (" chunk_lane", "dsh_task_gantt.board.view_model", "chunk_lane"),
+    ("  lay_chunk", "dsh_task_gantt.board.detail", "_lay_chunk"),
+    ("   group_turns", "dsh_task_gantt.board.detail", "group_turns"),
+    ("   place_marks", "dsh_task_gantt.board.detail", "place_marks"),
     (" lane_messages", "dsh_task_gantt.board.view_model", "lane_messages"),
     ("lane_pieces", "dsh_task_gantt.panel", "Panel._lane_pieces"),
     ("finish_board", "dsh_task_gantt.panel", "finish_board"),
@@ -379,9 +382,14 @@ async def _ticks(
     ) as client:
 
         async def poll(
-            kind: PollerKind, profiled: bool = False, name: str = "", at_ms: int = 0
+            kind: PollerKind,
+            profiled: bool = False,
+            name: str = "",
+            at_ms: int = 0,
+            holder: str = "",
         ) -> tuple[int, float, float]:
-            params = board_params(session, kind, at_ms, held[kind.name])
+            mine = held[holder or kind.name]
+            params = board_params(session, kind, at_ms, mine)
             on = profile is not None and profiled
             if breakdown is not None:
                 breakdown.kind = f"delta {kind.name}"
@@ -401,7 +409,7 @@ async def _ticks(
             if breakdown is not None and name:
                 breakdown.end(name, c * 1000)
             if r.status_code in (200, 286):
-                _held(r.text, held[kind.name])
+                _held(r.text, mine)
             return r.status_code, c, w
 
         for kind in FOLLOWING:
@@ -475,24 +483,32 @@ async def _grow(
     spec = live.spec()
     at = spec.last_event_time
     ticks = round(args.hours * HOUR_MS / APPEND_EVERY_MS)
-    others = [k for k in KINDS if k not in FOLLOWING]
     held_at = (spec.start_ms + at) // 2
-    for kind in others:
+    # The measured pollers (one per following kind) poll too; the others are more.
+    pollers = [(k, k.name) for k in KINDS if k in FOLLOWING] + [
+        (k, f"{k.name} #{n}")
+        for k in KINDS
+        for n in range(args.grow_pollers)
+        if k not in FOLLOWING or n > 0
+    ]
+    for kind, holder in pollers:
+        if holder in held:
+            continue
         params = {"session": session, "follow": "1" if kind.follow else ""}
         if kind.list_open:
             params["list"] = "1"
         if kind.replay:
             params["at"] = str(held_at)
         page = await client.get(PREFIX + "/panel", params=params)
-        _held(page.text, held.setdefault(kind.name, {"version": "", "drawn": "", "token": ""}))
+        _held(page.text, held.setdefault(holder, {"version": "", "drawn": "", "token": ""}))
     etag = ""
     t0 = time.monotonic()
     for tick in range(1, ticks + 1):
         at += APPEND_EVERY_MS
         live.tick(at)
         if tick % args.grow_poll_every == 0:
-            for kind in KINDS:
-                await poll(kind, at_ms=held_at)
+            for kind, holder in pollers:
+                await poll(kind, at_ms=held_at, holder=holder)
             r = await client.get(
                 PREFIX + "/api/timeline", params={"session": session, "since": etag}
             )
@@ -539,6 +555,12 @@ def main(argv: list[str] | None = None) -> int:
         default=40,
         help="with --grow: the pollers poll once every this many appends (40: the "
         "compressed soak's rate)",
+    )
+    parser.add_argument(
+        "--grow-pollers",
+        type=int,
+        default=1,
+        help="with --grow: pollers of each kind (5: the soak's 20)",
     )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
