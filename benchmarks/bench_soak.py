@@ -51,6 +51,7 @@ import re
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -306,6 +307,17 @@ async def api_client(
             await asyncio.sleep(max(POLL_EVERY_S - (time.monotonic() - started), 0.05))
 
 
+def _stop_if_dead(proc: subprocess.Popen[bytes], started: float, appends: int) -> None:
+    """Ends the run, saying how, when the server process is gone."""
+    if (code := proc.poll()) is not None:
+        # A dead server answers nothing: the run's figures end here, said so.
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        raise SystemExit(
+            f"the server stopped ({how}) after {time.monotonic() - started:.0f} s and "
+            f"{appends} appends (its stderr: set DSH_GANTT_BENCH_SERVER_LOG)"
+        )
+
+
 async def probe(
     base: str, session: str, ticks: Any, pid: int, count: int
 ) -> dict[str, dict[str, float]]:
@@ -434,15 +446,13 @@ async def soak(
     window = 0
     cpu0 = cpu_s(pid)
     while time.monotonic() < stop_at:
-        await asyncio.sleep(min(args.report_every, max(stop_at - time.monotonic(), 0)))
+        report_at = min(time.monotonic() + args.report_every, stop_at)
+        # Checked each second, not only at a report: a dead server answers nothing, and
+        # the pollers would count refused connections until the next report.
+        while (left := report_at - time.monotonic()) > 0:
+            await asyncio.sleep(min(left, 1.0))
+            _stop_if_dead(server.proc, stats.started, ticks.value)
         elapsed = time.monotonic() - stats.started
-        if (code := server.proc.poll()) is not None:
-            # A dead server answers nothing: the run's figures end here, said so.
-            how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
-            raise SystemExit(
-                f"the server stopped ({how}) after {elapsed:.0f} s and {ticks.value} appends "
-                "(its stderr: set DSH_GANTT_BENCH_SERVER_LOG)"
-            )
         routes = {
             route: {"n": len(v), "p50": round(pct(v, 0.5), 1), "p99": round(pct(v, 0.99), 1)}
             for (w, route), v in sorted(stats.samples.items())
@@ -782,7 +792,8 @@ def main(argv: list[str] | None = None) -> int:
         default="0",
         help="seconds after the server starts when --profile-out's profile begins, or "
         "'probes': when the lone probes begin (the profile is then theirs alone, with "
-        "the garbage collector's passes in PROFILE_OUT.gc.json)",
+        "the garbage collector's passes in PROFILE_OUT.gc.json; cProfile's own cost "
+        "makes each probe ~1.5x slower, so take the probes' figures from a run without it)",
     )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)

@@ -8,15 +8,21 @@ the C heap and the tracked objects per append), so the script cannot rot unnotic
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
+import os
 import pstats
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.kit.benchmarks import run_benchmark
+from tests.kit.benchmarks import ROOT, run_benchmark
 
 pytestmark = [
     pytest.mark.slow,
@@ -62,3 +68,61 @@ def test_the_soak_benchmark_reads_the_servers_memory_accounts(tmp_path: Path) ->
     generations = gc_passes["generations"]
     assert set(generations) <= {"0", "1", "2"}, generations
     assert all(set(p) == {"passes", "total_ms", "max_ms"} for p in generations.values())
+
+
+def _children(pid: int) -> list[int]:
+    """A process's children, and theirs (from /proc)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            kids = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for kid in map(int, kids):
+            found += [kid, *_children(kid)]
+    return found
+
+
+def _serving(pid: int) -> bool:
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"dsh_task_gantt.cli" in command and b"serve" in command
+
+
+def test_the_soak_stops_within_seconds_when_its_server_dies() -> None:
+    # Reports a minute apart: a dead server must be noticed long before the next one.
+    bench = subprocess.Popen(
+        [
+            *(sys.executable, str(ROOT / "benchmarks" / "bench_soak.py")),
+            *("--team", "small", "--minutes", "3", "--pollers", "2", "--api-clients", "1"),
+            *("--report-every", "60", "--probes", "0"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,  # its writer and server go with it, whatever happens
+    )
+    try:
+        assert bench.stdout is not None
+        for line in bench.stdout:  # the header comes just before the server starts
+            if " pollers, " in line:
+                break
+        deadline = time.monotonic() + 60
+        while not (servers := [p for p in _children(bench.pid) if _serving(p)]):
+            assert bench.poll() is None and time.monotonic() < deadline, "no server started"
+            time.sleep(0.2)
+        time.sleep(2)  # the pollers are polling
+        killed_at = time.monotonic()
+        os.kill(servers[0], signal.SIGKILL)
+        _, err = bench.communicate(timeout=30)
+        took = time.monotonic() - killed_at
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(bench.pid, signal.SIGKILL)
+        bench.wait()
+    assert bench.returncode == 1, err[-2000:]
+    assert "the server stopped (signal SIGKILL)" in err, err[-2000:]
+    assert took < 10, f"the soak noticed its dead server after {took:.0f} s"
