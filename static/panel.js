@@ -293,13 +293,32 @@
       if (el.getAttribute("data-msg") === msgId) el.classList.toggle("twin", on);
     });
   }
-  // The open message's marks, or the clusters that hold it, are marked current.
+  // Where the open message's marks are, as its card says: [lane element id, ms] pairs.
+  function openMarksAt() {
+    var card = detail.querySelector(".message-card");
+    if (!card || card.getAttribute("data-msg") !== state.msg) return [];
+    return (card.getAttribute("data-marks") || "").split(" ").filter(Boolean).map(function (word) {
+      var at = word.lastIndexOf("@");
+      return [word.slice(0, at), Number(word.slice(at + 1))];
+    });
+  }
+  // The open message's marks, or the clusters that hold it, are marked current. A
+  // cluster lists its messages' ids (data-msgs), or, when it is a long run of its lane's
+  // marks, holds the message whose mark on its lane falls in its range.
   function showCurrent() {
     board.querySelectorAll('.mark[aria-current="true"]').forEach(function (el) { el.removeAttribute("aria-current"); });
     if (!state.msg) return;
+    var marksAt = openMarksAt();
     board.querySelectorAll(".mark").forEach(function (el) {
-      var held = (el.getAttribute("data-msgs") || "").split(" ");
-      if (el.getAttribute("data-msg") === state.msg || held.indexOf(state.msg) >= 0) el.setAttribute("aria-current", "true");
+      var current = el.getAttribute("data-msg") === state.msg;
+      var held = el.getAttribute("data-msgs");
+      if (!current && held !== null) current = held.split(" ").indexOf(state.msg) >= 0;
+      else if (!current && el.classList.contains("cluster")) {
+        var lane = el.closest(".lane");
+        var from = Number(el.getAttribute("data-from")), to = Number(el.getAttribute("data-to"));
+        current = !!lane && marksAt.some(function (at) { return at[0] === lane.id && from <= at[1] && at[1] <= to; });
+      }
+      if (current) el.setAttribute("aria-current", "true");
     });
   }
   // An open "delivery pending" message whose marks now say delivered: fetch it again,

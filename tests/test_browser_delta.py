@@ -245,6 +245,55 @@ def test_an_aggregate_opens_the_items_it_holds(browser: Any) -> None:  # noqa: F
         page.close()
 
 
+def test_a_long_run_drawn_as_one_cluster_lists_no_ids_and_is_marked_by_its_range(
+    browser: Any,  # noqa: F811
+) -> None:
+    """A burst longer than a cluster lists is drawn as one chip carrying its range, not
+    every id (a day's zoomed-out board has runs of thousands, in every changed chunk at
+    every poll); the open message still marks the run that holds it on each of its
+    lanes, and not a run beside it."""
+    team = demo_team(live=False)
+    ids = [team.message("ui", "docs", T0 + 20 * MIN + n * 400, f"burst {n}") for n in range(40)]
+    later = [team.message("ui", "docs", T0 + 23 * MIN + n * 400, f"later {n}") for n in range(40)]
+    page = Watched(browser, SIDEBAR)
+    try:
+        with Server(make_app(FakeProvider(team))) as server:
+            page.page.goto(server.url(f"session=s-lead&msg={ids[25]}"))
+            card = page.page.locator("#detail .message-card")
+            assert card.get_attribute("data-msg") == ids[25]
+            marks_at = (card.get_attribute("data-marks") or "").split()
+            assert len(marks_at) == 2, marks_at  # sent on ui, received on docs
+            runs = page.page.locator(".mark.cluster:not([data-msgs])")
+            assert runs.count() >= 2  # the bursts, on both lanes
+            held = runs.evaluate_all(
+                "els => els.map(e => [e.closest('.lane').dataset.lane, +e.dataset.from,"
+                " +e.dataset.to, +e.dataset.count, e.getAttribute('aria-current'),"
+                " e.closest('.lane').id])"
+            )
+            current = [h for h in held if h[4] == "true"]
+            assert {h[0] for h in current} == {"ui", "docs"}, held
+            at = {lane: int(ms) for lane, ms in (word.split("@") for word in marks_at)}
+            for _lane, start, end, count, _current, element in current:
+                assert count > 16 and start <= at[element] <= end, (held, at)
+            # the later burst's runs are on the same lanes and not current
+            assert any(h[1] >= T0 + 23 * MIN and h[4] is None for h in held), held
+            # opening the later burst's cluster and one of its messages moves the mark
+            page.page.keyboard.press("Escape")
+            target = next(h for h in held if h[0] == "ui" and h[1] >= T0 + 23 * MIN)
+            cluster = page.page.locator(
+                f'.lane[data-lane="ui"] .mark.cluster[data-from="{target[1]}"]'
+            )
+            cluster.click()
+            page.page.locator("#detail .items-card").wait_for()
+            page.page.locator(f'#detail .items-list [data-msg="{later[3]}"]').click()
+            page.page.locator(f'#detail .message-card[data-msg="{later[3]}"]').wait_for()
+            assert cluster.get_attribute("aria-current") == "true"
+            assert page.page.locator('.mark.cluster[aria-current="true"]').count() == 2
+        assert page.errors == []
+    finally:
+        page.close()
+
+
 def test_aggregates_are_reached_by_keyboard_and_a_deep_link_marks_the_cluster(
     browser: Any,  # noqa: F811
 ) -> None:

@@ -629,8 +629,14 @@ def test_a_live_team_grows_within_one_poll_and_keeps_the_users_view(
                 const own = document.querySelector(`.mark.received[data-msg='${id}']`);
                 const mark = own ?? document.querySelector('.mark.received[data-msg]');
                 mark.focus({preventScroll: true});
+                // listed by a cluster, or in the range of a run (by the card's marks)
+                const at = (document.querySelector('#detail .message-card')
+                    .dataset.marks || '').split(' ').filter(Boolean).map(w => w.split('@'));
                 const inCluster = [...document.querySelectorAll('.mark.cluster')]
-                    .some(c => (c.dataset.msgs || '').split(' ').includes(id));
+                    .some(c => c.dataset.msgs !== undefined
+                        ? c.dataset.msgs.split(' ').includes(id)
+                        : at.some(([lane, ms]) => c.closest('.lane').id === lane
+                            && +c.dataset.from <= +ms && +ms <= +c.dataset.to));
                 return [mark.dataset.msg, own !== null, inCluster];
             }""",
             opened_id,

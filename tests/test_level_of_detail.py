@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 
 from dsh_task_gantt.board import detail
 from dsh_task_gantt.board.detail import MARK_BUDGET_PX, TURN_BUDGET_PX, Scale, chunk_budget
-from dsh_task_gantt.board.model import Cluster, TurnGroup, View
+from dsh_task_gantt.board.model import CLUSTER_IDS_LISTED, Cluster, TurnGroup, View
 from dsh_task_gantt.layout import layout_board
 from tests.kit.boardteams import PREFIX, T0, FakeProvider, TeamBuilder, make_app
 
@@ -161,6 +161,47 @@ def test_aggregates_hold_every_turn_and_mark_they_do_not_draw(heavy: TeamBuilder
         turn_elements, turns, mark_elements, marks = _drawn_items(board)
         assert (turns, marks) == (all_turns, all_marks)  # fit-all draws them all, held or not
         assert turn_elements < all_turns / 4 and mark_elements < all_marks / 4
+
+
+def test_a_cluster_that_lists_no_ids_holds_every_mark_of_its_lane_in_its_range(
+    heavy: TeamBuilder,
+) -> None:
+    """What the panel marks current by a cluster's range is exactly what it holds: a
+    cluster without ids is a run of its lane's marks, and one with ids lists them."""
+    runs = 0
+    for track_px in WIDTHS:
+        for zoom in (1, 4):
+            width = (heavy.now - T0) // zoom
+            view = View(start=heavy.now - width, end=heavy.now, track_px=track_px)
+            board = layout_board(heavy.timeline(), view if zoom > 1 else View(track_px=track_px))
+            for lane in board.lanes:
+                for chunk in lane.chunks:
+                    for item in chunk.marks:
+                        if not isinstance(item, Cluster):
+                            continue
+                        held = {m.dom_id for m in item.marks}
+                        if item.listed_ids is not None:
+                            assert item.listed_ids.split() == [m.msg_id for m in item.marks]
+                            continue
+                        runs += 1
+                        assert item.count > CLUSTER_IDS_LISTED
+                        in_range = {m.dom_id for m in lane.marks if item.start <= m.ms <= item.end}
+                        assert in_range == held, (lane.lane_id, chunk.dom_id)
+    assert runs > 0  # the heavy team seen whole has runs longer than a cluster lists
+
+
+def test_a_long_runs_markup_does_not_grow_with_what_it_holds(heavy: TeamBuilder) -> None:
+    """A day's board zoomed out is made of runs of thousands: each chip's markup is the
+    same few attributes whatever it holds (it listed every id, at every poll that
+    changed its chunk)."""
+    client = TestClient(make_app(FakeProvider(heavy)))
+    answer = client.get(f"{PREFIX}/panel/board", params={"session": "s-lead", "w": "300"})
+    chips = re.findall(r'<button type="button" id="[^"]*" class="mark cluster[^>]*>', answer.text)
+    runs = {int(re.search(r'data-count="(\d+)"', c)[1]): c for c in chips if "data-msgs" not in c}  # type: ignore[index]
+    assert len(runs) >= 2 and min(runs) > CLUSTER_IDS_LISTED, sorted(runs)
+    shortest, longest = runs[min(runs)], runs[max(runs)]
+    # 17 and 36 marks (say): the same attributes, a digit or a colour more at most
+    assert len(longest) - len(shortest) < 60, (shortest, longest)
 
 
 def _bar(start: int, length: int) -> Any:

@@ -15,6 +15,8 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from dataclasses import replace
+from itertools import compress
+from operator import attrgetter
 from typing import Any
 from urllib.parse import quote
 
@@ -547,7 +549,7 @@ class Panel:
             "drawn": now_ms(),
             "list_mode": params.get("list") == "1",
             "working": pieces.working,
-            "message": self._message_context(result.data, message) if message else None,
+            "message": self._message_context(result.data, message, board) if message else None,
             "htmx_file": HTMX_FILE,
             "poll_every": POLL_EVERY,
         }
@@ -656,8 +658,9 @@ class Panel:
             return self._not_found(request, "message")
         result = await self._provider.timeline(session_id)
         data: Mapping[str, Any] = result.data if result is not None else {}
+        board = self._layout(result, View(), session_id)[0] if result is not None else None
         return self._render(
-            "message.html", session_id=session_id, m=self._message_context(data, message)
+            "message.html", session_id=session_id, m=self._message_context(data, message, board)
         )
 
     async def task(self, request: Request, session_id: str, task_id: str) -> Response:
@@ -757,12 +760,18 @@ class Panel:
         return now_ms() - drawn_ms >= REDRAW_AFTER_MS
 
     @staticmethod
-    def _message_context(timeline: Mapping[str, Any], message: Mapping[str, Any]) -> dict[str, Any]:
+    def _message_context(
+        timeline: Mapping[str, Any], message: Mapping[str, Any], board: Board | None
+    ) -> dict[str, Any]:
         sender, recipient = parties(timeline, message)
         body = message.get("body")
         length = message.get("length")
+        msg_id = str(message.get("id", ""))
         return {
-            "id": str(message.get("id", "")),
+            "id": msg_id,
+            # Where its marks are (lane element, time): a long run of marks drawn as one
+            # cluster lists no ids, and the panel finds the one holding it by its range.
+            "marks_at": _marks_at(board, msg_id) if board is not None else "",
             "sender": sender,
             "recipient": recipient,
             "queued_at": _ms(message.get("queuedAt")),
@@ -773,6 +782,19 @@ class Panel:
             "truncated": bool(message.get("truncated")),
             "cap": f"{MESSAGE_BODY_CAP:,}",
         }
+
+
+def _marks_at(board: Board, msg_id: str) -> str:
+    """The message's marks on the board as ``lane-element@ms`` words (a message has a
+    mark or two: sent and received; a lane has thousands, compared in C)."""
+    return " ".join(
+        f"{row.dom_id}@{mark.ms}"
+        for row in board.lanes
+        for mark in compress(row.marks, map(msg_id.__eq__, map(_MSG_ID, row.marks)))
+    )
+
+
+_MSG_ID = attrgetter("msg_id")
 
 
 def _lane_versions(result: TimelineResult, plan: BoardPlan) -> tuple[int, ...] | None:

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -159,12 +160,46 @@ def seen_in_json(data: dict[str, Any]) -> set[str]:
     }
 
 
-def seen_in_html(text: str) -> set[str]:
-    """Messages drawn as marks, or held by a cluster of marks too crowded to draw apart."""
-    held = re.findall(r'data-msgs="([^"]*)"', text)
-    return set(re.findall(r'data-msg="(m\d+)"', text)) | {
-        m for ids in held for m in ids.split() if re.fullmatch(r"m\d+", m)
-    }
+class _Drawn(HTMLParser):
+    """A board's marks: the messages drawn alone or listed by a cluster, and the long
+    runs drawn as one cluster (its lane and range) that list no ids."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lane: str | None = None
+        self.ids: set[str] = set()
+        self.runs: list[tuple[str, str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        classes = a.get("class", "").split()
+        if "lane" in classes and "data-lane" in a:
+            self.lane = a["data-lane"]
+        if a.get("data-msg"):
+            self.ids.add(a["data-msg"])
+        if "cluster" in classes:
+            if "data-msgs" in a:
+                self.ids.update(a["data-msgs"].split())
+            elif self.lane is not None:
+                self.runs.append((self.lane, a["data-from"], a["data-to"]))
+
+
+def seen_in_html(text: str, client: httpx.Client) -> set[str]:
+    """Messages drawn as marks, or held by a cluster of marks too crowded to draw apart
+    (a long run's, as a user opens it: the list of what it holds)."""
+    drawn = _Drawn()
+    drawn.feed(text)
+    seen = set(drawn.ids)
+    for lane, start, end in drawn.runs:
+        items = client.get(
+            "/panel/items", params={"session": LEAD, "lane": lane, "from": start, "to": end}
+        )
+        assert items.status_code == 200, items.text[:300]
+        listed = _Drawn()
+        listed.feed(items.text)
+        assert listed.ids, f"a cluster on {lane} from {start} to {end} lists nothing"
+        seen |= listed.ids
+    return {m for m in seen if re.fullmatch(r"m\d+", m)}
 
 
 def test_polling_while_frames_are_appended(server: tuple[str, Path, Path]) -> None:
@@ -189,10 +224,10 @@ def test_polling_while_frames_are_appended(server: tuple[str, Path, Path]) -> No
             board = client.get("/panel/board", params={**q, "v": version}, headers=hx)
             if board.status_code == 200:
                 version = re.search(r'id="board-version" name="v" value="([^"]+)"', board.text)[1]  # type: ignore[index]
-            answers.append((board, seen_in_html(board.text)))
+            answers.append((board, seen_in_html(board.text, client)))
             if polls % 5 == 0:
                 page = client.get("/panel", params=q)
-                answers.append((page, seen_in_html(page.text)))
+                answers.append((page, seen_in_html(page.text, client)))
             allowed = writer.snapshot()  # read after the answers: a superset of theirs
             for response, seen in answers:
                 statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
@@ -212,7 +247,7 @@ def test_polling_while_frames_are_appended(server: tuple[str, Path, Path]) -> No
             time.sleep(0.1)
         assert seen_in_json(final.json()) == expected
         board = client.get("/panel/board", params=q, headers=hx)
-        assert seen_in_html(board.text) == {f"m{n}" for n in range(FRAMES)}
+        assert seen_in_html(board.text, client) == {f"m{n}" for n in range(FRAMES)}
     assert writer.halves >= 20
     assert statuses.get(304, 0) + statuses.get(204, 0) > 0  # unchanged polls were cheap
     assert sum(statuses.values()) > 100

@@ -213,7 +213,9 @@ def _one_row(marks: Sequence[Mark], px_per_ms: float, spacing_px: float) -> list
         else:
             runs.append([mark])
     return [
-        _on_row(run[0], 0) if len(run) == 1 else _cluster(tuple(_on_row(m, 0) for m in run), 0)
+        _on_row(run[0], 0)
+        if len(run) == 1
+        else _cluster(tuple(_on_row(m, 0) for m in run), 0, run=True)
         for run in runs
     ]
 
@@ -224,7 +226,7 @@ def _on_row(mark: Mark, row: int) -> Mark:
     return mark if mark.row == row else replace(mark, row=row)
 
 
-def _cluster(marks: tuple[Mark, ...], row: int) -> Cluster:
+def _cluster(marks: tuple[Mark, ...], row: int, *, run: bool = False) -> Cluster:
     tones: list[Tone] = []
     for mark in marks:
         if mark.tone not in tones:
@@ -238,6 +240,7 @@ def _cluster(marks: tuple[Mark, ...], row: int) -> Cluster:
         count=len(marks),
         tones=tuple(tones[:CLUSTER_TONES]),
         marks=marks,
+        run=run,
     )
 
 

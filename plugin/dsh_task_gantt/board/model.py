@@ -23,6 +23,11 @@ DEFAULT_TRACK_PX = 300
 MIN_WINDOW_MS = 2_000
 
 
+#: A cluster lists its messages' ids up to this many; a longer run of one lane's marks
+#: says what it holds by its time range alone (see ``Cluster.listed_ids``).
+CLUSTER_IDS_LISTED = 16
+
+
 @dataclass(frozen=True, slots=True)
 class View:
     """The time window the user looks at; ``None`` ends mean fit-all."""
@@ -256,6 +261,19 @@ class Cluster:
     count: int
     tones: tuple[Tone, ...]
     marks: tuple[Mark, ...]
+    #: Its marks are every mark of its lane from ``start`` to ``end`` (a run on one row):
+    #: a message's mark at a time in that range is in it, so its range says what it holds.
+    run: bool = False
+
+    @property
+    def listed_ids(self) -> str | None:
+        """Its messages' ids as the chip lists them (``data-msgs``), or ``None`` for a run
+        longer than CLUSTER_IDS_LISTED: its range says what it holds, and a day's board
+        zoomed out has runs of thousands (every id in every changed chunk, at each poll,
+        was most of a poll's body)."""
+        if self.run and self.count > CLUSTER_IDS_LISTED:
+            return None
+        return " ".join(mark.msg_id for mark in self.marks)
 
 
 @dataclass(frozen=True, slots=True)
