@@ -18,15 +18,23 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import islice
 from operator import attrgetter, is_, le
 from typing import Any
 
 from ..memo import HISTORY_ITEMS_KEPT, Memo
 from ..timeline.identity import common_head
-from .geometry import seconds
-from .model import Cluster, LaneChunk, Mark, Tone, TurnBar, TurnGroup
+from .model import Cluster, LaneChunk, Mark, TurnBar, TurnGroup
+from .runs import (
+    MarksKept,
+    TurnsKept,
+    cluster_of,
+    group_turns_from,
+    identity_head,
+    on_row,
+    one_row_from,
+)
 
 #: A chunk is about this many pixels wide at the board's scale: small enough that an
 #: append redraws a few kB, large enough that a lane is a handful of chunks per screen.
@@ -95,84 +103,42 @@ def chunk_budget(chunk_ms: int, px_per_ms: float, budget_px: int) -> int:
 
 
 def group_turns(
-    bars: Sequence[TurnBar], px_per_ms: float, origin: int, budget: int | None = None
-) -> list[TurnBar | TurnGroup]:
+    bars: Sequence[TurnBar],
+    px_per_ms: float,
+    origin: int,
+    budget: int | None = None,
+    kept: TurnsKept | None = None,
+    head: int = 0,
+) -> tuple[list[TurnBar | TurnGroup], TurnsKept]:
     """Consecutive closed turns less than MERGE_PX apart as one group (an open turn stays
     itself: it reaches the now-line); more than ``budget`` elements: the gap that merges
-    doubles until they fit."""
-    merge_px = MERGE_PX
-    span_ms = _span_ms(bars)
-    while True:
-        gap_ms = merge_px / px_per_ms
-        grouped = _group_turns(bars, gap_ms, origin)
-        # A gap wider than the turns' whole span already merges every closed turn.
-        if budget is None or len(grouped) <= budget or gap_ms > span_ms:
-            return grouped
-        merge_px *= 2
-
-
-def _span_ms(bars: Sequence[TurnBar]) -> int:
-    return max(bar.end for bar in bars) - min(bar.start for bar in bars) if bars else 0
-
-
-def _group_turns(bars: Sequence[TurnBar], gap_ms: float, origin: int) -> list[TurnBar | TurnGroup]:
-    out: list[TurnBar | TurnGroup] = []
-    run: list[TurnBar] = []
-    run_end = 0  # the latest end in the run (a run of thousands is not rescanned)
-
-    def flush() -> None:
-        if len(run) == 1:
-            out.append(run[0])
-        elif run:
-            start, end = run[0].start, run_end
-            out.append(
-                TurnGroup(
-                    t=seconds(start, origin),
-                    d=round((end - start) / 1000, 3),
-                    start=start,
-                    end=end,
-                    count=len(run),
-                )
-            )
-        run.clear()
-
-    for bar in bars:
-        if bar.open:
-            flush()
-            out.append(bar)
-            continue
-        if run and bar.start - run_end >= gap_ms:
-            flush()
-        run_end = max(run_end, bar.end) if run else bar.end
-        run.append(bar)
-    flush()
-    return out
+    doubles until they fit. With what the chunk's last grouping ``kept`` and the bars it
+    shares with these (``head``), the pass goes on from there (``runs``)."""
+    return group_turns_from(bars, px_per_ms, origin, budget, MERGE_PX, kept, head)
 
 
 def place_marks(
-    marks: Sequence[Mark], px_per_ms: float, budget: int | None = None
-) -> tuple[list[Mark | Cluster], int]:
+    marks: Sequence[Mark],
+    px_per_ms: float,
+    budget: int | None = None,
+    kept: MarksKept | None = None,
+    head: int = 0,
+) -> tuple[list[Mark | Cluster], int, MarksKept | None]:
     """Greedy rows in time order; a mark with no free row joins the latest slot as a cluster.
 
     A chunk denser than its rows of chips (a long team seen whole), or than ``budget``
     elements, is drawn on one row: each run of marks closer than a spacing (a chip's
     width, doubled until the runs fit the budget) is one cluster, so the marks drawn
-    follow the pixels, not the messages."""
+    follow the pixels, not the messages. Returns the elements, the rows used, and where
+    a one-row placing goes on from next time (``kept``, ``head``: as ``group_turns``)."""
     if len(marks) > MARK_ROWS * CHUNK_PX / MARK_PX:
-        return _within(marks, px_per_ms, budget), 1
-    placed, rows = _in_rows(marks, px_per_ms)
-    if budget is not None and len(placed) > budget:
-        return _within(marks, px_per_ms, budget), 1
-    return placed, rows
-
-
-def _within(marks: Sequence[Mark], px_per_ms: float, budget: int | None) -> list[Mark | Cluster]:
-    spacing_px: float = MARK_PX
-    while True:
-        placed = _one_row(marks, px_per_ms, spacing_px)
-        if budget is None or len(placed) <= max(budget, 1) or len(placed) <= 1:
-            return placed
-        spacing_px *= 2
+        placed, kept = one_row_from(marks, px_per_ms, budget, MARK_PX, CLUSTER_TONES, kept, head)
+        return placed, 1, kept
+    in_rows, rows = _in_rows(marks, px_per_ms)
+    if budget is not None and len(in_rows) > budget:
+        placed, kept = one_row_from(marks, px_per_ms, budget, MARK_PX, CLUSTER_TONES, kept, head)
+        return placed, 1, kept
+    return in_rows, rows, None
 
 
 def _in_rows(marks: Sequence[Mark], px_per_ms: float) -> tuple[list[Mark | Cluster], int]:
@@ -199,49 +165,10 @@ def _in_rows(marks: Sequence[Mark], px_per_ms: float) -> tuple[list[Mark | Clust
     placed: list[Mark | Cluster] = []
     for members, row in zip(slots, slot_rows, strict=True):
         if len(members) == 1:
-            placed.append(_on_row(members[0], row))
+            placed.append(on_row(members[0], row))
         else:
-            placed.append(_cluster(tuple(_on_row(m, row) for m in members), row))
+            placed.append(cluster_of(tuple(on_row(m, row) for m in members), row, CLUSTER_TONES))
     return placed, max(len(row_last), 1)
-
-
-def _one_row(marks: Sequence[Mark], px_per_ms: float, spacing_px: float) -> list[Mark | Cluster]:
-    runs: list[list[Mark]] = []
-    for mark in marks:
-        if runs and (mark.ms - runs[-1][0].ms) * px_per_ms < spacing_px:
-            runs[-1].append(mark)
-        else:
-            runs.append([mark])
-    return [
-        _on_row(run[0], 0)
-        if len(run) == 1
-        else _cluster(tuple(_on_row(m, 0) for m in run), 0, run=True)
-        for run in runs
-    ]
-
-
-def _on_row(mark: Mark, row: int) -> Mark:
-    """The mark on this row: itself when it is there already (marks are made on row 0,
-    and a copy of each of thousands at every layout showed up)."""
-    return mark if mark.row == row else replace(mark, row=row)
-
-
-def _cluster(marks: tuple[Mark, ...], row: int, *, run: bool = False) -> Cluster:
-    tones: list[Tone] = []
-    for mark in marks:
-        if mark.tone not in tones:
-            tones.append(mark.tone)
-    first, last = marks[0], marks[-1]
-    return Cluster(
-        t=first.t,
-        row=row,
-        start=first.ms,
-        end=last.ms,
-        count=len(marks),
-        tones=tuple(tones[:CLUSTER_TONES]),
-        marks=marks,
-        run=run,
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +181,10 @@ class _ChunkLaid:
     placed: tuple[Mark, ...]
     rows: int
     chunk: LaneChunk
+    #: Where the grouping of its turns and the placing of its marks on one row go on
+    #: from when the chunk is laid out again after an append (``runs``).
+    turns_kept: TurnsKept | None = None
+    marks_kept: MarksKept | None = None
 
     def laid_from(self, turns: Sequence[TurnBar], marks: Sequence[Mark]) -> bool:
         """Whether these are the very bars and marks this was laid out from (C-level
@@ -325,17 +256,27 @@ def _lay_chunk(
         if laid.laid_from(turns, marks):
             return laid
     turn_budget, mark_budget = budgets
-    placed, rows = place_marks(marks, scale.px_per_ms, mark_budget)
+    # The chunk's last layout (an append changed its end): its passes go on from there.
+    last = versions[0] if versions else None
+    turns_kept = marks_kept = None
+    turn_head = mark_head = 0
+    if last is not None:
+        turns_kept, marks_kept = last.turns_kept, last.marks_kept
+        turn_head = identity_head(last.turns, turns) if turns_kept is not None else 0
+        mark_head = identity_head(last.marks, marks) if marks_kept is not None else 0
+    placed, rows, marks_kept = place_marks(
+        marks, scale.px_per_ms, mark_budget, marks_kept, mark_head
+    )
+    grouped, turns_kept = group_turns(
+        turns, scale.px_per_ms, origin, turn_budget, turns_kept, turn_head
+    )
     flat: list[Mark] = []
     for item in placed:
         flat.extend(item.marks if isinstance(item, Cluster) else (item,))
     chunk = LaneChunk(
-        dom_id=f"{dom_id}-k{index}",
-        index=index,
-        turns=tuple(group_turns(turns, scale.px_per_ms, origin, turn_budget)),
-        marks=tuple(placed),
+        dom_id=f"{dom_id}-k{index}", index=index, turns=tuple(grouped), marks=tuple(placed)
     )
-    laid = _ChunkLaid(tuple(turns), tuple(marks), tuple(flat), rows, chunk)
+    laid = _ChunkLaid(tuple(turns), tuple(marks), tuple(flat), rows, chunk, turns_kept, marks_kept)
     _CHUNKS.put(slot, (laid, *versions[: CHUNK_VERSIONS_KEPT - 1]), slot=slot, owner=owner)
     return laid
 
