@@ -815,11 +815,16 @@ def _task_versions(result: TimelineResult) -> tuple[int, ...] | None:
     by instead of each task's bytes, made again at every poll."""
     parts = result.wire.tasks if result.wire is not None else ()
     tasks = as_seq(result.data.get("tasks"))
-    if len(parts) != len(tasks) or any(
-        part.id != as_map(task).get("id") for part, task in zip(parts, tasks, strict=True)
-    ):
+    # In C where it can be: a day's team has over a thousand tasks, asked at every poll.
+    if len(parts) != len(tasks) or list(map(_PART_ID, parts)) != [
+        task.get("id") if type(task) is dict else as_map(task).get("id") for task in tasks
+    ]:
         return None
-    return tuple(part.generation for part in parts)
+    return tuple(map(_GENERATION, parts))
+
+
+_PART_ID = attrgetter("id")
+_GENERATION = attrgetter("generation")
 
 
 #: The tooltip of a replayed lane's figure (no exact counts on any lane figure: they
