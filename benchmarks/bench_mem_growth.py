@@ -153,7 +153,8 @@ def main() -> None:
     spec = TeamSpec.load(spec_path, root=str(root))
     ctx = mp.get_context("spawn")
     to_writer, writer_end = ctx.Pipe()
-    writer = ctx.Process(target=_write, args=(str(root), str(spec_path), writer_end))
+    # A daemon: a run that fails ends with its traceback, not waiting on its writer.
+    writer = ctx.Process(target=_write, args=(str(root), str(spec_path), writer_end), daemon=True)
     writer.start()
     if args.curve or args.floor or args.shapes:
         collector.pace_for_serving()  # as ``serve`` does
@@ -548,7 +549,11 @@ def holders_per_item(sample: int = 24) -> None:
             for holder in gc.get_referrers(obj):
                 if holder is alive or holder is picked:
                     continue
-                name = f"{type(holder).__name__} of <{1 << max(len(holder), 1).bit_length()}"
+                # A sequence or map by its size; an object holding it in a field by type.
+                sized = hasattr(holder, "__len__")
+                name = type(holder).__name__ + (
+                    f" of <{1 << max(len(holder), 1).bit_length()}" if sized else ""
+                )
                 holders[name] = holders.get(name, 0) + 1
         total = sum(holders.values()) / len(picked)
         top = sorted(holders.items(), key=lambda kv: kv[1], reverse=True)[:6]
