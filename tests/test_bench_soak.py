@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.kit.benchmarks import ROOT, run_benchmark
+from tests.kit.processes import is_panel_server
 
 pytestmark = [
     pytest.mark.slow,
@@ -83,14 +84,6 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _serving(pid: int) -> bool:
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return b"dsh_task_gantt.cli" in command and b"serve" in command
-
-
 def test_the_soak_stops_within_seconds_when_its_server_dies() -> None:
     # Reports a minute apart: a dead server must be noticed long before the next one.
     bench = subprocess.Popen(
@@ -111,7 +104,7 @@ def test_the_soak_stops_within_seconds_when_its_server_dies() -> None:
             if " pollers, " in line:
                 break
         deadline = time.monotonic() + 60
-        while not (servers := [p for p in _children(bench.pid) if _serving(p)]):
+        while not (servers := [p for p in _children(bench.pid) if is_panel_server(p)]):
             assert bench.poll() is None and time.monotonic() < deadline, "no server started"
             time.sleep(0.2)
         time.sleep(2)  # the pollers are polling

@@ -50,6 +50,7 @@ from tests.kit.dsh_npm import (
     copy_sessions_written_last_by,
     install_dsh,
 )
+from tests.kit.processes import is_panel_server
 
 __all__ = ["browser"]  # the module-scoped Chromium fixture, shared
 
@@ -129,14 +130,6 @@ def _descendants(pid: int) -> list[int]:
         found += children
         frontier += children
     return found
-
-
-def _is_panel_server(pid: int) -> bool:
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return b"dsh_task_gantt.cli" in command and b"serve" in command
 
 
 def _alive(pid: int) -> bool:
@@ -314,7 +307,7 @@ def test_dsh_window_renders_with_the_package_and_the_panel_loads_through_its_por
 
 def test_the_python_child_stops_with_dsh(dsh: RunningDsh) -> None:
     """Last in this file: it stops DSH."""
-    children = [pid for pid in _descendants(dsh.proc.pid) if _is_panel_server(pid)]
+    children = [pid for pid in _descendants(dsh.proc.pid) if is_panel_server(pid)]
     assert len(children) == 1, (children, dsh.output()[-2000:])
     # SIGINT to DSH alone (a terminal's Ctrl-C would signal the child too): DSH's own stop
     # must end it.

@@ -22,6 +22,8 @@ from dsh_task_gantt.board.runs import (
 )
 
 TONES = tuple(Tone(f"c{n}", n) for n in range(5))
+#: Pixels per ms: a zoomed-in chunk to a day seen whole at 400 px.
+SCALES = st.sampled_from([1 / 64, 1 / 1024, 1 / 16_384, 1 / 262_144])
 
 
 # -- the rules, plainly -----------------------------------------------------------
@@ -141,7 +143,7 @@ edits = st.lists(
 @given(
     first=turn_steps,
     edits=edits,
-    px_per_ms=st.sampled_from([1 / 64, 1 / 1024, 1 / 16_384, 1 / 262_144]),
+    px_per_ms=SCALES,
     budget=st.one_of(st.none(), st.integers(1, 6)),
 )
 def test_turn_groups_resumed_after_any_edits_are_the_groups_from_the_start(
@@ -198,7 +200,7 @@ def marks_from(steps: list[tuple[int, int]], start: int, first_n: int) -> list[M
 @given(
     first=mark_steps,
     edits=mark_edits,
-    px_per_ms=st.sampled_from([1 / 64, 1 / 1024, 1 / 16_384, 1 / 262_144]),
+    px_per_ms=SCALES,
     budget=st.one_of(st.none(), st.integers(1, 8)),
 )
 def test_one_row_marks_resumed_after_any_edits_are_the_marks_from_the_start(
