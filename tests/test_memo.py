@@ -84,9 +84,9 @@ def _pairing(n: int) -> Any:
 #: ``n`` spans (or messages) for it.
 WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("fold.turns pairings", turns._PAIRINGS, _pairing),
-    ("timeline.spans turn spans", spans._TURN_SPANS, lambda n: ([{}] * n, frozenset())),
+    ("timeline.spans turn spans", spans._TURN_SPANS, lambda n: [{}] * n),
     ("timeline.spans sorted spans", spans._SORTED_SPANS, lambda n: ([], [{}] * n)),
-    ("timeline.spans last turns", spans._LAST_TURNS, lambda n: ((), [], [{}] * n, frozenset(), {})),
+    ("timeline.spans last turns", spans._LAST_TURNS, lambda n: ((), [], [{}] * n, {})),
     ("timeline.messages pairings", messages._PAIRINGS, lambda n: ((), _pairing(n), {})),
     ("timeline.messages drawn", messages._LAST_DRAWN, lambda n: SimpleNamespace(drawn=(None,) * n)),
     ("timeline.messages ids", messages._MESSAGE_IDS, lambda n: ["m"] * n),
@@ -323,7 +323,7 @@ def test_a_lanes_turn_spans_hold_its_last_version_only_and_keep_unchanged_spans(
             live = TurnSpan("t-live", 1_000, 900, None, None)
             pairing = TurnPairing((*done, live), 0, 0, 0, 0, 0)
             totals = {"t-live": ((n, 0, 0, 1, 0), n + 1, 0)}
-            drawn, _keys = spans.turn_spans(pairing, party, "s1", totals)
+            drawn = spans.turn_spans(pairing, party, "s1", totals)
             assert drawn[-1]["tokens"]["input"] == n
             if last is not None:
                 assert all(map(operator.is_, drawn[:-1], last[:-1])) and drawn[-1] is not last[-1]
@@ -332,10 +332,9 @@ def test_a_lanes_turn_spans_hold_its_last_version_only_and_keep_unchanged_spans(
         early = TurnSpan("t-early", 100, 901, 200, "done")
         moved = TurnPairing((early, *done, live), 0, 0, 0, 0, 0)
         assert last is not None
-        drawn, keys = spans.turn_spans(moved, party, "s1", totals)
+        drawn = spans.turn_spans(moved, party, "s1", totals)
         assert all(map(operator.is_, drawn[1:], last))
         assert [s["id"] for s in drawn] == ["t-early", *(t.turn_id for t in done), "t-live"]
-        assert keys == {("turn", t.turn_id) for t in moved.spans}
         # The lane's last version (and its pairing's), not an entry per turn or append.
         assert sum(map(len, memo._ALL)) <= 4
     finally:

@@ -474,26 +474,32 @@ def test_the_list_page_holding_a_moment() -> None:
 def test_moments_are_cached_by_version_and_moment() -> None:
     timeline = _small_team().timeline()
     cache = MomentCache(size=2)
-    first = cache.moment("v1", timeline, T0 + 40_000)
-    assert cache.moment("v1", timeline, T0 + 40_000) is first
-    assert cache.moment("v2", timeline, T0 + 40_000) is not first  # another version
-    cache.moment("v1", timeline, T0 + 50_000)
-    assert cache.moment("v1", timeline, T0 + 40_000) is not first  # forgotten (size 2)
+    first = cache.moment("v1", timeline, T0 + 40_000, "s1")
+    assert cache.moment("v1", timeline, T0 + 40_000, "s1") is first
+    assert cache.moment("v2", timeline, T0 + 40_000, "s1") is not first  # another version
+    cache.moment("v1", timeline, T0 + 50_000, "s1")
+    assert cache.moment("v1", timeline, T0 + 40_000, "s1") is not first  # forgotten (size 2)
     assert isinstance(first.tasks[0], TaskAt)
 
 
 def test_the_moment_cache_keeps_its_size_filled_past_it() -> None:
     """Polls while replaying add a moment per timeline version, a drag one per step:
-    the moments and the versions' event times stay at their limits."""
+    the moments stay at their limit, and the event times (one number per event of a
+    team's history) are kept for one version per team, for a bounded number of teams."""
     from dsh_task_gantt.board import moment as moment_module
 
     timeline = _small_team().timeline()
     cache = MomentCache(size=5)
     for n in range(40):
-        cache.moment(f"v{n}", timeline, T0 + 40_000 + n)
-        cache.times(f"w{n}", timeline)
+        cache.moment(f"v{n}", timeline, T0 + 40_000 + n, "s1")
+        cache.times(f"w{n}", timeline, "s2")
         assert len(cache._moments) <= 5
-        assert len(cache._times) <= moment_module.TIMES_CACHE_SIZE
+        assert len(cache._times) == 2  # the latest version of each of the two teams
+    held = cache.times("w39", timeline, "s2")
+    assert cache.times("w39", timeline, "s2") is held  # the latest one is kept
+    for n in range(3 * moment_module.TIMES_TEAMS_KEPT):
+        cache.times(f"x{n}", timeline, f"team-{n}")
+        assert len(cache._times) <= moment_module.TIMES_TEAMS_KEPT
 
 
 @pytest.mark.parametrize("seed", [2])

@@ -604,7 +604,7 @@ class Panel:
             return self._not_found(request, "session")
         view = parse_view(params)
         if view.at is not None and step is not None:
-            times = self._moments.times(result.etag, result.data)
+            times = self._moments.times(result.etag, result.data, session_id)
             view = replace(view, at=step_from(times, view.at, step))
         board, lanes, moment = self._replayed(result, view, session_id, to_moment=True)
         pieces = self._board_pieces(board, lanes, session_id, moment, result.data)
@@ -694,7 +694,7 @@ class Panel:
             page = list_page_at([item.ms for item in board.items], at, LIST_PAGE)
             if page != board.list_page:
                 board, lanes = self._layout_once(result, replace(view, list_page=page), session_id)
-        return board, lanes, self._moments.moment(result.etag, result.data, at)
+        return board, lanes, self._moments.moment(result.etag, result.data, at, session_id)
 
     def _layout_once(
         self, result: TimelineResult, view: View, session_id: str

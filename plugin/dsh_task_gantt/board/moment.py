@@ -12,7 +12,7 @@ moment of the same timeline cut at ``at``.
 from __future__ import annotations
 
 import bisect
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -389,10 +389,11 @@ def list_page_at(item_times: Sequence[int], at: int, page_size: int) -> int:
 #: otherwise filled with one dead version per append.
 MOMENT_CACHE_SIZE = 64
 MOMENT_VERSIONS_KEPT = 2
-#: Timeline versions whose event times are kept (a version is replaced at each append).
-#: Bounded by entries; each is one number per event, so it grows with the history
-#: (linearly, for these 8 versions only).
-TIMES_CACHE_SIZE = 8
+#: Teams whose event times are kept: one timeline version each, the latest asked for
+#: (a version is replaced at each append, and the one before is never asked for again).
+#: Each is one number per event of the team's history: eight versions of one team were
+#: ~2 KB a tick of appends (bench_mem_growth's shapes: tuples of ints held here).
+TIMES_TEAMS_KEPT = 8
 
 
 class MomentCache:
@@ -403,22 +404,19 @@ class MomentCache:
         self._moments: Memo[tuple[str, int], Moment] = Memo(
             size, lru=True, per_slot=MOMENT_VERSIONS_KEPT
         )
-        self._times: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+        self._times: Memo[str, tuple[int, ...]] = Memo(TIMES_TEAMS_KEPT, lru=True, per_slot=1)
 
-    def times(self, version: str, timeline: Mapping[str, Any]) -> tuple[int, ...]:
+    def times(self, version: str, timeline: Mapping[str, Any], team: str) -> tuple[int, ...]:
+        """The event times of ``team``'s timeline at ``version``."""
         found = self._times.get(version)
         if found is None:
-            found = self._times[version] = event_times(timeline)
-            if len(self._times) > TIMES_CACHE_SIZE:
-                self._times.popitem(last=False)
-        else:
-            self._times.move_to_end(version)
+            found = self._times.put(version, event_times(timeline), slot=team, owner=team)
         return found
 
-    def moment(self, version: str, timeline: Mapping[str, Any], at: int) -> Moment:
+    def moment(self, version: str, timeline: Mapping[str, Any], at: int, team: str) -> Moment:
         key = (version, at)
         found = self._moments.get(key)
         if found is None:
-            found = moment_at(timeline, at, self.times(version, timeline))
-            self._moments.put(key, found, slot=at)
+            found = moment_at(timeline, at, self.times(version, timeline, team))
+            self._moments.put(key, found, slot=at, owner=team)
         return found

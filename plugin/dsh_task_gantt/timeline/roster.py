@@ -92,8 +92,14 @@ class Lane:
         """The lane's member as a span names it (shared: never mutate it)."""
         return _party(self.kind, self.id, self.name)
 
+    def add_turns(self, spans: Sequence[dict[str, Any]]) -> None:
+        """Add the lane's turn spans, drawn first and once per lane: no key of another
+        kind is a turn's, so they take no key (a day holds tens of thousands; a key set
+        of them cost ~150 bytes a turn and a copy of the set at each new turn)."""
+        self.spans.extend(spans)
+
     def add_unique(self, spans: Sequence[dict[str, Any]], keys: frozenset[tuple[str, str]]) -> None:
-        """Add ``spans`` whose ``keys`` are distinct and new to this lane (a lane's turns)."""
+        """Add ``spans`` whose ``keys`` are distinct and new to this lane."""
         self.spans.extend(spans)
         self.span_keys.join(keys)
 

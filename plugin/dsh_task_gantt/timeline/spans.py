@@ -10,7 +10,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from itertools import compress, count, repeat
+from itertools import compress, count
 from operator import attrgetter, is_not, or_
 from typing import Any, NamedTuple
 
@@ -32,7 +32,6 @@ USER = {"kind": "user", "id": "user", "name": "you"}
 _NO_TOKENS: Mapping[str, Totals] = {}
 _KIND_ORDER = {"turn": 0, "message": 1, "user-prompt": 2}
 
-_TurnSpans = tuple[list[dict[str, Any]], frozenset[tuple[str, str]]]
 _LaneKey = tuple[str, str, str, str]
 #: Spans the lane-sized memos below hold in all (a lane's list grows with its history;
 #: the spans themselves are shared with the timeline).
@@ -42,11 +41,11 @@ SPANS_KEPT = HISTORY_ITEMS_KEPT
 #: by entries and by spans (an old pairing is never asked for again after an append:
 #: one version per lane; a second held the old pairing, token map, span list and keys,
 #: each as long as the lane's history).
-_TURN_SPANS: Memo[tuple[Same[TurnPairing], Same[Mapping[str, Totals]], _LaneKey], _TurnSpans] = (
-    Memo(256, max_weight=SPANS_KEPT, weight=lambda drawn: len(drawn[0]) + 1, per_slot=1)
-)
-#: Each lane's turns as last drawn (the pairing's turns, their totals, their spans and
-#: keys, and the token map the totals were read from): the next pairing of the lane
+_TURN_SPANS: Memo[
+    tuple[Same[TurnPairing], Same[Mapping[str, Totals]], _LaneKey], list[dict[str, Any]]
+] = Memo(256, max_weight=SPANS_KEPT, weight=lambda drawn: len(drawn) + 1, per_slot=1)
+#: Each lane's turns as last drawn (the pairing's turns, their totals, their spans, and
+#: the token map the totals were read from): the next pairing of the lane
 #: keeps the spans of the turns that did not change, found at their place or, when a
 #: turn came in before others, by value among the last version's. One entry per lane
 #: (its last version), bounded by lanes and by spans. (No memo of each turn's span by
@@ -58,7 +57,6 @@ _LAST_TURNS: Memo[
         tuple[TurnSpan, ...],
         list[Totals | None],
         list[dict[str, Any]],
-        frozenset[tuple[str, str]],
         Mapping[str, Totals],
     ],
 ] = Memo(256, max_weight=SPANS_KEPT, weight=lambda held: len(held[2]) + 1)
@@ -126,12 +124,7 @@ def draw_turns(roster: Roster, counts: Counts) -> None:
         pairing = pair_turns(lane.fold, lane.cut, lane.restores(), which, lane.session_id)
         session = lane.session_id or roster.lead_session
         tokens = lane_tokens(lane.fold, lane.cut, which, lane.session_id)
-        spans, keys = turn_spans(pairing, lane.party(), session, tokens.by_turn, tokens.since)
-        if lane.span_keys.isdisjoint(keys):
-            lane.add_unique(spans, keys)
-        else:
-            for span in spans:
-                lane.add(span)
+        lane.add_turns(turn_spans(pairing, lane.party(), session, tokens.by_turn, tokens.since))
         c.turns += len(pairing.spans)
         c.open_turns += pairing.open_turns
         c.orphan_ends += pairing.orphan_ends
@@ -178,10 +171,10 @@ def turn_spans(
     session: str,
     by_turn: Mapping[str, Totals] | None = None,
     since: Since | None = None,
-) -> _TurnSpans:
-    """The lane's turn spans, and their ``(kind, id)`` keys (distinct: one per turn id);
-    ``by_turn``: each turn's token totals; ``since``: ``by_turn`` is this map but at
-    these turns (see ``LaneTokens.since``), so only those are looked up again."""
+) -> list[dict[str, Any]]:
+    """The lane's turn spans; ``by_turn``: each turn's token totals; ``since``:
+    ``by_turn`` is this map but at these turns (see ``LaneTokens.since``), so only those
+    are looked up again."""
     by_turn = _NO_TOKENS if by_turn is None else by_turn
     lane_key = (party["kind"], party["id"], party["name"], session)
     memo_key = (Same(pairing), Same(by_turn), lane_key)
@@ -193,11 +186,10 @@ def turn_spans(
     if held is None:
         totals = list(map(by_turn.get, map(_TURN_ID, turns)))
         spans = [_turn_span(t, n, party, session) for t, n in zip(turns, totals, strict=True)]
-        keys = _turn_keys(turns)
     else:
         # After an append most turns are the ones drawn last time with the same totals:
         # their spans are kept, found in C-level passes; the others are drawn.
-        old_turns, old_totals, old_spans, old_keys, old_by_turn = held
+        old_turns, old_totals, old_spans, old_by_turn = held
         totals = _totals_after(turns, by_turn, since, old_turns, old_totals, old_by_turn)
         spans = old_spans[: len(turns)]
         # By identity first (a C-level pass of pointer tests: an append keeps the
@@ -215,9 +207,8 @@ def turn_spans(
             spans[i] = kept.span(i, turns[i], totals[i], party, session)
         for i in range(len(spans), len(turns)):
             spans.append(kept.span(i, turns[i], totals[i], party, session))
-        keys = _keys_after(old_keys, old_turns, turns)
-    _LAST_TURNS.put(lane_key, (turns, totals, spans, keys, by_turn), owner=session)
-    return _TURN_SPANS.put(memo_key, (spans, keys), slot=lane_key, owner=session)
+    _LAST_TURNS.put(lane_key, (turns, totals, spans, by_turn), owner=session)
+    return _TURN_SPANS.put(memo_key, spans, slot=lane_key, owner=session)
 
 
 #: How far from a lane's newest turn a turn whose totals changed is looked for (an
@@ -265,27 +256,6 @@ def _totals_after(
 
 
 _TURN_ID = attrgetter("turn_id")
-
-
-def _turn_keys(turns: tuple[TurnSpan, ...]) -> frozenset[tuple[str, str]]:
-    return frozenset(zip(repeat("turn"), map(_TURN_ID, turns)))
-
-
-def _keys_after(
-    keys: frozenset[tuple[str, str]], was: tuple[TurnSpan, ...], turns: tuple[TurnSpan, ...]
-) -> frozenset[tuple[str, str]]:
-    """``turns``' keys from ``was``'s: a turn id is at one place in a pairing, so the
-    ids at the places that changed (and past the shorter end) are all that differ."""
-    moved = [i for i in compress(count(), map(is_not, turns, was)) if turns[i] != was[i]]
-    if not moved and len(turns) == len(was):
-        return keys
-    if len(moved) > _INSERTED_AT_MOST:
-        return _turn_keys(turns)
-    gone = {was[i].turn_id for i in moved} | {t.turn_id for t in was[len(turns) :]}
-    came = {turns[i].turn_id for i in moved} | {t.turn_id for t in turns[len(was) :]}
-    if gone == came:
-        return keys
-    return (keys - {("turn", t) for t in gone - came}) | {("turn", t) for t in came - gone}
 
 
 class _KeptSpans:
