@@ -193,6 +193,67 @@ def test_a_lanes_spans_resorted_after_a_change_are_its_spans_sorted(
     clear_memos()
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2)), max_size=30),
+    st.lists(st.integers(0, 4), min_size=3, max_size=3),
+    st.lists(st.tuples(st.integers(0, 9), st.booleans()), max_size=8),
+    st.lists(st.integers(0, 30), max_size=4),
+)
+def test_a_lane_made_of_parts_is_resorted_part_by_part_as_sorting_it_whole(
+    first: list[tuple[int, int]],
+    how: list[int],
+    more: list[tuple[int, bool]],
+    dropped: list[int],
+) -> None:
+    """A lane is its turns, its prompts and its messages, each added whole, then spans
+    one by one: after a build where each part is the very same sequence again, a new
+    one, or one with spans dropped and added, its spans resorted are its spans sorted
+    (a part that is the same object is not compared)."""
+    from dsh_task_gantt.timeline import spans
+    from dsh_task_gantt.timeline.roster import Lane
+
+    kinds = ("turn", "user-prompt", "message")
+    made = [{"time": t, "kind": kinds[k], "id": f"{k}-{n}"} for n, (t, k) in enumerate(first)]
+    parts = [[s for s in made if s["kind"] == kind] for kind in kinds]
+    singles = [{"time": t, "kind": "message", "id": f"one-{n}"} for n, (t, _) in enumerate(more)]
+
+    def build(parts: list[list[dict[str, Any]]], singles: list[dict[str, Any]]) -> Lane:
+        lane = Lane("lead", "lead", "lead", "s", 0, None)
+        lane.add_turns(parts[0])
+        lane.add_unique(parts[1], frozenset((s["kind"], s["id"]) for s in parts[1]))
+        lane.add_unique(parts[2], frozenset((s["kind"], s["id"]) for s in parts[2]))
+        for span in singles:
+            lane.add(span)
+        return lane
+
+    clear_memos()
+    try:
+        lane = build(parts, singles)
+        assert spans.sorted_spans(lane) == sorted(lane.spans, key=spans._span_order)
+        after = []
+        for n, (part, change) in enumerate(zip(parts, how, strict=True)):
+            if change == 0:
+                after.append(part)  # the very same sequence
+            elif change == 1:
+                after.append(list(part))  # an equal one, another object
+            elif change == 4:  # as long, its first span another (a delivery, say)
+                fresh = [{**s, "id": f"re-{s['id']}"} for s in part[:1]]
+                after.append(fresh + part[1:])
+            else:
+                kept = [s for i, s in enumerate(part) if i not in dropped]
+                added = [
+                    {"time": t, "kind": kinds[n], "id": f"new-{n}-{i}"}
+                    for i, (t, _) in enumerate(more)
+                ]
+                after.append(kept + added if change == 2 else added + kept)
+        later = [s for s, keep in zip(singles, more, strict=True) if keep[1]]
+        lane2 = build(after, later)
+        assert spans.sorted_spans(lane2) == sorted(lane2.spans, key=spans._span_order)
+    finally:
+        clear_memos()
+
+
 _TURN_SPAN_ST = st.tuples(
     st.sampled_from([f"t{n}" for n in range(8)]),
     st.integers(0, 9),

@@ -95,7 +95,7 @@ WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("timeline.tasks replays", tasks._REPLAYED, lambda n: SimpleNamespace(parts=[None] * n)),
     ("timeline.tasks analyses", tasks._ANALYSED, lambda n: SimpleNamespace(views=[None] * n)),
     ("timeline.activity last summaries", activity._LAST_SUMMARY, lambda n: ([{}] * n, None, None)),
-    ("timeline.identity shared heads", identity._HEADS, lambda n: (0, True, n)),
+    ("timeline.identity shared heads", identity._HEADS, lambda n: (0, True, n, None)),
 ]
 #: The memos whose values are small and alike: bounded by entries.
 COUNTED: list[tuple[str, Memo[Any, Any]]] = [

@@ -10,7 +10,7 @@ the last may say how much of it it kept (:func:`note_head`): the pass then start
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from itertools import compress, count
 from operator import is_not, not_
 from typing import Any
@@ -21,16 +21,21 @@ from ..memo import DAY_OF_SPANS, Memo, Same
 #: and last versions, held by the memos that compare them anyway).
 HEAD_ITEMS_KEPT = 4 * DAY_OF_SPANS
 #: The common head of two lists (by identity), and whether it is the whole answer (a
-#: pass found it) or where a pass may start (a maker said so); weighed by their items.
-_HEADS: Memo[tuple[Same[Sequence[Any]], Same[Sequence[Any]]], tuple[int, bool, int]] = Memo(
-    64, max_weight=HEAD_ITEMS_KEPT, weight=lambda held: held[2]
-)
+#: pass found it) or where a pass may start (a maker said so); weighed by their items;
+#: and the slot its maker named (one pair per slot: a lane's next version replaces it).
+_HEADS: Memo[
+    tuple[Same[Sequence[Any]], Same[Sequence[Any]]], tuple[int, bool, int, Hashable | None]
+] = Memo(64, max_weight=HEAD_ITEMS_KEPT, weight=lambda held: held[2], per_slot=1)
 
 
-def note_head(was: Sequence[Any], now: Sequence[Any], head: int) -> None:
+def note_head(
+    was: Sequence[Any], now: Sequence[Any], head: int, slot: Hashable | None = None
+) -> None:
     """``now`` was made from ``was`` keeping its first ``head`` items in place (the very
-    same objects): :func:`common_head` of the two starts its pass there."""
-    _HEADS.put((Same(was), Same(now)), (max(0, head), False, len(was) + len(now)))
+    same objects): :func:`common_head` of the two starts its pass there. ``slot``: what
+    ``now`` is a version of (a lane's part): the pair noted for its last version goes
+    (never compared again, it held two lists alive)."""
+    _HEADS.put((Same(was), Same(now)), (max(0, head), False, len(was) + len(now), slot), slot=slot)
 
 
 def common_head(was: Sequence[Any], now: Sequence[Any]) -> int:
@@ -51,7 +56,8 @@ def common_head(was: Sequence[Any], now: Sequence[Any]) -> int:
         head = next(compress(count(start), map(is_not, was[start:], now[start:])), short)
     else:
         head = next(compress(count(), map(is_not, was, now)), short)
-    _HEADS.put(key, (head, True, len(was) + len(now)))
+    slot = held[3] if held is not None else None
+    _HEADS.put(key, (head, True, len(was) + len(now), slot), slot=slot)
     return head
 
 
@@ -86,4 +92,27 @@ def identity_changes(was: Sequence[Any], now: Sequence[Any]) -> tuple[list[Any],
         return None
     gone = list(compress(old, map(not_, map(new_ids.__contains__, map(id, old)))))
     came = list(compress(new, map(not_, map(old_ids.__contains__, map(id, new)))))
+    return gone, came
+
+
+def parts_changes(
+    was: Sequence[Sequence[Any]], now: Sequence[Sequence[Any]]
+) -> tuple[list[Any], list[Any]] | None:
+    """:func:`identity_changes` of two lists made of these parts, in order: a part that
+    is the very same object at its place (and as long) changed nothing, so only the
+    others are compared (an append changes a part or two of a lane, not its day of
+    spans). ``None`` when the parts do not line up or a changed one shows an item
+    twice."""
+    if len(was) != len(now):
+        return None
+    gone: list[Any] = []
+    came: list[Any] = []
+    for old, new in zip(was, now, strict=True):
+        if old is new and len(old) == len(new):
+            continue
+        changes = identity_changes(old, new)
+        if changes is None:
+            return None
+        gone += changes[0]
+        came += changes[1]
     return gone, came

@@ -37,6 +37,13 @@ def _party(kind: str, ident: str, name: str) -> dict[str, str]:
     return {"kind": kind, "id": ident, "name": name}
 
 
+class _Singles(list[dict[str, Any]]):
+    """A run of spans a lane took one by one (``Lane.add``): a part of its own, never
+    the same object as a part of another build."""
+
+    __slots__ = ()
+
+
 class SpanKeys:
     """A lane's span keys ``(kind, id)``: the key sets drawn whole (a lane's turns, its
     message marks: a day holds tens of thousands, the very same frozenset from one
@@ -81,6 +88,11 @@ class Lane:
     label: str | None = None
     cut: int = 0
     spans: list[dict[str, Any]] = field(default_factory=list)
+    #: ``spans`` as it was added: each sequence drawn whole (the very object, which the
+    #: next build of an unchanged lane adds again) and each run of single spans (a list
+    #: of this build's own). What changed since a lane's last build is found part by
+    #: part (``identity.parts_changes``), not by passes over its day of spans.
+    parts: list[Sequence[dict[str, Any]]] = field(default_factory=list)
     span_keys: SpanKeys = field(default_factory=SpanKeys)
     task_ids: list[str] = field(default_factory=list)
 
@@ -97,10 +109,12 @@ class Lane:
         kind is a turn's, so they take no key (a day holds tens of thousands; a key set
         of them cost ~150 bytes a turn and a copy of the set at each new turn)."""
         self.spans.extend(spans)
+        self.parts.append(spans)
 
     def add_unique(self, spans: Sequence[dict[str, Any]], keys: frozenset[tuple[str, str]]) -> None:
         """Add ``spans`` whose ``keys`` are distinct and new to this lane."""
         self.spans.extend(spans)
+        self.parts.append(spans)
         self.span_keys.join(keys)
 
     def add(self, span: dict[str, Any]) -> bool:
@@ -109,6 +123,11 @@ class Lane:
             return False
         self.span_keys.add(mark)
         self.spans.append(span)
+        last = self.parts[-1] if self.parts else None
+        if isinstance(last, _Singles):
+            last.append(span)
+        else:
+            self.parts.append(_Singles((span,)))
         return True
 
     def restores(self) -> bool:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, count
-from operator import attrgetter, is_not, or_
+from operator import attrgetter, is_not
 from typing import Any, NamedTuple
 
 from ..fold import seqs_below
@@ -22,7 +22,7 @@ from ..fold.turns import TurnPairing, TurnSpan, pair_turns
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .briefs import child_briefs
 from .counts import Counts
-from .identity import identity_changes, note_head
+from .identity import identity_changes, note_head, parts_changes
 from .roster import Lane, Roster, shared_party
 from .tokens import Since, Totals, lane_tokens, tokens_json
 
@@ -33,6 +33,10 @@ _NO_TOKENS: Mapping[str, Totals] = {}
 _KIND_ORDER = {"turn": 0, "message": 1, "user-prompt": 2}
 
 _LaneKey = tuple[str, str, str, str]
+#: A lane's spans as last sorted: the list they were sorted from, its parts (see
+#: ``Lane.parts``; each held as it was: a part of single spans is the build's own) and
+#: the sorted list.
+_Sorted = tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[Sequence[dict[str, Any]], ...]]
 #: Spans the lane-sized memos below hold in all (a lane's list grows with its history;
 #: the spans themselves are shared with the timeline).
 SPANS_KEPT = HISTORY_ITEMS_KEPT
@@ -64,8 +68,8 @@ _LAST_TURNS: Memo[
 #: an append changes a lane or two, and an unchanged lane holds the same span objects
 #: in the same order (so comparing is mostly identity checks). One entry per lane (its
 #: last version), bounded by lanes and by spans.
-_SORTED_SPANS: Memo[tuple[str, str | None], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = (
-    Memo(256, max_weight=SPANS_KEPT, weight=lambda held: len(held[1]) + 1)
+_SORTED_SPANS: Memo[tuple[str, str | None], _Sorted] = Memo(
+    256, max_weight=SPANS_KEPT, weight=lambda held: len(held[1]) + 1
 )
 
 
@@ -190,23 +194,26 @@ def turn_spans(
         # After an append most turns are the ones drawn last time with the same totals:
         # their spans are kept, found in C-level passes; the others are drawn.
         old_turns, old_totals, old_spans, old_by_turn = held
-        totals = _totals_after(turns, by_turn, since, old_turns, old_totals, old_by_turn)
-        spans = old_spans[: len(turns)]
-        # By identity first (a C-level pass of pointer tests: an append keeps the
+        # By identity first (C-level passes of pointer tests: an append keeps the
         # pairing's turns and the count's totals as the very same objects), then by
         # value at the few places that are not the same object.
+        moved = list(compress(count(), map(is_not, turns, old_turns)))
+        totals = _totals_after(turns, by_turn, since, old_turns, old_totals, old_by_turn, moved)
+        spans = old_spans[: len(turns)]
+        places = set(moved)
+        places.update(compress(count(), map(is_not, totals, old_totals)))
         changed = [
-            i
-            for i in compress(
-                count(), map(or_, map(is_not, turns, old_turns), map(is_not, totals, old_totals))
-            )
-            if turns[i] != old_turns[i] or totals[i] != old_totals[i]
+            i for i in sorted(places) if turns[i] != old_turns[i] or totals[i] != old_totals[i]
         ]
         kept = _KeptSpans(old_turns, old_totals, old_spans)
         for i in changed:
             spans[i] = kept.span(i, turns[i], totals[i], party, session)
         for i in range(len(spans), len(turns)):
             spans.append(kept.span(i, turns[i], totals[i], party, session))
+        # The spans before the first change are the very ones: said to the lane's readers
+        # (its sorted spans compare this part with the last), so none passes over them.
+        head = min(len(spans), len(old_spans), *changed[:1])
+        note_head(old_spans, spans, head, slot=("turn spans", lane_key))
     _LAST_TURNS.put(lane_key, (turns, totals, spans, by_turn), owner=session)
     return _TURN_SPANS.put(memo_key, spans, slot=lane_key, owner=session)
 
@@ -223,12 +230,13 @@ def _totals_after(
     old_turns: tuple[TurnSpan, ...],
     old_totals: list[Totals | None],
     old_by_turn: Mapping[str, Totals],
+    moved: list[int],
 ) -> list[Totals | None]:
     """Each turn's totals in ``by_turn`` (``list(map(by_turn.get, turn ids))``), from the
     ones last read (``old_totals``, of ``old_turns`` in ``old_by_turn``) when ``by_turn``
     is ``old_by_turn`` but at a few turns near the end: only the turns that are not the
     very same objects as before, and those few, are looked up (a day holds tens of
-    thousands)."""
+    thousands). ``moved``: where ``turns`` and ``old_turns`` are not the same objects."""
     if by_turn is old_by_turn:
         touched: frozenset[str] = frozenset()
     elif since is not None and since[0]() is old_by_turn:
@@ -237,7 +245,7 @@ def _totals_after(
         return list(map(by_turn.get, map(_TURN_ID, turns)))
     totals = old_totals[: len(turns)]
     get = by_turn.get
-    for i in compress(count(), map(is_not, turns, old_turns)):
+    for i in moved:
         totals[i] = get(turns[i].turn_id)
     for i in range(len(totals), len(turns)):
         totals.append(get(turns[i].turn_id))
@@ -586,10 +594,10 @@ def sorted_spans(lane: Lane) -> list[dict[str, Any]]:
     held = _SORTED_SPANS.get(lane_key)
     if held is not None and held[0] == lane.spans:
         return held[1]
-    ordered = _resorted(held, lane.spans) if held is not None else None
+    ordered = _resorted(held, lane) if held is not None else None
     if ordered is None:
         ordered = sorted(lane.spans, key=_span_order)
-    _SORTED_SPANS.put(lane_key, (lane.spans, ordered), owner=lane.session_id)
+    _SORTED_SPANS.put(lane_key, (lane.spans, ordered, tuple(lane.parts)), owner=lane.session_id)
     return ordered
 
 
@@ -597,18 +605,26 @@ def _span_order(span: dict[str, Any]) -> tuple[int, int, str]:
     return (span["time"], _KIND_ORDER[span["kind"]], span["id"])
 
 
+def _made_of(spans: list[dict[str, Any]], parts: Sequence[Sequence[dict[str, Any]]]) -> bool:
+    """Whether ``spans`` is ``parts`` one after the other (as ``Lane`` adds them; a lane
+    made with its spans whole has no parts)."""
+    return sum(map(len, parts)) == len(spans)
+
+
 #: Past this many new spans a lane is sorted afresh, not patched.
 _INSERTED_AT_MOST = 256
 
 
-def _resorted(
-    held: tuple[list[dict[str, Any]], list[dict[str, Any]]], spans: list[dict[str, Any]]
-) -> list[dict[str, Any]] | None:
+def _resorted(held: _Sorted, lane: Lane) -> list[dict[str, Any]] | None:
     """The last sorted list with the spans gone taken out and the new ones put in (by
     identity: an unchanged span is the very same dict), or ``None`` when most are new.
     A lane's ``(kind, id)`` are distinct, so the order is total and this is ``sorted``'s."""
-    was, ordered = held
-    changes = identity_changes(was, spans)
+    was, ordered, was_parts = held
+    changes = None
+    if _made_of(was, was_parts) and _made_of(lane.spans, lane.parts):
+        changes = parts_changes(was_parts, lane.parts)
+    if changes is None:
+        changes = identity_changes(was, lane.spans)
     if changes is None:
         return None  # a span twice: not a lane's list
     gone, added = changes
@@ -626,5 +642,5 @@ def _resorted(
         at = bisect_right(ordered, _span_order(span), key=_span_order)  # insort's place
         ordered.insert(at, span)
         kept = min(kept, at)
-    note_head(was_ordered, ordered, kept)
+    note_head(was_ordered, ordered, kept, slot=("sorted spans", lane.id, lane.session_id))
     return ordered
