@@ -124,7 +124,7 @@ def _snapshot(folds: dict[str, LaneFold]) -> Any:
 def _built(folds: dict[str, LaneFold]) -> tuple[str, Any]:
     snap = _snapshot(folds)
     model = Model(snap)
-    seen = (model.message_details, dataclasses.asdict(model.counts))
+    seen = (dict(model.message_details), dataclasses.asdict(model.counts))
     return json.dumps(build_timeline(snap)), json.dumps(seen, sort_keys=True)
 
 

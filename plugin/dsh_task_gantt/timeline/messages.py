@@ -20,6 +20,7 @@ from ..fold.records import PromptRec
 from ..fold.text import preview
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .counts import Counts
+from .details import MessageDetails
 from .identity import changed_window
 from .roster import Lane, Roster, is_ours, shared_party
 from .spans import message_detail_json
@@ -226,7 +227,7 @@ _ID = attrgetter("id")
 def draw_messages(
     roster: Roster,
     counts: Counts,
-    details: dict[str, Mapping[str, Any]],
+    details: MessageDetails,
     briefs: list[tuple[Lane, int, PromptRec]],
 ) -> MessagePairing:
     """Draw the team's messages, then the relays and briefs; returns the pairing."""
@@ -498,7 +499,7 @@ def _relays(roster: Roster, briefs: list[tuple[Lane, int, PromptRec]]) -> list[_
 def _draw_relays(
     roster: Roster,
     counts: Counts,
-    details: dict[str, Mapping[str, Any]],
+    details: MessageDetails,
     briefs: list[tuple[Lane, int, PromptRec]],
     tally: dict[str, int],
 ) -> None:

@@ -3,11 +3,9 @@ lane's spans, the messages' details, the tasks, and the counts the notes report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from ..fold.text import text
 from .counts import Counts
+from .details import MessageDetails
 from .inputs import TeamSnapshot
 from .messages import draw_messages
 from .roster import Lane, Roster
@@ -23,7 +21,7 @@ class Model:
         self.notes: list[str] = [n for n in (text(s, 4096) for s in team.service_notes) if n]
         self.roster = Roster(team, self.counts.foreign)
         #: Each drawn message's and prompt's detail, by id.
-        self.message_details: dict[str, Mapping[str, Any]] = {}
+        self.message_details = MessageDetails()
         # The order matters: the first span of an id on a lane wins.
         draw_turns(self.roster, self.counts)
         briefs = draw_prompts(self.roster, self.counts, self.message_details)

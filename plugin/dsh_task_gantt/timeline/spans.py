@@ -22,6 +22,7 @@ from ..fold.turns import TurnPairing, TurnSpan, pair_turns
 from ..memo import HISTORY_ITEMS_KEPT, Memo, Same
 from .briefs import child_briefs
 from .counts import Counts
+from .details import MessageDetails
 from .identity import identity_changes, note_head, parts_changes
 from .roster import Lane, Roster, shared_party
 from .tokens import Since, Totals, lane_tokens, tokens_json
@@ -395,7 +396,7 @@ def _prompt_inputs(lane: Lane) -> _PromptInputs:
 
 
 def draw_prompts(
-    roster: Roster, counts: Counts, details: dict[str, Mapping[str, Any]]
+    roster: Roster, counts: Counts, details: MessageDetails
 ) -> list[tuple[Lane, int, PromptRec]]:
     """Each human prompt once, on the first lane whose log carries it; returns the
     parent agents' briefs (lane, seq, prompt), which are drawn as messages."""
