@@ -17,9 +17,9 @@ from dsh_task_gantt.board.model import Cluster, Mark, Party, Tone, TurnBar, Turn
 from dsh_task_gantt.board.runs import (
     MARKS_REDONE,
     group_turns_from,
-    identity_head,
     one_row_from,
 )
+from dsh_task_gantt.timeline.identity import passed_head
 
 TONES = tuple(Tone(f"c{n}", n) for n in range(5))
 #: Pixels per ms: a zoomed-in chunk to a day seen whole at 400 px.
@@ -172,7 +172,7 @@ def test_turn_groups_resumed_after_any_edits_are_the_groups_from_the_start(
         elif kind == "drop" and new:
             del new[pick % len(new) :]
         got, kept = group_turns_from(
-            new, px_per_ms, origin, budget, MERGE_PX, kept, identity_head(bars, new)
+            new, px_per_ms, origin, budget, MERGE_PX, kept, passed_head(bars, new)
         )
         assert got == reference_groups(new, px_per_ms, origin, budget), kind
         bars = new
@@ -227,7 +227,7 @@ def test_one_row_marks_resumed_after_any_edits_are_the_marks_from_the_start(
         elif kind == "drop" and new:
             del new[pick % len(new) :]
         got, kept = one_row_from(
-            new, px_per_ms, budget, MARK_PX, CLUSTER_TONES, kept, identity_head(marks, new)
+            new, px_per_ms, budget, MARK_PX, CLUSTER_TONES, kept, passed_head(marks, new)
         )
         assert got == reference_one_row(new, px_per_ms, budget), kind
         marks = new

@@ -20,18 +20,17 @@ from bisect import bisect_left
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from operator import attrgetter, is_, le
+from operator import attrgetter, le
 from typing import Any
 
 from ..memo import HISTORY_ITEMS_KEPT, Memo
-from ..timeline.identity import common_head
+from ..timeline.identity import common_head, passed_head
 from .model import Cluster, LaneChunk, Mark, TurnBar, TurnGroup
 from .runs import (
     MarksKept,
     TurnsKept,
     cluster_of,
     group_turns_from,
-    identity_head,
     on_row,
     one_row_from,
 )
@@ -186,15 +185,16 @@ class _ChunkLaid:
     turns_kept: TurnsKept | None = None
     marks_kept: MarksKept | None = None
 
-    def laid_from(self, turns: Sequence[TurnBar], marks: Sequence[Mark]) -> bool:
-        """Whether these are the very bars and marks this was laid out from (C-level
-        identity checks, no key to build)."""
-        return (
-            len(turns) == len(self.turns)
-            and len(marks) == len(self.marks)
-            and all(map(is_, turns, self.turns))
-            and all(map(is_, marks, self.marks))
-        )
+    def heads(self, turns: Sequence[TurnBar], marks: Sequence[Mark]) -> tuple[int, int]:
+        """How many bars and marks these share with the ones this was laid out from, at
+        their start (the very same objects): one pass each."""
+        return passed_head(self.turns, turns), passed_head(self.marks, marks)
+
+    def is_of(
+        self, turns: Sequence[TurnBar], marks: Sequence[Mark], heads: tuple[int, int]
+    ) -> bool:
+        """Whether these (sharing ``heads`` with this layout's) are its very items."""
+        return heads == (len(turns), len(marks)) == (len(self.turns), len(self.marks))
 
 
 #: Chunks laid out, by their lane's element, index, origin, scale and budgets, each
@@ -249,21 +249,24 @@ def _lay_chunk(
     scale: Scale,
     budgets: tuple[int, int],
     owner: str | None = None,
+    known: tuple[_ChunkLaid, tuple[int, int]] | None = None,
 ) -> _ChunkLaid:
+    """The chunk laid out; ``known``: a layout and the heads these items share with
+    its own, when the caller found them without a pass (see ``chunk_lane``)."""
     slot = (dom_id, index, origin, scale, budgets, owner)
     versions = _CHUNKS.get(slot) or ()
-    for laid in versions:
-        if laid.laid_from(turns, marks):
-            return laid
-    turn_budget, mark_budget = budgets
-    # The chunk's last layout (an append changed its end): its passes go on from there.
+    # The chunk's last layout: the very items again, or (an append changed its end) its
+    # passes go on from where the items it shares with these end.
     last = versions[0] if versions else None
     turns_kept = marks_kept = None
     turn_head = mark_head = 0
     if last is not None:
+        heads = known[1] if known is not None and known[0] is last else last.heads(turns, marks)
+        if last.is_of(turns, marks, heads):
+            return last
         turns_kept, marks_kept = last.turns_kept, last.marks_kept
-        turn_head = identity_head(last.turns, turns) if turns_kept is not None else 0
-        mark_head = identity_head(last.marks, marks) if marks_kept is not None else 0
+        turn_head, mark_head = heads
+    turn_budget, mark_budget = budgets
     placed, rows, marks_kept = place_marks(
         marks, scale.px_per_ms, mark_budget, marks_kept, mark_head
     )
@@ -384,24 +387,36 @@ def _kept_chunks(
     marks: Sequence[Mark],
     origin: int,
     chunk_ms: int,
-) -> int:
+) -> tuple[int, int, int]:
     """How many of ``last``'s chunks hold the very bars and marks these chunks would:
     those before the chunk of the first bar or mark where ``last``'s and these differ
-    (both in time order)."""
+    (both in time order); and the heads of bars and marks the lane shares with it."""
     if last is None:
-        return 0
+        return 0, 0, 0
     first: list[int] = []
-    head = common_head(last.turns, turns)
-    for items, at in ((turns, head), (last.turns, head)):
+    turn_head = common_head(last.turns, turns)
+    for items, at in ((turns, turn_head), (last.turns, turn_head)):
         if at < len(items):
             first.append((items[at].start - origin) // chunk_ms)
-    head = common_head(last.marks, marks)
-    for marked, at in ((marks, head), (last.marks, head)):
+    mark_head = common_head(last.marks, marks)
+    for marked, at in ((marks, mark_head), (last.marks, mark_head)):
         if at < len(marked):
             first.append((marked[at].ms - origin) // chunk_ms)
     if not first:
-        return len(last.laid)
-    return bisect_left(last.indexes, min(first))
+        return len(last.laid), turn_head, mark_head
+    return bisect_left(last.indexes, min(first)), turn_head, mark_head
+
+
+def _chunk_heads(
+    laid: _ChunkLaid, at: tuple[int, int], lane_heads: tuple[int, int], sizes: tuple[int, int]
+) -> tuple[int, int]:
+    """The heads a chunk's new items share with ``laid``'s, both starting at the same
+    places ``at`` of their lanes, which share ``lane_heads``: no pass over the chunk."""
+    turn_at, mark_at = at
+    return (
+        min(max(lane_heads[0] - turn_at, 0), len(laid.turns), sizes[0]),
+        min(max(lane_heads[1] - mark_at, 0), len(laid.marks), sizes[1]),
+    )
 
 
 def chunk_lane(
@@ -420,7 +435,7 @@ def chunk_lane(
     budgets = _budgets(scale)
     slot = (dom_id, origin, scale, budgets, owner)
     last = _LANES_LAID.get(slot)
-    kept = _kept_chunks(last, turns, marks, origin, chunk_ms)
+    kept, turn_head, mark_head = _kept_chunks(last, turns, marks, origin, chunk_ms)
     indexes: list[int] = []
     laids: list[_ChunkLaid] = []
     from_turn = from_mark = 0
@@ -431,6 +446,15 @@ def chunk_lane(
         from_mark = sum(len(laid.marks) for laid in laids)
     by_chunk = _by_chunk_in_order(turns[from_turn:], marks[from_mark:], origin, chunk_ms)
     in_order = by_chunk is not None
+    #: The last layout's chunks from the first one laid again, with where each starts
+    #: in its lane: a chunk that starts where its last layout did shares with it what
+    #: the lanes share from there (the first one laid again always does).
+    was: dict[int, tuple[_ChunkLaid, tuple[int, int]]] = {}
+    if by_chunk is not None and last is not None:
+        at = (from_turn, from_mark)
+        for index, laid in zip(last.indexes[kept:], last.laid[kept:], strict=True):
+            was[index] = (laid, at)
+            at = (at[0] + len(laid.turns), at[1] + len(laid.marks))
     if by_chunk is None:
         indexes, laids = [], []
         by_chunk = {}
@@ -439,12 +463,21 @@ def chunk_lane(
             by_chunk.setdefault((bar.start - origin) // chunk_ms, ([], []))[0].append(bar)
         for mark in marks:
             by_chunk.setdefault((mark.ms - origin) // chunk_ms, ([], []))[1].append(mark)
+    at = (from_turn, from_mark)
     for index in sorted(by_chunk):
         chunk_turns, chunk_marks = by_chunk[index]
+        sizes = (len(chunk_turns), len(chunk_marks))
+        held = was.get(index)
+        known = None
+        if held is not None and held[1] == at:
+            known = (held[0], _chunk_heads(held[0], at, (turn_head, mark_head), sizes))
         indexes.append(index)
         laids.append(
-            _lay_chunk(dom_id, index, chunk_turns, chunk_marks, origin, scale, budgets, owner)
+            _lay_chunk(
+                dom_id, index, chunk_turns, chunk_marks, origin, scale, budgets, owner, known
+            )
         )
+        at = (at[0] + sizes[0], at[1] + sizes[1])
     if in_order:
         _LANES_LAID.put(
             slot, _LaneLaid(turns, marks, tuple(indexes), tuple(laids)), slot=slot, owner=owner

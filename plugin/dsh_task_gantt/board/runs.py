@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from itertools import compress, count
-from operator import is_not
 
 from .geometry import seconds
 from .model import Cluster, Mark, Tone, TurnBar, TurnGroup
@@ -25,11 +23,6 @@ from .model import Cluster, Mark, Tone, TurnBar, TurnGroup
 #: Marks before the last of a chunk where its state is kept: a mark near the end may
 #: change (a message delivered after it was sent), and the pass goes on from before it.
 MARKS_REDONE = 8
-
-
-def identity_head(was: Sequence[object], now: Sequence[object]) -> int:
-    """How many items two sequences share at their start (the very same objects)."""
-    return next(compress(count(), map(is_not, was, now)), min(len(was), len(now)))
 
 
 # -- turns ---------------------------------------------------------------------

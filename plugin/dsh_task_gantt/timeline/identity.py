@@ -52,13 +52,19 @@ def common_head(was: Sequence[Any], now: Sequence[Any]) -> int:
             start = min(held[0], short)
         elif _ends_head(was, now, held[0], short):
             return held[0]
-    if start:
-        head = next(compress(count(start), map(is_not, was[start:], now[start:])), short)
-    else:
-        head = next(compress(count(), map(is_not, was, now)), short)
+    head = passed_head(was, now, start)
     slot = held[3] if held is not None else None
     _HEADS.put(key, (head, True, len(was) + len(now), slot), slot=slot)
     return head
+
+
+def passed_head(was: Sequence[Any], now: Sequence[Any], start: int = 0) -> int:
+    """:func:`common_head` found by one pass from ``start`` (up to which both are known
+    to agree), nothing remembered: for two lists compared once."""
+    short = min(len(was), len(now))
+    if start:
+        return next(compress(count(start), map(is_not, was[start:], now[start:])), short)
+    return next(compress(count(), map(is_not, was, now)), short)
 
 
 def _ends_head(was: Sequence[Any], now: Sequence[Any], head: int, short: int) -> bool:
