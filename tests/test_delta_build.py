@@ -184,11 +184,11 @@ def test_a_lanes_spans_resorted_after_a_change_are_its_spans_sorted(
 
     clear_memos()
     made = [{"time": t, "kind": k, "id": f"{k}-{n}"} for n, (t, k) in enumerate(first)]
-    lane = Lane("lead", "lead", "lead", "s", 0, None, spans=list(made))
+    lane = Lane("lead", "lead", "lead", "s", 0, None, parts=[list(made)])
     assert spans.sorted_spans(lane) == sorted(made, key=spans._span_order)
     kept = [span for span, k in zip(made, keep, strict=False) if k]
     new = [{"time": t, "kind": k, "id": f"new-{n}"} for n, (t, k) in enumerate(more)]
-    lane2 = Lane("lead", "lead", "lead", "s", 0, None, spans=[*new[:2], *kept, *new[2:]])
+    lane2 = Lane("lead", "lead", "lead", "s", 0, None, parts=[[*new[:2], *kept, *new[2:]]])
     assert spans.sorted_spans(lane2) == sorted(lane2.spans, key=spans._span_order)
     clear_memos()
 

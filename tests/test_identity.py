@@ -44,7 +44,7 @@ def test_a_resorted_list_says_a_head_its_readers_find_again(
     gone = data.draw(st.lists(st.sampled_from(was), unique_by=id)) if was else []
     added = [_span(t) for t in data.draw(st.lists(st.integers(0, 50), max_size=5))]
     now = [s for s in was if all(s is not g for g in gone)] + added
-    new_ordered = _resorted((was, ordered, ()), Lane("l", "lead", "lead", "s", 0, None, spans=now))
+    new_ordered = _resorted((ordered, (was,)), Lane("l", "lead", "lead", "s", 0, None, parts=[now]))
     assert new_ordered == sorted(now, key=_span_order)
     assert new_ordered is not None
     # Asked twice (two readers), either way round: the whole pass's answer each time.

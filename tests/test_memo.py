@@ -85,7 +85,7 @@ def _pairing(n: int) -> Any:
 WEIGHED: list[tuple[str, Memo[Any, Any], Callable[[int], Any]]] = [
     ("fold.turns pairings", turns._PAIRINGS, _pairing),
     ("timeline.spans turn spans", spans._TURN_SPANS, lambda n: [{}] * n),
-    ("timeline.spans sorted spans", spans._SORTED_SPANS, lambda n: ([], [{}] * n)),
+    ("timeline.spans sorted spans", spans._SORTED_SPANS, lambda n: ([{}] * n, ())),
     ("timeline.spans last turns", spans._LAST_TURNS, lambda n: ((), [], [{}] * n, {})),
     ("timeline.messages pairings", messages._PAIRINGS, lambda n: ((), _pairing(n), {})),
     ("timeline.messages drawn", messages._LAST_DRAWN, lambda n: SimpleNamespace(drawn=(None,) * n)),

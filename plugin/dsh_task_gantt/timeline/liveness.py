@@ -32,7 +32,7 @@ def time_range(model: Model, live: bool) -> tuple[int | None, int | None]:
     no end, a frozen one ends at its latest event (notes say what it fell back to)."""
     # A lane's sorted spans start at its earliest (memoised for the lane JSON anyway):
     # no list of every span's time per poll.
-    times = [sorted_spans(lane)[0]["time"] for lane in model.lanes if lane.spans]
+    times = [sorted_spans(lane)[0]["time"] for lane in model.lanes if any(lane.parts)]
     earliest_task = _earliest_history(model.tasks)
     if earliest_task is not None:
         times.append(earliest_task)

@@ -87,14 +87,23 @@ class Lane:
     #: What the member was asked to do (catalog label, descriptor label, description).
     label: str | None = None
     cut: int = 0
-    spans: list[dict[str, Any]] = field(default_factory=list)
-    #: ``spans`` as it was added: each sequence drawn whole (the very object, which the
-    #: next build of an unchanged lane adds again) and each run of single spans (a list
-    #: of this build's own). What changed since a lane's last build is found part by
-    #: part (``identity.parts_changes``), not by passes over its day of spans.
+    #: The lane's spans as they were added: each sequence drawn whole (the very object,
+    #: which the next build of an unchanged lane adds again) and each run of single
+    #: spans (a list of this build's own). An unchanged lane is known by its parts, and
+    #: what changed since a lane's last build is found part by part
+    #: (``identity.parts_changes``), not by passes over its day of spans.
     parts: list[Sequence[dict[str, Any]]] = field(default_factory=list)
     span_keys: SpanKeys = field(default_factory=SpanKeys)
     task_ids: list[str] = field(default_factory=list)
+    _joined: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def spans(self) -> list[dict[str, Any]]:
+        """Every span of the lane, its parts one after the other (joined when first asked
+        for: a build asks for an unchanged lane's only when its parts are not enough)."""
+        if self._joined is None:
+            self._joined = [span for part in self.parts for span in part]
+        return self._joined
 
     @property
     def fold(self) -> LaneFold:
@@ -108,21 +117,21 @@ class Lane:
         """Add the lane's turn spans, drawn first and once per lane: no key of another
         kind is a turn's, so they take no key (a day holds tens of thousands; a key set
         of them cost ~150 bytes a turn and a copy of the set at each new turn)."""
-        self.spans.extend(spans)
         self.parts.append(spans)
+        self._joined = None
 
     def add_unique(self, spans: Sequence[dict[str, Any]], keys: frozenset[tuple[str, str]]) -> None:
         """Add ``spans`` whose ``keys`` are distinct and new to this lane."""
-        self.spans.extend(spans)
         self.parts.append(spans)
         self.span_keys.join(keys)
+        self._joined = None
 
     def add(self, span: dict[str, Any]) -> bool:
         mark = (span["kind"], span["id"])
         if mark in self.span_keys:
             return False
         self.span_keys.add(mark)
-        self.spans.append(span)
+        self._joined = None
         last = self.parts[-1] if self.parts else None
         if isinstance(last, _Singles):
             last.append(span)

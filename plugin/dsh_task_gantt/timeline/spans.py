@@ -10,7 +10,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, count
+from itertools import chain, compress, count
 from operator import attrgetter, is_not
 from typing import Any, NamedTuple
 
@@ -34,10 +34,9 @@ _NO_TOKENS: Mapping[str, Totals] = {}
 _KIND_ORDER = {"turn": 0, "message": 1, "user-prompt": 2}
 
 _LaneKey = tuple[str, str, str, str]
-#: A lane's spans as last sorted: the list they were sorted from, its parts (see
-#: ``Lane.parts``; each held as it was: a part of single spans is the build's own) and
-#: the sorted list.
-_Sorted = tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[Sequence[dict[str, Any]], ...]]
+#: A lane's spans as last sorted, and the parts they were sorted from (see
+#: ``Lane.parts``; each held as it was: a part of single spans is the build's own).
+_Sorted = tuple[list[dict[str, Any]], tuple[Sequence[dict[str, Any]], ...]]
 #: Spans the lane-sized memos below hold in all (a lane's list grows with its history;
 #: the spans themselves are shared with the timeline).
 SPANS_KEPT = HISTORY_ITEMS_KEPT
@@ -70,7 +69,7 @@ _LAST_TURNS: Memo[
 #: in the same order (so comparing is mostly identity checks). One entry per lane (its
 #: last version), bounded by lanes and by spans.
 _SORTED_SPANS: Memo[tuple[str, str | None], _Sorted] = Memo(
-    256, max_weight=SPANS_KEPT, weight=lambda held: len(held[1]) + 1
+    256, max_weight=SPANS_KEPT, weight=lambda held: len(held[0]) + 1
 )
 
 
@@ -593,12 +592,12 @@ def sorted_spans(lane: Lane) -> list[dict[str, Any]]:
     """The lane's spans by time (turns, then messages, then prompts at one time)."""
     lane_key = (lane.id, lane.session_id)
     held = _SORTED_SPANS.get(lane_key)
-    if held is not None and held[0] == lane.spans:
-        return held[1]
+    if held is not None and _equal_parts(held[1], lane.parts):
+        return held[0]
     ordered = _resorted(held, lane) if held is not None else None
     if ordered is None:
-        ordered = sorted(lane.spans, key=_span_order)
-    _SORTED_SPANS.put(lane_key, (lane.spans, ordered, tuple(lane.parts)), owner=lane.session_id)
+        ordered = sorted(chain.from_iterable(lane.parts), key=_span_order)
+    _SORTED_SPANS.put(lane_key, (ordered, tuple(lane.parts)), owner=lane.session_id)
     return ordered
 
 
@@ -606,10 +605,12 @@ def _span_order(span: dict[str, Any]) -> tuple[int, int, str]:
     return (span["time"], _KIND_ORDER[span["kind"]], span["id"])
 
 
-def _made_of(spans: list[dict[str, Any]], parts: Sequence[Sequence[dict[str, Any]]]) -> bool:
-    """Whether ``spans`` is ``parts`` one after the other (as ``Lane`` adds them; a lane
-    made with its spans whole has no parts)."""
-    return sum(map(len, parts)) == len(spans)
+def _equal_parts(
+    was: Sequence[Sequence[dict[str, Any]]], now: Sequence[Sequence[dict[str, Any]]]
+) -> bool:
+    """Whether a lane's parts hold the very spans they held, part by part (a part drawn
+    whole is mostly the very sequence again: no pass over it)."""
+    return len(was) == len(now) and all(a is b or a == b for a, b in zip(was, now, strict=True))
 
 
 #: Past this many new spans a lane is sorted afresh, not patched.
@@ -620,12 +621,10 @@ def _resorted(held: _Sorted, lane: Lane) -> list[dict[str, Any]] | None:
     """The last sorted list with the spans gone taken out and the new ones put in (by
     identity: an unchanged span is the very same dict), or ``None`` when most are new.
     A lane's ``(kind, id)`` are distinct, so the order is total and this is ``sorted``'s."""
-    was, ordered, was_parts = held
-    changes = None
-    if _made_of(was, was_parts) and _made_of(lane.spans, lane.parts):
-        changes = parts_changes(was_parts, lane.parts)
+    ordered, was_parts = held
+    changes = parts_changes(was_parts, lane.parts)
     if changes is None:
-        changes = identity_changes(was, lane.spans)
+        changes = identity_changes(list(chain.from_iterable(was_parts)), lane.spans)
     if changes is None:
         return None  # a span twice: not a lane's list
     gone, added = changes
