@@ -518,6 +518,40 @@ def test_through_the_real_service_a_poll_redraws_only_the_lane_whose_log_grew() 
     assert 'class="turn c2 v0 open"' in fresh and fresh.count('class="row lane') == 3
 
 
+def test_through_the_real_service_a_poll_checks_the_logs_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The service's timeline costs what its validator does (one check of the logs, an
+    unchanged team's build kept): a poll asks for it once, unchanged or not, and still
+    answers 204 when nothing changed and the new board when a log grew."""
+    from dsh_task_gantt.service import TimelineService
+    from tests.kit.fakehost import FakeContext, FakePersistence, ev, header
+
+    now = T0 + 10 * 60_000
+    persistence = FakePersistence()
+    persistence.put("lead", header("lead"), [ev("turn/start", 0, T0, {"turn": "t0"})])
+    service = TimelineService(FakeContext(sessionPersistence=persistence).get, clock=lambda: now)
+    checks = [0]
+    build = TimelineService._build
+
+    async def counted(self: TimelineService, session_id: str) -> Any:
+        checks[0] += 1
+        return await build(self, session_id)
+
+    monkeypatch.setattr(TimelineService, "_build", counted)
+    client = TestClient(make_app(service))
+    board = client.get(f"{PREFIX}/panel/board", params={"session": "lead"}).text
+    params = {"session": "lead", "v": _version(board), "b": _token(board)}
+    checks[0] = 0
+    assert client.get(f"{PREFIX}/panel/board", params=params).status_code == 204
+    assert checks[0] == 1
+    persistence.append("lead", [ev("turn/start", 1, T0 + 60_000, {"turn": "t1"})])
+    checks[0] = 0
+    delta = client.get(f"{PREFIX}/panel/board", params=params)
+    assert delta.status_code == 200 and _version(delta.text) != params["v"]
+    assert checks[0] == 1  # was 2: the validator's check, then the timeline's
+
+
 def _now_states(html: str) -> dict[str, str]:
     """Each lane's now-state text by its element id."""
     found = re.findall(

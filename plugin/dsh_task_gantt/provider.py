@@ -57,6 +57,15 @@ class TimelineProvider(Protocol):
 
 
 @runtime_checkable
+class CheckIsBuild(Protocol):
+    """What a provider may also tell: its ``timeline`` costs what ``current_etag`` does
+    (both one check of the logs; an unchanged team's build is kept), so a poll that would
+    ask for the validator and then the timeline asks for the timeline once."""
+
+    check_is_build: bool
+
+
+@runtime_checkable
 class ColdStartProbe(Protocol):
     """What a provider may also tell, so that a first page can be streamed: its head goes
     out while the team is read, once everything that decides the status is known."""

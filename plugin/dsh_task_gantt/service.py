@@ -134,6 +134,9 @@ class TimelineService:
 
     # -- TimelineProvider ------------------------------------------------------------
 
+    #: ``timeline`` and ``current_etag`` are one ``_build`` each (``CheckIsBuild``).
+    check_is_build = True
+
     async def timeline(self, session_id: str) -> TimelineResult | None:
         built = await self._build(session_id)
         return None if built is None else built.result
