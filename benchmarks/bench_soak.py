@@ -327,6 +327,7 @@ async def probe(
     kinds = ("board delta", "api since", "api full")
     walls: dict[str, list[float]] = {k: [] for k in kinds}
     cpus: dict[str, float] = dict.fromkeys(kinds, 0.0)
+    cpu_each: dict[str, list[float]] = {k: [] for k in kinds}
     sizes: dict[str, list[int]] = {k: [] for k in kinds}
     held = {"version": "", "drawn": "", "token": ""}
     etag = ""
@@ -354,7 +355,9 @@ async def probe(
                 cpu0, t0 = cpu_s(pid), time.perf_counter()
                 r = await client.get(PREFIX + path, params=params, headers=headers)
                 walls[kind].append((time.perf_counter() - t0) * 1000)
-                cpus[kind] += cpu_s(pid) - cpu0
+                spent = cpu_s(pid) - cpu0
+                cpus[kind] += spent
+                cpu_each[kind].append(spent)
                 sizes[kind].append(len(r.content))
                 if kind == "board delta" and r.status_code == 200:
                     held.update({k: unescape(v) for k, v in _INPUT.findall(r.text)})
@@ -367,6 +370,9 @@ async def probe(
             "p99_ms": round(pct(walls[k], 0.99), 1),
             "cpu_ms_mean": round(cpus[k] * 1000 / max(len(walls[k]), 1), 1),
             "bytes_median": statistics.median(sizes[k]) if sizes[k] else 0,
+            # Each probe's wall time in order: a tail is told apart from a trend.
+            "walls_ms": [round(w, 1) for w in walls[k]],
+            "cpus_ms": [round(c * 1000, 1) for c in cpu_each[k]],
         }
         for k in kinds
     }
