@@ -102,7 +102,7 @@ def test_pressing_turns_lists_each_turns_tokens_and_a_poll_keeps_it_on(
             assert tab.locator(".list .item").evaluate_all(ITEM_TEXTS) == after_poll
             # Off again: the list is as it was.
             tab.locator("#turns-toggle").click()
-            tab.wait_for_function("!document.querySelector('.list .item-turn')")
+            tab.wait_for_function("() => !document.querySelector('.list .item-turn')")
             assert tab.locator(".list .item").count() == 1 and "turns=1" not in tab.url
         assert page.errors == []
     finally:

@@ -224,7 +224,7 @@ def test_live_board_shows_a_new_message_within_one_poll_and_keeps_the_view(
         page.locator("#detail .message-card").wait_for()
         page.keyboard.press("+")
         page.keyboard.press("+")
-        page.wait_for_function("scroller.scrollWidth > 3 * scroller.clientWidth")
+        page.wait_for_function("() => scroller.scrollWidth > 3 * scroller.clientWidth")
         page.evaluate("document.getElementById('scroller').scrollLeft = 200")
         page.wait_for_timeout(400)  # the scroll settles into the URL
         url_before = page.url
@@ -330,10 +330,10 @@ def test_zoom_buttons_fit_and_list_view(watched: Watched) -> None:
         page = watched.page
         page.goto(server.url())
         page.locator("#zoom-in").click()
-        page.wait_for_function("new URL(location.href).searchParams.has('from')")
+        page.wait_for_function("() => new URL(location.href).searchParams.has('from')")
         width_zoomed = page.evaluate("document.getElementById('board').scrollWidth")
         page.locator("#fit").click()
-        page.wait_for_function("!new URL(location.href).searchParams.has('from')")
+        page.wait_for_function("() => !new URL(location.href).searchParams.has('from')")
         assert page.evaluate("document.getElementById('board').scrollWidth") < width_zoomed
         page.locator("#list-toggle").click()
         assert page.locator(".chart").is_hidden()
@@ -366,7 +366,7 @@ def test_zooming_in_stops_at_the_narrowest_window_the_server_draws(watched: Watc
         for _ in range(24):  # far past the narrowest window
             page.keyboard.press("+")
         page.wait_for_function(
-            f"(u => u.has('from') && u.get('to') - u.get('from') <= {MIN_WINDOW_MS})"
+            f"() => (u => u.has('from') && u.get('to') - u.get('from') <= {MIN_WINDOW_MS})"
             "(new URL(location.href).searchParams)"
         )
         page.wait_for_timeout(300)  # the last presses settle
@@ -385,7 +385,7 @@ def test_a_board_arriving_in_the_same_frame_as_a_scroll_keeps_the_scroll(
         page.goto(server.url())
         page.keyboard.press("+")
         page.keyboard.press("+")
-        page.wait_for_function("scroller.scrollWidth > 3 * scroller.clientWidth")
+        page.wait_for_function("() => scroller.scrollWidth > 3 * scroller.clientWidth")
         page.wait_for_load_state("networkidle")  # the zoom's own redraws are in
         left_before = page.evaluate("scroller.scrollLeft")
         assert abs(left_before - 200) > 50  # the scroll below is a real move
@@ -616,7 +616,7 @@ def test_a_live_team_grows_within_one_poll_and_keeps_the_users_view(
         detail = page.locator("#detail").inner_text()
         page.keyboard.press("+")
         page.keyboard.press("+")
-        page.wait_for_function("scroller.scrollWidth > 3 * scroller.clientWidth")
+        page.wait_for_function("() => scroller.scrollWidth > 3 * scroller.clientWidth")
         page.evaluate("document.getElementById('scroller').scrollLeft = 150")
         page.wait_for_timeout(400)  # the scroll settles into the URL
         url_before = page.url

@@ -353,7 +353,7 @@ def test_the_list_view_scrolls_to_the_moment(watched: Watched) -> None:
         current = page.locator('#list .item[aria-current="time"]')
         expect(current).to_contain_text("note 60")
         expect(current).to_be_in_viewport()
-        page.wait_for_function("window.scrollY > 0")
+        page.wait_for_function("() => window.scrollY > 0")
         after = page.locator("#list .item.after")
         assert after.count() > 0 and "note 61" in after.first.inner_text()
         # the chart, then the list again: it opens on the moment's page (not the newest)

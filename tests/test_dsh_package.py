@@ -139,7 +139,7 @@ def test_the_tab_shows_the_panel_and_follows_dsh_theme_and_language(
     frame.wait_for_function(f"{background} === 'rgb(255, 255, 255)'")
 
     page.evaluate("window.setLocale('zh-CN')")
-    frame.wait_for_function("document.documentElement.lang === 'zh-CN'")
+    frame.wait_for_function("() => document.documentElement.lang === 'zh-CN'")
 
     assert _outside_the_prefix(watched.requests, dsh_page) == []
     assert watched.errors == [], watched.errors
