@@ -102,7 +102,7 @@ class Lane:
         """Every span of the lane, its parts one after the other (joined when first asked
         for: a build asks for an unchanged lane's only when its parts are not enough)."""
         if self._joined is None:
-            self._joined = [span for part in self.parts for span in part]
+            self._joined = list(itertools.chain.from_iterable(self.parts))
         return self._joined
 
     @property
