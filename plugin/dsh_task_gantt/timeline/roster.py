@@ -70,9 +70,6 @@ class SpanKeys:
         if keys:
             self._parts.append(keys)
 
-    def __len__(self) -> int:
-        return len(self._own) + sum(map(len, self._parts))
-
 
 @dataclass(slots=True)
 class Lane:
