@@ -151,6 +151,32 @@ def test_a_map_an_append_left_alone_is_shared_and_added_nothing() -> None:
     assert appended_seqs(first.turn_starts, second.turn_starts) == []
 
 
+def test_a_map_an_append_only_looked_at_is_shared() -> None:
+    # A message looks its step up among the chunks' steps, and a chunk looks for its
+    # step's messages: neither copies a map it does not change (after a day, each copy
+    # is tens of thousands of entries, on every append).
+    def chunk(seq: int, step: int) -> LogEvent:
+        data = {"turn": "1", "step": step, "chunk": {"type": "usage", "usage": {"inputTokens": 1}}}
+        return LogEvent("assistant/chunk", seq, T0, data, seq)
+
+    def message(seq: int, step: int) -> LogEvent:
+        data = {"turn": "1", "step": step, "usage": {"inputTokens": 1}, "message": {}}
+        return LogEvent("assistant/message", seq, T0, data, seq)
+
+    first = fold_lane([chunk(1, 0), message(2, 1)])
+    second = fold_lane([message(3, 2)], start=first)
+    assert second.usage_chunk_steps is first.usage_chunk_steps
+    assert list(second.usage_messages) == [2, 3]
+    third = fold_lane([chunk(4, 3)], start=second)
+    assert third.usage_messages is second.usage_messages  # no message of step 3 to drop
+    fourth = fold_lane([chunk(5, 2)], start=third)
+    assert list(fourth.usage_messages) == [2]  # step 2's message goes: now copied
+    assert list(third.usage_messages) == [2, 3]
+    assert fourth == fold_lane(
+        [chunk(1, 0), message(2, 1), message(3, 2), chunk(4, 3), chunk(5, 2)]
+    )
+
+
 def test_a_record_replaced_or_removed_at_an_old_seq_is_no_append() -> None:
     message = {"turn": "1", "step": 0, "usage": {"inputTokens": 1}, "message": {}}
     first = fold_lane(

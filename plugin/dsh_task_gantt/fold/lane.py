@@ -112,6 +112,17 @@ class _Kept(dict[str, Any]):
         self[name] = value
         return value
 
+    def peek(self, name: str) -> Any:
+        """The field as it stands, for reading only: a map not touched yet is
+        ``base``'s own (not copied: a rule that only looks, as a message looking for
+        its step's chunk in a day of them, copies nothing)."""
+        value = self.get(name, _NOT_KEPT)
+        return getattr(self.base, name) if value is _NOT_KEPT else value
+
+
+#: What ``_Kept.peek`` finds for a map not copied yet.
+_NOT_KEPT: Any = object()
+
 
 @dataclass(slots=True)
 class _State:
@@ -447,7 +458,7 @@ def _assistant_message(st: _State, seq: int, time: int | None, data: Any) -> Non
     d = _mapping(data)
     _note_source(st, seq, _mapping(d.get("message")).get("source"))
     turn, step = key(d.get("turn")), key(d.get("step"))
-    if turn is not None and step is not None and (turn, step) in st.kept["usage_chunk_steps"]:
+    if turn is not None and step is not None and (turn, step) in st.kept.peek("usage_chunk_steps"):
         return  # the step's chunk counts, never its message too
     counts, skipped = read_usage(d.get("usage"))
     _put(st.kept["usage_messages"], seq, new_usage_rec(turn, step, time, counts, skipped))
@@ -482,9 +493,11 @@ def _prune_messages(st: _State) -> None:
     """Drop the messages of steps a chunk arrived for (the canonical form: equal
     events in any order and any split give equal folds)."""
     steps = st.kept["usage_chunk_steps"]
-    messages = st.kept["usage_messages"]
+    # Looked at, copied only when a message goes (most appends' chunks drop none).
+    messages = st.kept.peek("usage_messages")
     if steps and messages:
-        came = _steps_came(steps, messages)
+        were = messages.source if "usage_messages" in st.kept else messages
+        came = _steps_came(steps, were)
         if len(came) > len(messages):
             # (A fold from scratch: every step came. Each message's ids read once.)
             gone = [s for s, rec in messages.items() if rec.fields()[:2] in came]
@@ -494,18 +507,22 @@ def _prune_messages(st: _State) -> None:
             gone = []
             if not spelled.isdisjoint(map(_STEP_OF, messages.values())):
                 gone = [s for s, rec in messages.items() if _STEP_OF(rec) in spelled]
+        if gone:
+            messages = st.kept["usage_messages"]
         for seq in gone:
             rewrote(messages, seq)
             del messages[seq]
     st.usage_pruned = True
 
 
-def _steps_came(steps: Mapping[Any, int], messages: Mapping[int, UsageRec]) -> AbstractSet[Any]:
+def _steps_came(
+    steps: Mapping[Any, int], were_messages: Mapping[int, UsageRec] | None
+) -> AbstractSet[Any]:
     """The steps whose messages may have to go: those this call's chunks added, when
     the fold started from one that kept none of its own steps' messages (a fold's, or
-    one holding no steps or no messages); else every step."""
+    one holding no steps or no messages); else every step. ``were_messages``: the
+    messages the fold started with."""
     were_steps = steps.source if type(steps) is SeqMap else None
-    were_messages = messages.source if type(messages) is SeqMap else None
     if were_steps is None or were_messages is None:
         return steps.keys()
     if not (type(were_steps) is SeqMap or not were_steps) or not (
