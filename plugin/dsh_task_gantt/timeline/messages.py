@@ -52,7 +52,9 @@ class _DrawnMessage:
 #: detail and spans (an unchanged lane then holds the very same spans). Bounded by
 #: entries (each one message, its preview capped).
 _DRAWN_MESSAGES: Memo[tuple[PairedMessage, int], _DrawnMessage] = Memo(1 << 13)
-_LaneMarks = tuple[list[str], list[dict[str, Any]], frozenset[tuple[str, str]]]
+#: A lane's message marks: their ids (sorted, distinct: the lane's keys, looked up by
+#: bisection) and their spans, in that order.
+_LaneMarks = tuple[list[str], list[dict[str, Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +70,8 @@ class _Drawing:
     details: Mapping[str, Mapping[str, Any]]
     pending: int
     tally: Mapping[str, int]
-    #: Each lane's marks (in the pairing's order, so by message id): the ids, the
-    #: spans, and their ``(kind, id)`` keys.
+    #: Each lane's marks (in the pairing's order, so by message id): the ids and the
+    #: spans.
     lanes: Mapping[str, _LaneMarks]
 
 
@@ -240,11 +242,11 @@ def draw_messages(
     details.update(drawing.details)
     c.pending += drawing.pending
     tally = dict(drawing.tally)
-    for lane_id, (_ids, spans, keys) in drawing.lanes.items():
+    for lane_id, (ids, spans) in drawing.lanes.items():
         lane = roster.by_id[lane_id]
         # A lane holds no message mark yet, so they all go in, as one by one would.
-        if lane.span_keys.isdisjoint(keys):
-            lane.add_unique(spans, keys)
+        if lane.span_keys.isdisjoint_ids("message", ids):
+            lane.add_unique_ids(spans, "message", ids)
             c.message_marks += len(spans)
             continue
         for span in spans:
@@ -301,12 +303,8 @@ def _summed_up(pairing: MessagePairing, token: int, drawn: tuple[_DrawnMessage, 
         details,
         pending,
         tally,
-        {lane_id: (ids, spans, _keys(ids)) for lane_id, (ids, spans) in lanes.items()},
+        lanes,
     )
-
-
-def _keys(ids: Iterable[str]) -> frozenset[tuple[str, str]]:
-    return frozenset(zip(repeat("message"), ids))
 
 
 def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawing | None:
@@ -331,16 +329,15 @@ def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawin
     tally = dict(held.tally)
     pending = held.pending
     lanes = dict(held.lanes)
-    #: Each changed lane's keys before, and the ids taken out and put in.
-    copied: dict[str, tuple[frozenset[tuple[str, str]], set[str], set[str]]] = {}
+    #: The changed lanes.
+    copied: set[str] = set()
 
     def lane_lists(lane_id: str) -> tuple[list[str], list[dict[str, Any]]]:
         if lane_id not in copied:  # copied once, then changed in place
-            ids, spans, keys = lanes.get(lane_id, ([], [], frozenset()))
-            lanes[lane_id] = (list(ids), list(spans), frozenset())
-            copied[lane_id] = (keys, set(), set())
-        ids, spans, _k = lanes[lane_id]
-        return ids, spans
+            ids, spans = lanes.get(lane_id, ([], []))
+            lanes[lane_id] = (list(ids), list(spans))
+            copied.add(lane_id)
+        return lanes[lane_id]
 
     for i in gone:
         msg, one = old_msgs[i], held.drawn[i]
@@ -351,7 +348,6 @@ def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawin
             ids, spans = lane_lists(lane_id)
             at = bisect_left(ids, msg.id)
             del ids[at], spans[at]
-            copied[lane_id][1].add(msg.id)
     token = held.token
     for i in fresh:
         msg = new_msgs[i]
@@ -364,14 +360,8 @@ def _patched(held: _Drawing, pairing: MessagePairing, roster: Roster) -> _Drawin
             at = bisect_left(ids, msg.id)
             ids.insert(at, msg.id)
             spans.insert(at, span)
-            copied[lane_id][2].add(msg.id)
-    for lane_id, (keys, out, came) in copied.items():
-        ids, spans, _k = lanes[lane_id]
-        if ids:
-            # The keys moved on by what changed, not made anew for a day of messages.
-            keys = (keys - _keys(out - came)) | _keys(came - out)
-            lanes[lane_id] = (ids, spans, keys if len(keys) == len(ids) else _keys(ids))
-        else:
+    for lane_id in copied:
+        if not lanes[lane_id][0]:
             del lanes[lane_id]
     complete = cast("tuple[_DrawnMessage, ...]", tuple(drawn))  # every fresh one drawn now
     return _Drawing(pairing, token, complete, details, pending, tally, lanes)

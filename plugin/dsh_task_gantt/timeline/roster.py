@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from bisect import bisect_left
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,30 +46,76 @@ class _Singles(list[dict[str, Any]]):
 
 
 class SpanKeys:
-    """A lane's span keys ``(kind, id)``: the key sets drawn whole (a lane's turns, its
-    message marks: a day holds tens of thousands, the very same frozenset from one
+    """A lane's span keys ``(kind, id)``: the key sets drawn whole (a lane's prompts,
+    its message marks: a day holds tens of thousands, the very same objects from one
     build to the next) are kept as they are, not copied into one set on every build;
-    single keys go in a set of their own."""
+    single keys go in a set of their own. A lane's message marks come as their sorted
+    ids (``join_ids``), looked up by bisection: a key set of them was made again (two
+    copies of a day's keys) each time a message came."""
 
-    __slots__ = ("_own", "_parts")
+    __slots__ = ("_id_parts", "_own", "_parts")
 
     def __init__(self) -> None:
-        self._parts: list[frozenset[tuple[str, str]]] = []
+        #: (the one kind of every key in it, or ``None``; the keys).
+        self._parts: list[tuple[str | None, frozenset[tuple[str, str]]]] = []
+        #: (kind, sorted distinct ids).
+        self._id_parts: list[tuple[str, Sequence[str]]] = []
         self._own: set[tuple[str, str]] = set()
 
     def __contains__(self, key: object) -> bool:
-        return key in self._own or any(key in part for part in self._parts)
+        if key in self._own or any(key in part for _kind, part in self._parts):
+            return True
+        if not self._id_parts or type(key) is not tuple or len(key) != 2:
+            return False
+        kind, ident = key
+        return any(k == kind and _has(ids, ident) for k, ids in self._id_parts)
 
     def isdisjoint(self, keys: frozenset[tuple[str, str]]) -> bool:
-        return self._own.isdisjoint(keys) and all(part.isdisjoint(keys) for part in self._parts)
+        return (
+            self._own.isdisjoint(keys)
+            and all(part.isdisjoint(keys) for _kind, part in self._parts)
+            and all(self.isdisjoint_ids_of(kind, ids, keys) for kind, ids in self._id_parts)
+        )
+
+    @staticmethod
+    def isdisjoint_ids_of(kind: str, ids: Sequence[str], keys: Iterable[object]) -> bool:
+        """Whether no key of ``keys`` is ``(kind, id)`` for an id of the sorted ``ids``."""
+        return not any(
+            type(key) is tuple and len(key) == 2 and key[0] == kind and _has(ids, key[1])
+            for key in keys
+        )
+
+    def isdisjoint_ids(self, kind: str, ids: Sequence[str]) -> bool:
+        """Whether no key ``(kind, id)`` for an id of ``ids`` (sorted, distinct) is
+        here. A part drawn whole of another kind is passed over without a look."""
+        if not self.isdisjoint_ids_of(kind, ids, self._own):
+            return False
+        for part_kind, part in self._parts:
+            if part_kind in (None, kind) and not self.isdisjoint_ids_of(kind, ids, part):
+                return False
+        return all(k != kind or set(ids).isdisjoint(held) for k, held in self._id_parts)
 
     def add(self, key: tuple[str, str]) -> None:
         self._own.add(key)
 
-    def join(self, keys: frozenset[tuple[str, str]]) -> None:
-        """Add ``keys``, new to this lane."""
+    def join(self, keys: frozenset[tuple[str, str]], kind: str | None = None) -> None:
+        """Add ``keys``, new to this lane (``kind``: every key's, when they share one)."""
         if keys:
-            self._parts.append(keys)
+            self._parts.append((kind, keys))
+
+    def join_ids(self, kind: str, ids: Sequence[str]) -> None:
+        """Add the keys ``(kind, id)`` of ``ids`` (sorted, distinct, new to this lane;
+        held, not copied: never mutate them)."""
+        if ids:
+            self._id_parts.append((kind, ids))
+
+
+def _has(ids: Sequence[str], ident: object) -> bool:
+    """Whether the sorted ``ids`` hold ``ident`` (bisection: no set of a day's ids)."""
+    if type(ident) is not str:
+        return False
+    at = bisect_left(ids, ident)
+    return at < len(ids) and ids[at] == ident
 
 
 @dataclass(slots=True)
@@ -117,10 +164,25 @@ class Lane:
         self.parts.append(spans)
         self._joined = None
 
-    def add_unique(self, spans: Sequence[dict[str, Any]], keys: frozenset[tuple[str, str]]) -> None:
-        """Add ``spans`` whose ``keys`` are distinct and new to this lane."""
+    def add_unique(
+        self,
+        spans: Sequence[dict[str, Any]],
+        keys: frozenset[tuple[str, str]],
+        kind: str | None = None,
+    ) -> None:
+        """Add ``spans`` whose ``keys`` are distinct and new to this lane (``kind``: every
+        key's, when they share one)."""
         self.parts.append(spans)
-        self.span_keys.join(keys)
+        self.span_keys.join(keys, kind)
+        self._joined = None
+
+    def add_unique_ids(
+        self, spans: Sequence[dict[str, Any]], kind: str, ids: Sequence[str]
+    ) -> None:
+        """Add ``spans``, each of ``kind``, whose ids are ``ids`` (sorted, distinct, new to
+        this lane)."""
+        self.parts.append(spans)
+        self.span_keys.join_ids(kind, ids)
         self._joined = None
 
     def add(self, span: dict[str, Any]) -> bool:

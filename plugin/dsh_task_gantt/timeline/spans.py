@@ -412,7 +412,7 @@ def draw_prompts(
     for lane, (spans, keys) in zip(roster.lanes, drawn.spans, strict=True):
         # A lane holds its turns only (another kind of key): its prompts all go in.
         if lane.span_keys.isdisjoint(keys):
-            lane.add_unique(spans, keys)
+            lane.add_unique(spans, keys, "user-prompt")
         else:
             for span in spans:
                 lane.add(span)
