@@ -178,6 +178,9 @@ class Breakdown:
         #: generation, ms, objects collected).
         self.collections: list[tuple[int, str, int, float, int]] = []
         self.tick = 0
+        #: What each tick's append did (``LiveTeam``'s report: a message, a task moved,
+        #: a teammate's turn, the lead's step): the slowest ticks say which kind they were.
+        self.did: dict[int, str] = {}
         self._poll = ""
         #: Each kind's last plan (scale exponent, extent), and the ticks whose poll
         #: drew at another scale than the last poll of its kind.
@@ -280,6 +283,16 @@ class Breakdown:
                     f"  {name:18s} mean {mean:6.2f}  p50 {pct(values, 0.5):6.2f}  "
                     f"p99 {pct(values, 0.99):6.2f}"
                 )
+            by_did: dict[str, list[float]] = {}
+            for n, poll in enumerate(polls):
+                by_did.setdefault(self.did.get(n, "?"), []).append(poll["total"])
+            lines.append(
+                "  by what the tick did: "
+                + ", ".join(
+                    f"{did} {len(v)}x mean {sum(v) / len(v):.1f} max {max(v):.1f}"
+                    for did, v in sorted(by_did.items())
+                )
+            )
             order = sorted(range(len(polls)), key=lambda n: polls[n]["total"], reverse=True)
             lines.append(f"  slowest {slowest} ticks:")
             for n in order[:slowest]:
@@ -291,7 +304,10 @@ class Breakdown:
                 passes = ", ".join(
                     f"{k} {v:.0f}" for k, v in polls[n].items() if k.endswith("passes")
                 )
-                lines.append(f"   tick {n:3d}: {polls[n]['total']:6.1f}  ({parts}) {passes}")
+                did = self.did.get(n, "")
+                lines.append(
+                    f"   tick {n:3d}: {polls[n]['total']:6.1f}  [{did}] ({parts}) {passes}"
+                )
         for kind, changes in self.rescaled.items():
             for tick, was, now in changes:
                 lines.append(f"{kind}: tick {tick} drew at scale 2^{now} (was 2^{was}) px/ms")
@@ -345,6 +361,21 @@ def measure(args: argparse.Namespace, data: Path) -> dict[str, Any]:
             f"statuses {statuses[name]}"
         )
     return result
+
+
+def _tick_kind(done: tuple[str, ...]) -> str:
+    """What a ``LiveTeam`` tick did, in a word: ``task`` (a task claimed or completed, or
+    a phase filed), ``message``, ``turn`` (a teammate's), else ``step`` (the lead's step
+    alone); ``+prompt`` when the human asked too."""
+    words = " ".join(done)
+    kind = "step"
+    if any(w in words for w in ("claim ", "complete ", "phase")):
+        kind = "task"
+    elif "message " in words:
+        kind = "message"
+    elif "turn " in words:
+        kind = "turn"
+    return kind + ("+prompt" if "human-prompt" in done else "")
 
 
 class _InlineExecutor(concurrent.futures.ThreadPoolExecutor):
@@ -439,9 +470,13 @@ async def _ticks(
         for tick in range(args.ticks):
             if breakdown is not None:
                 breakdown.tick = tick
-            live.tick(int(time.time() * 1000))
+            report = live.tick(int(time.time() * 1000))
+            did = _tick_kind(report.activities)
+            if breakdown is not None:
+                breakdown.did[tick] = did
+            profiled = not args.profile_only or did in args.profile_only.split(",")
             for kind in FOLLOWING:
-                status, c, w = await poll(kind, profiled=True, name=f"delta {kind.name}")
+                status, c, w = await poll(kind, profiled=profiled, name=f"delta {kind.name}")
                 add(f"delta {kind.name}", c, w, status)
             status, c, w = await poll(FOLLOWING[0], name=f"unchanged {FOLLOWING[0].name}")
             add(f"unchanged {FOLLOWING[0].name}", c, w, status)
@@ -533,6 +568,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, help="keep the dataset here and reuse it")
     parser.add_argument("--profile", action="store_true", help="cProfile the delta polls")
     parser.add_argument("--profile-lines", type=int, default=60)
+    parser.add_argument(
+        "--profile-only",
+        help="with --profile: only the ticks of these kinds (task, message, turn, step; "
+        "comma-separated, '+prompt' when the human asked too)",
+    )
     parser.add_argument("--profile-sort", default="cumulative")
     parser.add_argument(
         "--profile-callers", help="with --profile: who calls the functions matching this"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
-from typing import Any
+from itertools import compress, count, repeat
+from operator import attrgetter, is_, itemgetter
+from typing import Any, NamedTuple
 
 from ..fold.appends import appended
 from ..fold.records import TaskCallRec, TaskRec
@@ -55,6 +56,27 @@ class _Placed:
     needs_unassigned: bool
     #: Another team's snapshots in the lead's log, by team id (counted on each build).
     foreign: tuple[tuple[str, int], ...]
+    #: The roster token it was placed for, and per task (in the replay's order) what its
+    #: JSON was made of besides its view and the roster: its phases and overlaps (the
+    #: graph's own objects), and where it went (its owner's lane position or ``None``,
+    #: deleted, its owner not on the team). The next placement for the same roster
+    #: keeps a task whose view and these are the very same objects as it was.
+    token: int = 0
+    #: The roster's lanes in order, as a task's placement reads them (the token is
+    #: blind to their order and their sessions).
+    lanes: tuple[tuple[str, str, str | None], ...] = ()
+    phases: Sequence[tuple[Phase, ...]] = ()
+    overlaps: Sequence[list[Overlap] | None] = ()
+    places: Sequence[_TaskPlace] = ()
+
+
+class _TaskPlace(NamedTuple):
+    """Where one task went: its owner's lane position (``None``: unassigned), deleted,
+    its owner named but not on the team."""
+
+    position: int | None
+    deleted: bool
+    orphaned: bool
 
 
 #: Each team's last placement, with the inputs it was made from: most appends move no
@@ -84,7 +106,7 @@ def place_tasks(roster: Roster, team: TeamSnapshot) -> TeamTasks:
     if held is not None and held[0] == inputs:
         placed = held[1]
     else:
-        placed = _place(roster, live)
+        placed = _place(roster, live, held[1] if held is not None else None)
         _PLACED.put(roster.lead_session, (inputs, placed), owner=roster.lead_session)
     for team_id, n in placed.foreign:  # another team's snapshots: counted, not used
         roster.foreign[team_id] = roster.foreign.get(team_id, 0) + n
@@ -265,44 +287,93 @@ _ANALYSED: Memo[str, Analysis] = Memo(
 )
 
 
-def _place(roster: Roster, live: Sequence[Any] | None) -> _Placed:
+def _place(roster: Roster, live: Sequence[Any] | None, held: _Placed | None = None) -> _Placed:
+    """The team's tasks placed; ``held``: the team's last placement, whose tasks that
+    did not move (the very same view, phases and overlaps, for the same roster) are
+    kept as they were: a task move touches a task or two of a day's hundreds."""
     replayed = _replayed(roster)
     replay = assembled(replayed.parts.values(), replayed.index, roster.actor_of, live)
     foreign = replayed.foreign
     analysis = analyse_on(_ANALYSED.get(roster.lead_session), replay.tasks)
     _ANALYSED.put(roster.lead_session, analysis, owner=roster.lead_session)
     graph = analysis.graph
-    positions = {id(lane): n for n, lane in enumerate(roster.lanes)}
     token = roster.token()
+    views = replay.tasks
+    ids = list(map(_VIEW_ID, views))
+    phases = list(map(graph.phases.get, ids, repeat(())))
+    overlaps = list(map(graph.overlaps.get, ids))
+    lanes = tuple((lane.id, lane.name, lane.session_id) for lane in roster.lanes)
+    if held is not None and held.token == token and held.lanes == lanes:
+        kept = _kept_places(held, views, phases, overlaps)
+    else:
+        kept = [False] * len(views)
+    positions: dict[int, int] | None = None
     tasks: list[dict[str, Any]] = []
-    owned: list[tuple[int, str]] = []
-    orphaned_owner = 0
-    deleted = 0
-    needs_unassigned = False
-    for view in replay.tasks:
+    places: list[_TaskPlace] = []
+    for i, view in enumerate(views):
+        if kept[i]:
+            assert held is not None
+            tasks.append(held.tasks[i])
+            places.append(held.places[i])
+            continue
+        if positions is None:
+            positions = {id(lane): n for n, lane in enumerate(roster.lanes)}
         owner = roster.resolve(view.owner_id) if view.owner_id else None
         if owner is None and view.owner_name:
             owner = roster.resolve(view.owner_name)
-        if view.owner_id and owner is None:
-            orphaned_owner += 1
         lane_id = owner.id if owner else "unassigned"
-        if view.status == "deleted":
-            deleted += 1
-        elif owner is not None:
-            owned.append((positions[id(owner)], view.id))
-        else:
-            needs_unassigned = True
+        places.append(
+            _TaskPlace(
+                positions[id(owner)] if owner is not None else None,
+                view.status == "deleted",
+                bool(view.owner_id) and owner is None,
+            )
+        )
         tasks.append(_task_json(view, owner, lane_id, graph, roster, token))
+    owned = tuple(
+        (place.position, task_id)
+        for place, task_id in zip(places, ids, strict=True)
+        if place.position is not None and not place.deleted
+    )
     return _Placed(
         replay,
         graph,
         tasks,
-        deleted,
-        orphaned_owner,
-        tuple(owned),
-        needs_unassigned,
+        sum(place.deleted for place in places),
+        sum(place.orphaned for place in places),
+        owned,
+        any(place.position is None and not place.deleted for place in places),
         tuple(foreign.items()),
+        token,
+        lanes,
+        phases,
+        overlaps,
+        places,
     )
+
+
+_VIEW_ID = attrgetter("id")
+
+
+def _kept_places(
+    held: _Placed,
+    views: Sequence[TaskView],
+    phases: Sequence[tuple[Phase, ...]],
+    overlaps: Sequence[list[Overlap] | None],
+) -> list[bool]:
+    """Per task, whether its placement as ``held`` made it still holds: the same view,
+    phases and overlaps at the same place (identity first, in C-level passes; the
+    overlaps, lists, by value where they are not the same object)."""
+    old_views = held.replay.tasks
+    if not len(old_views) == len(held.places) == len(held.phases) == len(held.overlaps):
+        return [False] * len(views)
+    kept = list(map(is_, views, old_views))
+    kept += [False] * (len(views) - len(kept))
+    for i in compress(count(), kept):
+        was = held.overlaps[i]
+        if phases[i] is not held.phases[i] or (overlaps[i] is not was and overlaps[i] != was):
+            kept[i] = False
+    return kept
 
 
 def _name_of(roster: Roster, owner_id: str | None) -> str | None:
