@@ -447,6 +447,61 @@ def test_after_a_task_moved_only_its_row_is_made_again(monkeypatch: pytest.Monke
     clear_memos()
 
 
+def test_after_a_blocker_completed_its_dependents_rows_are_made_again_and_no_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A task completes (its completion moves in the task graph): its row and the rows
+    of the tasks it blocked (they draw the link from its completion) are made again,
+    the day's others are the last version's; everything equals cold rows."""
+    clear_memos()
+    spans = [_span("turn", 1_000, 2_000, 0)]
+
+    def task(n: int, done: bool, blocked_by: tuple[str, ...] = ()) -> dict[str, Any]:
+        phases: list[dict[str, Any]] = [
+            {"kind": "in-progress", "start": 2_000 + n, "end": 3_000 + n if done else None,
+             "ownerId": "a"},
+        ]  # fmt: skip
+        if done:
+            phases.append({"kind": "completed", "start": 3_000 + n, "end": None})
+        if blocked_by:
+            phases.insert(
+                0, {"kind": "blocked", "start": 1_000, "end": 2_000 + n, "blockers": blocked_by}
+            )
+        return {"id": f"t{n}", "subject": f"task {n}", "status": "completed" if done
+                else "in_progress", "ownerName": "a", "blockedBy": list(blocked_by),
+                "phases": phases, "overlaps": [],
+                "history": [{"time": 1_000 + n, "action": "created", "status": "pending",
+                             "actor": "a"}]}  # fmt: skip
+
+    def tasks(t5_done: bool) -> list[dict[str, Any]]:
+        made = [task(n, n != 5 or t5_done) for n in range(300)]
+        made[10] = task(10, True, ("t5",))
+        made[11] = task(11, True, ("t5", "t7"))
+        return made
+
+    timeline = dict(_timeline(spans, 60_000), tasks=tasks(False), rootSessionId="s-a")
+    timeline["criticalPath"] = {"taskIds": ["t1", "t2"], "start": 1_000, "end": 3_002}
+    first = layout_board(timeline, View())
+    made: list[int] = []
+    row_of = view_model._task_row_of
+    monkeypatch.setattr(
+        view_model,
+        "_task_row_of",
+        lambda task, value, n, graph, plan: made.append(n) or row_of(task, value, n, graph, plan),
+    )
+    later = dict(timeline, tasks=tasks(True), generatedAt=60_500)
+    # The critical path now runs through t20 instead of t2.
+    later["criticalPath"] = {"taskIds": ["t1", "t20"], "start": 1_000, "end": 3_020}
+    board = layout_board(later, View())
+    assert board.extent_end == first.extent_end
+    # t5 itself, the two it blocked, the two whose place on the critical path changed.
+    assert sorted(made) == [2, 5, 10, 11, 20], made
+    assert sum(map(operator.is_, first.tasks, board.tasks)) == 300 - 5
+    with cold_memos():
+        assert board == layout_board(later, View())
+    clear_memos()
+
+
 def test_a_row_reused_after_the_extent_end_moved_is_a_fresh_one() -> None:
     """A finished task's row laid out for an earlier extent end is moved (only its
     percentages), and equals the row laid out afresh."""

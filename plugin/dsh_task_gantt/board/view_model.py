@@ -870,7 +870,7 @@ def _rows_after(
     values = plan.task_values
     if (
         prev.end != plan.extent[1]
-        or prev.made_for != made_for
+        or prev.made_for[:2] != made_for[:2]
         or len(prev.values) != len(values)
         or None in values
     ):
@@ -881,6 +881,8 @@ def _rows_after(
     tasks = plan.tasks_raw
     for n in [n for n, (a, b) in enumerate(zip(values, prev.values, strict=True)) if a != b]:
         running_before.add(n)
+    if prev.made_for[2:] != made_for[2:]:
+        running_before.update(_graph_moved(tasks, prev.made_for, graph))
     if not running_before:
         return rows, prev.running
     held = set(prev.running)
@@ -890,6 +892,28 @@ def _rows_after(
         if _runs_on(rows[n]):
             running.append(n)
     return rows, tuple(sorted([*held, *running]))
+
+
+def _graph_moved(
+    tasks: Sequence[Mapping[str, Any]], was: tuple[Any, ...], graph: GraphContext
+) -> list[int]:
+    """The places of the tasks whose row reads what moved in the graph since ``was``
+    (the last rows' ``made_for``): a blocker's position or completion, or whether the
+    task is on the critical path (what ``_graph_key`` reads). A task move changes those
+    of a few tasks; the others' rows stay (a day's team has over a thousand)."""
+    _start, _roster, critical, positions, done_at = was
+    moved = {task_id for task_id, _ in positions.items() ^ graph.positions.items()}
+    moved.update(task_id for task_id, _ in done_at.items() ^ graph.done_at.items())
+    flipped = critical ^ graph.critical
+    return [
+        n
+        for n, task in enumerate(tasks)
+        if "phases" in task
+        and (
+            as_str(task.get("id")) in flipped
+            or not moved.isdisjoint(b for b in as_seq(task.get("blockedBy")) if isinstance(b, str))
+        )
+    ]
 
 
 def _task_rows(plan: BoardPlan) -> tuple[TaskRow, ...]:
