@@ -108,22 +108,26 @@ def _task(n: int, task_id: str, status: str, phases: list[tuple[str, int, int | 
 
 def _cold_where(timeline: dict[str, Any]) -> WhereTime | None:
     """where_time with every memo it reads empty (a cold build, by value)."""
-    kept = (where_mod._PHASE_SUMS, where_mod._TEAM_SUMS, task_facts._FACTS, task_facts._TEAM_FACTS)
-    where_mod._PHASE_SUMS, where_mod._TEAM_SUMS = Memo(8), Memo(8)
+    kept = (where_mod._PHASE_SUMS, where_mod._TEAM_SUMS, where_mod._LAST_TEAM_SUMS)
+    facts_kept = (task_facts._FACTS, task_facts._TEAM_FACTS)
+    where_mod._PHASE_SUMS, where_mod._TEAM_SUMS, where_mod._LAST_TEAM_SUMS = (
+        Memo(8),
+        Memo(8),
+        Memo(8),
+    )
     task_facts._FACTS, task_facts._TEAM_FACTS = Memo(8), Memo(8)
     try:
         return where_time(timeline)
     finally:
-        where_mod._PHASE_SUMS, where_mod._TEAM_SUMS, task_facts._FACTS, task_facts._TEAM_FACTS = (
-            kept
-        )
+        where_mod._PHASE_SUMS, where_mod._TEAM_SUMS, where_mod._LAST_TEAM_SUMS = kept
+        task_facts._FACTS, task_facts._TEAM_FACTS = facts_kept
 
 
 @settings(max_examples=150, deadline=None)
 @given(
     tasks=st.lists(_TASK, min_size=1, max_size=24),
     moments=st.lists(st.integers(0, 90), min_size=1, max_size=6),
-    moved=st.lists(st.tuples(st.integers(0, 23), _TASK), max_size=3),
+    moved=st.lists(st.tuples(st.integers(0, 23), _TASK), max_size=6),
 )
 def test_the_longest_waits_after_any_moments_and_moves_equal_a_cold_sum(
     tasks: list[tuple[str, str, list[tuple[str, int, int | None]]]],
@@ -132,14 +136,15 @@ def test_the_longest_waits_after_any_moments_and_moves_equal_a_cold_sum(
 ) -> None:
     """The section at moments going forward (and now and then back), with the tasks
     moved in between, keyed by each task's value as the panel keys it: the tasks listed
-    and counted, and the members' time, are what a cold build sums."""
+    and counted, and the members' time, are what a cold build sums (the
+    team's sums carried on from its last ones when a task moved)."""
     clear_memos()
     made = [_task(n, *t) for n, t in enumerate(tasks)]
     for step, minutes in enumerate(sorted(moments) + moments[:1]):
         if step < len(moved):
             at, task = moved[step]
             made[at % len(made)] = _task(at, *task)
-        timeline = {**_timeline(T0 + minutes * MIN), "tasks": list(made)}
+        timeline = {**_timeline(T0 + minutes * MIN), "tasks": list(made), "rootSessionId": "L"}
         values = [orjson.dumps(t) for t in made]
         assert where_time(timeline, values) == _cold_where(timeline), (step, minutes)
     clear_memos()

@@ -6,6 +6,7 @@ event: the section changes with what happened, not with the clock)."""
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import operator
 from collections.abc import Hashable, Mapping, Sequence
@@ -115,34 +116,91 @@ def _summed(task: Mapping[str, Any], place: int, sums: Mapping[str, int]) -> _Su
     return ((-(sums["blocked"] + sums["ready"]), as_str(task.get("id")), place), task, sums)
 
 
+#: Each team's last sums, with the task values they were summed from: after a task
+#: moved, the sums of the tasks that did not are that version's (only the moved ones
+#: are summed again, not every task of a day). One entry per team.
+_LAST_TEAM_SUMS: Memo[str, tuple[tuple[Hashable, ...], _TeamSums]] = Memo(TEAMS_SIZED_FOR)
+#: At most this many moved tasks are summed on the team's last sums; more, all are.
+SUMMED_ON_AT_MOST = 64
+
+
 def _longest_waits(
-    tasks: Sequence[Mapping[str, Any]], values: Sequence[Hashable | None], upto: int
+    tasks: Sequence[Mapping[str, Any]],
+    values: Sequence[Hashable | None],
+    upto: int,
+    team_id: str = "",
 ) -> tuple[list[_Summed], int]:
     """The TASKS_LISTED tasks not deleted that waited longest up to ``upto``, in that
-    order, and how many tasks are not deleted."""
+    order, and how many tasks are not deleted (``team_id``: whose tasks, by which its
+    last sums are summed on)."""
     key = tuple(values) if None not in values else None
     last = _TEAM_SUMS.get(key) if key is not None else None
     if last is None or last.upto > upto:
-        held: list[_Summed] = []
-        growing: list[int] = []
-        for place, (t, value) in enumerate(zip(tasks, values, strict=True)):
-            if as_str(t.get("status")) == "deleted":
-                continue
-            sums, holds = _phase_sums_held(t, upto, value)
-            if holds:
-                held.append(_summed(t, place, sums))
-            else:
-                growing.append(place)
-        held.sort(key=_BY_WAIT)
-        last = _TeamSums(upto, tuple(held), tuple(growing), len(held) + len(growing))
+        held_before = _LAST_TEAM_SUMS.get(team_id) if key is not None and team_id else None
+        last = None
+        if held_before is not None:
+            last = _summed_on(held_before[0], held_before[1], tasks, key or (), upto)
+        if last is None:
+            last = _summed_afresh(tasks, values, upto)
         if key is not None:
             _TEAM_SUMS.put(key, last)
+    if key is not None and team_id:
+        _LAST_TEAM_SUMS.put(team_id, (key, last), owner=team_id)
     # The held sums hold at ``upto`` too (it is not before theirs): only the growing
     # ones are summed again, and the longest waits are among the held ones' first.
     now = [_summed(tasks[n], n, _phase_sums(tasks[n], upto, values[n])) for n in last.growing]
     return heapq.nsmallest(TASKS_LISTED, [*last.held[:TASKS_LISTED], *now], key=_BY_WAIT), (
         last.count
     )
+
+
+def _summed_afresh(
+    tasks: Sequence[Mapping[str, Any]], values: Sequence[Hashable | None], upto: int
+) -> _TeamSums:
+    held: list[_Summed] = []
+    growing: list[int] = []
+    for place, (t, value) in enumerate(zip(tasks, values, strict=True)):
+        if as_str(t.get("status")) == "deleted":
+            continue
+        sums, holds = _phase_sums_held(t, upto, value)
+        if holds:
+            held.append(_summed(t, place, sums))
+        else:
+            growing.append(place)
+    held.sort(key=_BY_WAIT)
+    return _TeamSums(upto, tuple(held), tuple(growing), len(held) + len(growing))
+
+
+def _summed_on(
+    was_values: tuple[Hashable, ...],
+    was: _TeamSums,
+    tasks: Sequence[Mapping[str, Any]],
+    values: tuple[Hashable, ...],
+    upto: int,
+) -> _TeamSums | None:
+    """``was`` (the sums of the tasks ``was_values`` named, at or before ``upto``) with
+    the tasks whose value changed summed again at ``upto``; ``None`` (sum them all) when
+    the tasks are not the same number or many moved. A sum that held then holds now; a
+    growing one is summed again at each call anyway, as a fresh one would be."""
+    if was.upto > upto or len(was_values) != len(values):
+        return None
+    moved = [n for n, (a, b) in enumerate(zip(values, was_values, strict=True)) if a != b]
+    if len(moved) > SUMMED_ON_AT_MOST:
+        return None
+    gone = set(moved)
+    held = [s for s in was.held if s[0][2] not in gone]
+    growing = [n for n in was.growing if n not in gone]
+    for n in moved:
+        t = tasks[n]
+        if as_str(t.get("status")) == "deleted":
+            continue
+        sums, holds = _phase_sums_held(t, upto, values[n])
+        if holds:
+            bisect.insort(held, _summed(t, n, sums), key=_BY_WAIT)
+        else:
+            growing.append(n)
+    growing.sort()
+    return _TeamSums(upto, tuple(held), tuple(growing), len(held) + len(growing))
 
 
 def _turns_upto(spans: Sequence[Any], upto: int) -> list[tuple[int, int]]:
@@ -206,7 +264,8 @@ def where_time(
     upto = _latest(timeline, team)
     if upto is None:
         return None
-    listed_sums, summed = _longest_waits(tasks, values, upto)
+    team_id = as_str(timeline.get("rootSessionId")) or as_str(timeline.get("sessionId"))
+    listed_sums, summed = _longest_waits(tasks, values, upto, team_id)
     listed = tuple(
         TaskTime(
             task_id=as_str(t.get("id")),
