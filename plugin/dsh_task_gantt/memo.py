@@ -21,6 +21,7 @@ hold whatever the owners.
 from __future__ import annotations
 
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Generic, TypeVar
 
@@ -105,7 +106,11 @@ class Memo(Generic[_K, _V]):
             raise ValueError("max_weight and weight go together")
         if (family is None) != (per_family is None):
             raise ValueError("family and per_family go together")
-        self._entries: dict[_K, _V] = {}
+        #: Oldest put (or least recently used) first. An ordered dict, not a dict: the
+        #: oldest is found in O(1) (a dict's first live entry lies past the slots its
+        #: evicted and moved entries left, until it is resized: a full memo of 8k
+        #: entries spent ~20 us finding it at each put).
+        self._entries: OrderedDict[_K, _V] = OrderedDict()
         self._max_entries = max(1, max_entries)
         self._max_weight = max_weight
         self._weight = weight
@@ -132,10 +137,10 @@ class Memo(Generic[_K, _V]):
     def get(self, key: _K) -> _V | None:
         if not self._lru:
             return self._entries.get(key)
-        value = self._entries.pop(key, _MISSING)
+        value = self._entries.get(key, _MISSING)
         if value is _MISSING:
             return None
-        self._entries[key] = value  # now the most recently used
+        self._entries.move_to_end(key)  # now the most recently used
         if self._slot_lru or self._family is not None:
             slot = self._slot_of.get(key)
             if slot is not None:
