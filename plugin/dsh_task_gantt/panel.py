@@ -66,7 +66,7 @@ from .layout import (
     parties,
     plan_board,
 )
-from .memo import TASK_ENTRIES_KEPT, Memo, Same
+from .memo import TASK_ENTRIES_KEPT, TEAMS_SIZED_FOR, Memo, Same
 from .provider import CheckIsBuild, ColdStartProbe, TimelineProvider, TimelineResult
 from .static_files import StaticFiles
 from .templating import template_environment
@@ -822,12 +822,26 @@ def _task_versions(result: TimelineResult) -> tuple[int, ...] | None:
     by instead of each task's bytes, made again at every poll."""
     parts = result.wire.tasks if result.wire is not None else ()
     tasks = as_seq(result.data.get("tasks"))
+    session = as_str(result.data.get("sessionId"))
+    team = as_str(result.data.get("rootSessionId")) or session
+    last = _TASK_VERSIONS.get(team)
+    if last is not None and last[0] is parts and last[1] is tasks:
+        return last[2]  # the very same parts and tasks (most builds move no task)
     # In C where it can be: a day's team has over a thousand tasks, asked at every poll.
     if len(parts) != len(tasks) or list(map(_PART_ID, parts)) != [
         task.get("id") if type(task) is dict else as_map(task).get("id") for task in tasks
     ]:
-        return None
-    return tuple(map(_GENERATION, parts))
+        versions = None
+    else:
+        versions = tuple(map(_GENERATION, parts))
+    _TASK_VERSIONS.put(team, (parts, tasks, versions), owner=session or None)
+    return versions
+
+
+#: Each team's last ``_task_versions`` answer with the very parts and tasks it read
+#: (neither is mutated once built): the polls of one build, and builds that moved no
+#: task, read the same objects again. One entry per team, bounded by teams.
+_TASK_VERSIONS: Memo[str, tuple[Any, Any, tuple[int, ...] | None]] = Memo(TEAMS_SIZED_FOR)
 
 
 _PART_ID = attrgetter("id")
