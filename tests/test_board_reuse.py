@@ -401,6 +401,19 @@ def test_a_poll_at_a_later_now_redoes_the_task_rows_that_run_on_and_no_others(
     clear_memos()
 
 
+def _rows_made(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The places of the task rows made (looked up in the row memo or built) from now
+    on, in order."""
+    made: list[int] = []
+    row_of = view_model._task_row_of
+    monkeypatch.setattr(
+        view_model,
+        "_task_row_of",
+        lambda task, value, n, graph, plan: made.append(n) or row_of(task, value, n, graph, plan),
+    )
+    return made
+
+
 def test_after_a_task_moved_only_its_row_is_made_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A task moved (a new value) on the same board: its row is made again, the day's
     other rows are the last version's (not looked up one by one); the rows equal cold
@@ -423,13 +436,7 @@ def test_after_a_task_moved_only_its_row_is_made_again(monkeypatch: pytest.Monke
     tasks = [task(n, "in_progress" if n % 50 == 0 else "completed") for n in range(300)]
     timeline = dict(_timeline(spans, 60_000), tasks=tasks, rootSessionId="s-a")
     first = layout_board(timeline, View())
-    made: list[int] = []
-    row_of = view_model._task_row_of
-    monkeypatch.setattr(
-        view_model,
-        "_task_row_of",
-        lambda task, value, n, graph, plan: made.append(n) or row_of(task, value, n, graph, plan),
-    )
+    made = _rows_made(monkeypatch)
     moved = list(tasks)
     moved[123] = dict(task(123, "completed"), subject="renamed")
     later = dict(timeline, tasks=moved, generatedAt=60_500)
@@ -482,13 +489,7 @@ def test_after_a_blocker_completed_its_dependents_rows_are_made_again_and_no_oth
     timeline = dict(_timeline(spans, 60_000), tasks=tasks(False), rootSessionId="s-a")
     timeline["criticalPath"] = {"taskIds": ["t1", "t2"], "start": 1_000, "end": 3_002}
     first = layout_board(timeline, View())
-    made: list[int] = []
-    row_of = view_model._task_row_of
-    monkeypatch.setattr(
-        view_model,
-        "_task_row_of",
-        lambda task, value, n, graph, plan: made.append(n) or row_of(task, value, n, graph, plan),
-    )
+    made = _rows_made(monkeypatch)
     later = dict(timeline, tasks=tasks(True), generatedAt=60_500)
     # The critical path now runs through t20 instead of t2.
     later["criticalPath"] = {"taskIds": ["t1", "t20"], "start": 1_000, "end": 3_020}
