@@ -77,6 +77,7 @@ from bench_soak import (
     pct,
     prewrite,
     raw_log_bytes,
+    tick_kind,
     unescape,
 )
 from teams import HOUR_MS, TEAMS, generate_recent_team
@@ -363,21 +364,6 @@ def measure(args: argparse.Namespace, data: Path) -> dict[str, Any]:
     return result
 
 
-def _tick_kind(done: tuple[str, ...]) -> str:
-    """What a ``LiveTeam`` tick did, in a word: ``task`` (a task claimed or completed, or
-    a phase filed), ``message``, ``turn`` (a teammate's), else ``step`` (the lead's step
-    alone); ``+prompt`` when the human asked too."""
-    words = " ".join(done)
-    kind = "step"
-    if any(w in words for w in ("claim ", "complete ", "phase")):
-        kind = "task"
-    elif "message " in words:
-        kind = "message"
-    elif "turn " in words:
-        kind = "turn"
-    return kind + ("+prompt" if "human-prompt" in done else "")
-
-
 class _InlineExecutor(concurrent.futures.ThreadPoolExecutor):
     """Runs what the host hands to a thread at once, in the calling thread: the profile
     then sees the reads too (``cProfile`` follows one thread)."""
@@ -471,7 +457,7 @@ async def _ticks(
             if breakdown is not None:
                 breakdown.tick = tick
             report = live.tick(int(time.time() * 1000))
-            did = _tick_kind(report.activities)
+            did = tick_kind(report.activities)
             if breakdown is not None:
                 breakdown.did[tick] = did
             profiled = not args.profile_only or did in args.profile_only.split(",")

@@ -96,6 +96,21 @@ def unescape(text: str) -> str:
 # the writer (its own process: its compression must not share this one's GIL)
 
 
+def tick_kind(activities: tuple[str, ...]) -> str:
+    """What a ``LiveTeam`` tick did, in a word: ``task`` (a task claimed or completed,
+    or a phase filed), ``message``, ``turn`` (a teammate's), else ``step`` (the lead's
+    step alone); ``+prompt`` when the human asked too."""
+    words = " ".join(activities)
+    kind = "step"
+    if any(w in words for w in ("claim ", "complete ", "phase")):
+        kind = "task"
+    elif "message " in words:
+        kind = "message"
+    elif "turn " in words:
+        kind = "turn"
+    return kind + ("+prompt" if "human-prompt" in activities else "")
+
+
 def _write(
     root: str,
     spec_path: str,
@@ -106,6 +121,7 @@ def _write(
     prewrite_ms: int = 0,
     ready: Any = None,
     dense: bool = False,
+    did: Any = None,
 ) -> None:
     """``prewrite_ms`` of history first (see :func:`prewrite`), then a tick every
     ``every_s`` for ``fast_ticks`` ticks, then at the real rate.
@@ -116,7 +132,8 @@ def _write(
     server reads is a working day, written in minutes. ``dense``: timestamped by the wall
     clock instead (``--compressed`` before this option: a day's appends inside the
     run's own minutes, 20 a second, which no team writes: a chunk of the board then
-    holds thousands of turns)."""
+    holds thousands of turns). ``did``: a shared byte array, set to what each tick did
+    (:func:`tick_kind`) before the tick is counted."""
     spec = TeamSpec.load(Path(spec_path), root=root)
     live = LiveTeam(Path(root), spec)
     at_ms = spec.last_event_time
@@ -128,8 +145,10 @@ def _write(
     while not stop.is_set():
         fast = ticks.value < fast_ticks
         at_ms = at_ms + APPEND_EVERY_MS if fast and not dense else now_ms()
-        live.tick(at_ms)
+        report = live.tick(at_ms)
         with ticks.get_lock():
+            if did is not None:
+                did.value = tick_kind(report.activities).encode()[:31]
             ticks.value += 1
             done = ticks.value
         next_at += every_s if done < fast_ticks else APPEND_EVERY_S
@@ -319,12 +338,14 @@ def _stop_if_dead(proc: subprocess.Popen[bytes], started: float, appends: int) -
 
 
 async def probe(
-    base: str, session: str, ticks: Any, pid: int, count: int
-) -> dict[str, dict[str, float]]:
+    base: str, session: str, ticks: Any, pid: int, count: int, did: Any = None
+) -> dict[str, dict[str, Any]]:
     """With the pollers stopped and the writer at the real rate: ``count`` times, just
     after an append, one panel delta poll (400 px, following), then ``since`` and full
-    ``/api/timeline`` answers, each timed on the wall and in the server's CPU."""
+    ``/api/timeline`` answers, each timed on the wall and in the server's CPU; ``did``:
+    the writer's word for what each tick did (see :func:`_write`), kept per probe."""
     kinds = ("board delta", "api since", "api full")
+    dids: list[str] = []
     walls: dict[str, list[float]] = {k: [] for k in kinds}
     cpus: dict[str, float] = dict.fromkeys(kinds, 0.0)
     cpu_each: dict[str, list[float]] = {k: [] for k in kinds}
@@ -341,6 +362,7 @@ async def probe(
             seen = ticks.value
             while ticks.value == seen:
                 await asyncio.sleep(0.05)
+            dids.append(did.value.decode() if did is not None else "")
             board_params = {
                 "session": session, "from": "", "to": "", "follow": "1",
                 "w": str(400 - NAMES_PX), "list": "", "lp": "", "turns": "", "tp": "",
@@ -373,8 +395,22 @@ async def probe(
             # Each probe's wall time in order: a tail is told apart from a trend.
             "walls_ms": [round(w, 1) for w in walls[k]],
             "cpus_ms": [round(c * 1000, 1) for c in cpu_each[k]],
+            # What the append before each probe did (a message, a task moved, ...).
+            "dids": dids,
+            "by_did": _by_did(walls[k], dids),
         }
         for k in kinds
+    }
+
+
+def _by_did(walls: list[float], dids: list[str]) -> dict[str, dict[str, float]]:
+    """The probes' wall times by what the append before each did: how many, mean, max."""
+    grouped: dict[str, list[float]] = defaultdict(list)
+    for wall, did in zip(walls, dids, strict=False):
+        grouped[did or "?"].append(wall)
+    return {
+        did: {"n": len(v), "mean_ms": round(sum(v) / len(v), 1), "max_ms": round(max(v), 1)}
+        for did, v in sorted(grouped.items())
     }
 
 
@@ -413,7 +449,7 @@ def slope_mb_per_h(points: list[tuple[float, float]]) -> float:
 
 
 async def soak(
-    args: argparse.Namespace, server: Server, spec: TeamSpec, ticks: Any
+    args: argparse.Namespace, server: Server, spec: TeamSpec, ticks: Any, did: Any = None
 ) -> dict[str, Any]:
     seconds = args.minutes * 60
     stats = Stats(window_s=args.report_every)
@@ -485,12 +521,17 @@ async def soak(
     await asyncio.gather(*tasks)
     if args.profile_out and args.profile_from == "probes":
         os.kill(pid, signal.SIGUSR2)  # the server's profile begins (server_accounts/)
-    probed = await probe(server.base, session, ticks, pid, args.probes) if args.probes else {}
+    probed = await probe(server.base, session, ticks, pid, args.probes, did) if args.probes else {}
     for kind, figures in probed.items():
+        by_did = ", ".join(
+            f"{d} {f['n']}x mean {f['mean_ms']} max {f['max_ms']}"
+            for d, f in figures["by_did"].items()
+        )
         print(
             f"probe after an append, alone: {kind}: p50 {figures['p50_ms']} ms, p99 "
             f"{figures['p99_ms']} ms, server CPU {figures['cpu_ms_mean']} ms each, "
-            f"{figures['bytes_median'] / 1024:.1f} KB (n={figures['n']})",
+            f"{figures['bytes_median'] / 1024:.1f} KB (n={figures['n']}); by what the append "
+            f"did: {by_did}",
             flush=True,
         )
     return {
@@ -518,10 +559,11 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
         spec.dump(work / "spec.json")
         ctx = mp.get_context("spawn")
         stop, ticks, ready = ctx.Event(), ctx.Value("i", 0), ctx.Event()
+        did = ctx.Array("c", 32)
         writer = ctx.Process(
             target=_write,
             args=(str(root), str(work / "spec.json"), every, fast, stop, ticks, prewritten),
-            kwargs={"ready": ready, "dense": args.dense},
+            kwargs={"ready": ready, "dense": args.dense, "did": did},
         )
         writer.start()
         while not ready.wait(1.0):  # the history written before the server starts
@@ -549,7 +591,7 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
             env["DSH_GANTT_ACCOUNTS_EVERY"] = str(args.report_every)
         server = Server(root, env=env)
         try:
-            result = asyncio.run(soak(args, server, spec, ticks))
+            result = asyncio.run(soak(args, server, spec, ticks, did))
         finally:
             stop.set()
             writer.join(timeout=30)

@@ -47,6 +47,12 @@ def test_the_soak_benchmark_reads_the_servers_memory_accounts(tmp_path: Path) ->
     assert "board 200" in out, out
     summary = json.loads(out_json.read_text())
     assert summary["requests"] > 0 and not summary["errors"], summary["errors"]
+    # Each lone probe says what the append before it did (the writer's word for it).
+    delta = summary["probe"]["board delta"]
+    words = {"step", "message", "turn", "task"}
+    assert len(delta["dids"]) == 2 and all(d.split("+")[0] in words for d in delta["dids"])
+    assert sum(f["n"] for f in delta["by_did"].values()) == 2, delta["by_did"]
+    assert "by what the append did:" in out, out
     lines = summary["account_lines"]
     assert len(lines) >= 3, out
     # Each line is the server's own: its RSS, pymalloc's and the C heap's figures, and
