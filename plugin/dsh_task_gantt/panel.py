@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 
 from .board.detail import SCALES_KEPT, Scale, forget_scale
-from .board.geometry import as_map, as_seq, as_str, parse_count
+from .board.geometry import as_map, as_seq, as_str, parse_count, team_of
 from .board.model import LaneChunk, ListItem, Tone, counted
 from .board.moment import (
     LaneAt,
@@ -822,8 +822,7 @@ def _task_versions(result: TimelineResult) -> tuple[int, ...] | None:
     by instead of each task's bytes, made again at every poll."""
     parts = result.wire.tasks if result.wire is not None else ()
     tasks = as_seq(result.data.get("tasks"))
-    session = as_str(result.data.get("sessionId"))
-    team = as_str(result.data.get("rootSessionId")) or session
+    team = team_of(result.data)
     last = _TASK_VERSIONS.get(team)
     if last is not None and last[0] is parts and last[1] is tasks:
         return last[2]  # the very same parts and tasks (most builds move no task)
@@ -834,7 +833,8 @@ def _task_versions(result: TimelineResult) -> tuple[int, ...] | None:
         versions = None
     else:
         versions = tuple(map(_GENERATION, parts))
-    _TASK_VERSIONS.put(team, (parts, tasks, versions), owner=session or None)
+    owner = as_str(result.data.get("sessionId")) or None
+    _TASK_VERSIONS.put(team, (parts, tasks, versions), owner=owner)
     return versions
 
 

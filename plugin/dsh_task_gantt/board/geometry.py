@@ -55,6 +55,12 @@ def as_str(value: Any, default: str = "") -> str:
     return value if isinstance(value, str) else default
 
 
+def team_of(timeline: Mapping[str, Any]) -> str:
+    """The team a timeline's JSON is of: its root session (its lead's), else the session
+    asked for ("": neither)."""
+    return as_str(timeline.get("rootSessionId")) or as_str(timeline.get("sessionId"))
+
+
 def as_map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 

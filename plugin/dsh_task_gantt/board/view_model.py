@@ -35,6 +35,7 @@ from .geometry import (
     pct_width,
     quantized_end,
     seconds,
+    team_of,
     view_window,
 )
 from .message_count import lane_messages, message_count
@@ -820,7 +821,7 @@ def _task_slot(task: Mapping[str, Any], plan: BoardPlan) -> tuple[str, str]:
     """A task's rows, whatever the board around them (the extent and roster are in the
     key): its team's and its id."""
     timeline = plan.timeline
-    team = as_str(timeline.get("rootSessionId")) or as_str(timeline.get("sessionId"))
+    team = team_of(timeline)
     return team, as_str(task.get("id"))
 
 
@@ -926,7 +927,7 @@ def _task_rows(plan: BoardPlan) -> tuple[TaskRow, ...]:
     last = _TASK_ROW_SETS.get(key) if key is not None else None
     end, clamp_to = plan.extent[1], plan.clamp_to
     running: tuple[int, ...] | None = None
-    team = as_str(plan.timeline.get("rootSessionId")) or as_str(plan.timeline.get("sessionId"))
+    team = team_of(plan.timeline)
     made_for = (plan.extent[0], plan.roster_key, graph.critical, graph.positions, graph.done_at)
     prev = _TEAM_TASK_ROWS.get(team) if key is not None and team else None
     after = None
@@ -1254,7 +1255,7 @@ def _where_time(plan: BoardPlan) -> WhereTime | None:
     made = where_time(timeline, plan.task_values, plan.team_tasks, plan.tasks_raw)
     if made is None:
         return None
-    team = as_str(timeline.get("rootSessionId")) or as_str(timeline.get("sessionId"))
+    team = team_of(timeline)
     return _WHERE.put(key, made, slot=team, owner=as_str(timeline.get("sessionId")) or None)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from ..memo import TASK_ENTRIES_KEPT, TEAMS_SIZED_FOR, Memo
 from ..timeline.activity import SpanSummary, span_summary, summary_key
 from ..timetext import duration_text, format_time
-from .geometry import as_int, as_map, as_seq, as_str
+from .geometry import as_int, as_map, as_seq, as_str, team_of
 from .model import MemberTime, TaskTime, WhereTime
 from .task_facts import TeamTaskFacts, team_task_facts
 
@@ -145,7 +145,9 @@ def _longest_waits(
         if key is not None:
             _TEAM_SUMS.put(key, last)
     if key is not None and team_id:
-        _LAST_TEAM_SUMS.put(team_id, (key, last), owner=team_id)
+        was = _LAST_TEAM_SUMS.get(team_id)
+        if was is None or was[1] is not last:
+            _LAST_TEAM_SUMS.put(team_id, (key, last), owner=team_id)
     # The held sums hold at ``upto`` too (it is not before theirs): only the growing
     # ones are summed again, and the longest waits are among the held ones' first.
     now = [_summed(tasks[n], n, _phase_sums(tasks[n], upto, values[n])) for n in last.growing]
@@ -264,8 +266,7 @@ def where_time(
     upto = _latest(timeline, team)
     if upto is None:
         return None
-    team_id = as_str(timeline.get("rootSessionId")) or as_str(timeline.get("sessionId"))
-    listed_sums, summed = _longest_waits(tasks, values, upto, team_id)
+    listed_sums, summed = _longest_waits(tasks, values, upto, team_of(timeline))
     listed = tuple(
         TaskTime(
             task_id=as_str(t.get("id")),

@@ -61,13 +61,13 @@ class _Placed:
     #: graph's own objects), and where it went (its owner's lane position or ``None``,
     #: deleted, its owner not on the team). The next placement for the same roster
     #: keeps a task whose view and these are the very same objects as it was.
-    token: int = 0
+    token: int
     #: The roster's lanes in order, as a task's placement reads them (the token is
     #: blind to their order and their sessions).
-    lanes: tuple[tuple[str, str, str | None], ...] = ()
-    phases: Sequence[tuple[Phase, ...]] = ()
-    overlaps: Sequence[list[Overlap] | None] = ()
-    places: Sequence[_TaskPlace] = ()
+    lanes: tuple[tuple[str, str, str | None], ...]
+    phases: Sequence[tuple[Phase, ...]]
+    overlaps: Sequence[list[Overlap] | None]
+    places: Sequence[_TaskPlace]
 
 
 class _TaskPlace(NamedTuple):
@@ -364,10 +364,7 @@ def _kept_places(
     """Per task, whether its placement as ``held`` made it still holds: the same view,
     phases and overlaps at the same place (identity first, in C-level passes; the
     overlaps, lists, by value where they are not the same object)."""
-    old_views = held.replay.tasks
-    if not len(old_views) == len(held.places) == len(held.phases) == len(held.overlaps):
-        return [False] * len(views)
-    kept = list(map(is_, views, old_views))
+    kept = list(map(is_, views, held.replay.tasks))
     kept += [False] * (len(views) - len(kept))
     for i in compress(count(), kept):
         was = held.overlaps[i]
